@@ -1,0 +1,415 @@
+package fsroot
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Encodings accepted by [ReadOptions].
+const (
+	EncodingUTF8   = "utf-8"
+	EncodingBase64 = "base64"
+	EncodingHex    = "hex"
+)
+
+// ReadOptions selects what Read returns. Line windows (Offset/Limit, Head,
+// Tail) apply to utf-8 only and are the way to read files above the cap.
+type ReadOptions struct {
+	// Encoding is "utf-8" (default), "base64" or "hex".
+	Encoding string
+	// Offset is the 1-based first line to return (0 means 1); Limit is how
+	// many lines (0 means up to the byte cap).
+	Offset, Limit int
+	// Head and Tail return the first or last N lines. They exclude each
+	// other and Offset/Limit.
+	Head, Tail int
+	// MaxBytes lowers the read cap for this call; 0 or more than the
+	// configured cap means the configured cap.
+	MaxBytes int64
+}
+
+// LineRange describes the lines in a utf-8 ReadResult.
+type LineRange struct {
+	// Start and End are the 1-based, inclusive line numbers of Content, or
+	// 0 and 0 when it holds no lines. A tail of a file too large to count
+	// is numbered back from the end instead: Start=-3, End=-1 for three
+	// lines.
+	Start, End int
+	// Total is the file's line count, or -1 when counting would have meant
+	// scanning a large file past the requested window.
+	Total int
+}
+
+// ReadResult is a file's content with enough context to ask for more.
+type ReadResult struct {
+	Path     string // slash-separated, relative to Root; "." never occurs (roots are dirs)
+	Root     string
+	Content  string
+	Encoding string
+	Size     int64 // the whole file's size, not len(Content)
+	// Lines is set for utf-8 reads only.
+	Lines *LineRange
+	// Truncated means the byte cap cut the requested window short.
+	Truncated bool
+	ModTime   time.Time
+}
+
+// countLinesUpTo is the largest file whose total line count a windowed read
+// computes when the window alone would not have needed the whole file. A
+// variable so tests can exercise the uncounted path without huge files.
+var countLinesUpTo int64 = 64 << 20
+
+const readBufSize = 64 << 10
+
+// Read returns a regular file's content. Symlinks are followed only while
+// they stay inside the root. Without a line window a file larger than the
+// cap is refused; with one, reading stops at the cap and Truncated is set.
+func (f *FS) Read(p string, opt ReadOptions) (*ReadResult, error) {
+	const op = "read"
+	enc, err := checkReadOptions(p, &opt)
+	if err != nil {
+		return nil, err
+	}
+	capBytes := f.lim.MaxReadBytes
+	if opt.MaxBytes > 0 && opt.MaxBytes < capBytes {
+		capBytes = opt.MaxBytes
+	}
+	t, err := f.resolve(op, p)
+	if err != nil {
+		return nil, err
+	}
+	file, fi, err := openRegular(op, t, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+
+	res := &ReadResult{Path: t.slash(), Root: t.root.name, Encoding: enc, Size: fi.Size(), ModTime: fi.ModTime()}
+	switch {
+	case opt.Tail > 0:
+		err = readTail(file, fi.Size(), opt.Tail, capBytes, res)
+	case opt.Head > 0:
+		err = readForward(file, fi.Size(), 1, opt.Head, capBytes, res)
+	case opt.Offset > 0 || opt.Limit > 0:
+		err = readForward(file, fi.Size(), max(opt.Offset, 1), opt.Limit, capBytes, res)
+	default:
+		err = readWhole(file, fi.Size(), capBytes, enc, res)
+	}
+	if err != nil {
+		return nil, wrap(op, p, err)
+	}
+	if enc == EncodingUTF8 && !utf8.ValidString(res.Content) {
+		return nil, &Error{Kind: Invalid, Op: op, Path: p, Field: "encoding",
+			Msg: "file is not valid UTF-8 (binary?); read it with encoding \"base64\" or \"hex\""}
+	}
+	return res, nil
+}
+
+func checkReadOptions(p string, opt *ReadOptions) (string, error) {
+	const op = "read"
+	enc := strings.ToLower(opt.Encoding)
+	switch enc {
+	case "", "utf-8", "utf8":
+		enc = EncodingUTF8
+	case EncodingBase64, EncodingHex:
+	default:
+		return "", invalid(op, p, "encoding", "encoding must be \"utf-8\", \"base64\" or \"hex\", not "+strconv.Quote(opt.Encoding))
+	}
+	for _, v := range []struct {
+		name string
+		n    int64
+	}{{"offset", int64(opt.Offset)}, {"limit", int64(opt.Limit)}, {"head", int64(opt.Head)}, {"tail", int64(opt.Tail)}, {"max_bytes", opt.MaxBytes}} {
+		if v.n < 0 {
+			return "", invalid(op, p, v.name, v.name+" must not be negative")
+		}
+	}
+	window := opt.Offset > 0 || opt.Limit > 0
+	switch {
+	case opt.Head > 0 && opt.Tail > 0:
+		return "", invalid(op, p, "tail", "head and tail exclude each other")
+	case (opt.Head > 0 || opt.Tail > 0) && window:
+		field := "head"
+		if opt.Tail > 0 {
+			field = "tail"
+		}
+		return "", invalid(op, p, field, field+" excludes offset and limit")
+	case enc != EncodingUTF8 && (window || opt.Head > 0 || opt.Tail > 0):
+		return "", invalid(op, p, "encoding", "line windows (offset, limit, head, tail) need encoding \"utf-8\"")
+	}
+	return enc, nil
+}
+
+// openRegular opens t for reading or writing only if it is a regular file.
+// The Stat before opening keeps us from opening devices at all (opening can
+// have side effects); the Stat after, on the open descriptor, is the check
+// that counts, since the path may have been swapped in between.
+func openRegular(op string, t target, flag int) (*os.File, fs.FileInfo, error) {
+	fi, err := t.root.r.Stat(t.rel)
+	if err != nil {
+		return nil, nil, wrap(op, t.given, err)
+	}
+	if err := regularOnly(op, t.given, fi); err != nil {
+		return nil, nil, err
+	}
+	file, err := t.root.r.OpenFile(t.rel, flag|openNoBlock, 0)
+	if err != nil {
+		return nil, nil, wrap(op, t.given, err)
+	}
+	fi, err = file.Stat()
+	if err == nil {
+		err = regularOnly(op, t.given, fi)
+	}
+	if err != nil {
+		file.Close()
+		return nil, nil, wrap(op, t.given, err)
+	}
+	return file, fi, nil
+}
+
+func regularOnly(op, p string, fi fs.FileInfo) error {
+	switch m := fi.Mode(); {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		return &Error{Kind: IsDir, Op: op, Path: p, Msg: "is a directory, not a file"}
+	default:
+		return &Error{Kind: NotRegular, Op: op, Path: p, Msg: "is a " + typeName(m) + ", not a regular file"}
+	}
+}
+
+// typeName describes a non-regular mode for messages.
+func typeName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe (fifo)"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
+}
+
+func tooLargeRead(size, capBytes int64) *Error {
+	return &Error{Kind: TooLarge, Msg: "file is " + sizeText(size) + ", over the read cap of " + sizeText(capBytes) +
+		"; read a line window with offset/limit, head or tail"}
+}
+
+func readWhole(file *os.File, size, capBytes int64, enc string, res *ReadResult) error {
+	if size > capBytes {
+		return tooLargeRead(size, capBytes)
+	}
+	// The file may grow after Stat; read one byte past the cap to notice.
+	data, err := io.ReadAll(io.LimitReader(file, capBytes+1))
+	if err != nil {
+		return err
+	}
+	if int64(len(data)) > capBytes {
+		return tooLargeRead(int64(len(data)), capBytes)
+	}
+	switch enc {
+	case EncodingBase64:
+		res.Content = base64.StdEncoding.EncodeToString(data)
+	case EncodingHex:
+		res.Content = hex.EncodeToString(data)
+	default:
+		n := countLines(data)
+		res.Content = string(data)
+		res.Lines = &LineRange{Start: min(n, 1), End: n, Total: n}
+	}
+	return nil
+}
+
+// countLines counts lines the way editors number them: a final line without
+// a newline still counts, a trailing newline does not start another.
+func countLines(b []byte) int {
+	n := bytes.Count(b, []byte{'\n'})
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// readForward streams lines first..first+limit-1 (limit 0: to EOF), keeping
+// at most capBytes. Only whole lines are kept unless the first one alone is
+// over the cap, in which case its head is returned.
+func readForward(r io.Reader, size int64, first, limit int, capBytes int64, res *ReadResult) error {
+	br := bufio.NewReaderSize(r, readBufSize)
+	countAll := size <= countLinesUpTo
+	var (
+		buf         []byte
+		line        int // number of the line the current chunk belongs to
+		atLineStart = true
+		lineStart   int // offset in buf where the current line began
+		collecting  = true
+		start, end  int
+		total       = -1
+	)
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			if atLineStart {
+				line++
+				lineStart = len(buf)
+			}
+			atLineStart = chunk[len(chunk)-1] == '\n'
+			inWindow := line >= first && (limit == 0 || line < first+limit)
+			if collecting && inWindow {
+				if start == 0 {
+					start = line
+				}
+				if room := capBytes - int64(len(buf)); int64(len(chunk)) > room {
+					res.Truncated, collecting = true, false
+					if lineStart > 0 {
+						buf, end = buf[:lineStart], line-1
+					} else {
+						buf, end = trimPartialRune(append(buf, chunk[:room]...)), line
+					}
+				} else {
+					buf, end = append(buf, chunk...), line
+				}
+			} else if line > first && !inWindow {
+				collecting = false
+			}
+			if !collecting && !countAll {
+				break
+			}
+		}
+		if err == io.EOF {
+			total = line
+			break
+		}
+		if err != nil && err != bufio.ErrBufferFull {
+			return err
+		}
+	}
+	if start == 0 && first > 1 && total >= 0 && first > total {
+		return &Error{Kind: Invalid, Field: "offset",
+			Msg: "offset " + strconv.Itoa(first) + " is past the end of the file (" + strconv.Itoa(total) + " lines)"}
+	}
+	res.Content = string(buf)
+	res.Lines = &LineRange{Start: start, End: end, Total: total}
+	if end == 0 {
+		res.Lines.Start = 0
+	}
+	return nil
+}
+
+// trimPartialRune drops a UTF-8 sequence cut off at the end of b.
+func trimPartialRune(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
+}
+
+// readTail returns the last n lines, reading backwards from the end so a
+// huge log costs no more than the bytes returned (plus one counting pass
+// when the file is small enough for the total to be cheap).
+func readTail(file *os.File, size int64, n int, capBytes int64, res *ReadResult) error {
+	var (
+		chunks    [][]byte // read backwards; chunks[0] is the last one read
+		have      int64    // bytes gathered, ending at size
+		found     = false
+		lineStart int64 // absolute offset where the n-th last line begins
+	)
+	for have < size && have <= capBytes && !found {
+		want := min(int64(readBufSize), size-have, capBytes+1-have)
+		off := size - have - want
+		chunk := make([]byte, want)
+		if _, err := file.ReadAt(chunk, off); err != nil {
+			return err
+		}
+		chunks = append(chunks, chunk)
+		have += want
+		for i := len(chunk) - 1; i >= 0; i-- {
+			abs := off + int64(i)
+			// A newline at the very end terminates the last line; every other
+			// one ends a line before the window or inside it.
+			if chunk[i] == '\n' && abs != size-1 {
+				n--
+				if n == 0 {
+					lineStart, found = abs+1, true
+					break
+				}
+			}
+		}
+	}
+	data := make([]byte, 0, have)
+	for i := len(chunks) - 1; i >= 0; i-- {
+		data = append(data, chunks[i]...)
+	}
+	if found {
+		data = data[lineStart-(size-have):]
+	}
+	if int64(len(data)) > capBytes {
+		res.Truncated = true
+		cut := int64(len(data)) - capBytes
+		switch idx := bytes.IndexByte(data[cut-1:len(data)-1], '\n'); {
+		case idx >= 0:
+			// Start at the first whole line that fits.
+			data = data[cut+int64(idx):]
+		default:
+			// The last line alone is over the cap: keep its end.
+			data = data[cut:]
+			for len(data) > 0 && !utf8.RuneStart(data[0]) {
+				data = data[1:]
+			}
+		}
+	}
+	got := countLines(data)
+	res.Content = string(data)
+	lr := &LineRange{Start: -got, End: -1, Total: -1}
+	if size <= countLinesUpTo {
+		total, err := countReader(io.NewSectionReader(file, 0, size))
+		if err != nil {
+			return err
+		}
+		lr.Total, lr.Start, lr.End = total, total-got+1, total
+	}
+	if got == 0 {
+		lr.Start, lr.End = 0, 0
+	}
+	res.Lines = lr
+	return nil
+}
+
+func countReader(r io.Reader) (int, error) {
+	buf := make([]byte, readBufSize)
+	n, last := 0, byte('\n')
+	for {
+		k, err := r.Read(buf)
+		if k > 0 {
+			n += bytes.Count(buf[:k], []byte{'\n'})
+			last = buf[k-1]
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	if last != '\n' {
+		n++
+	}
+	return n, nil
+}

@@ -1,0 +1,202 @@
+// Package acl is the agent-to-tool access policy (seed 002): which agent may
+// call which tool, and which HTTP bearer token speaks for which agent. A
+// configured policy fails closed — an agent it does not name gets nothing —
+// and every mistake in the file is a load error, never a silent grant.
+package acl
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Policy maps agents to the tools they may call.
+type Policy struct {
+	agents map[string]*agent
+	// tokens maps sha256(token) → agent.
+	tokens map[[32]byte]string
+}
+
+type agent struct {
+	tools map[string]bool
+}
+
+type fileFormat struct {
+	Version int                  `yaml:"version"`
+	Agents  map[string]agentSpec `yaml:"agents"`
+}
+
+type agentSpec struct {
+	Description string   `yaml:"description"`
+	Tools       []string `yaml:"tools"`
+	// TokenSHA256 lists hex sha256 digests of bearer tokens that identify the
+	// agent over HTTP; the file never holds a usable token.
+	TokenSHA256 []string `yaml:"token_sha256"`
+}
+
+var namePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
+var toolPattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,128}$`)
+
+// Load reads a policy file.
+func Load(path string) (*Policy, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read ACL policy: %w", err)
+	}
+	p, err := Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("ACL policy %s: %w", path, err)
+	}
+	return p, nil
+}
+
+// Parse reads a policy from YAML. Unknown keys are errors: a misspelt "tols:"
+// must not quietly give an agent nothing, or worse.
+func Parse(raw []byte) (*Policy, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	var f fileFormat
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("parse: %w", err)
+	}
+	if f.Version != 1 {
+		return nil, fmt.Errorf("version must be 1, got %d", f.Version)
+	}
+	if len(f.Agents) == 0 {
+		return nil, errors.New("no agents defined")
+	}
+	p := &Policy{agents: map[string]*agent{}, tokens: map[[32]byte]string{}}
+	for name, spec := range f.Agents {
+		if !namePattern.MatchString(name) {
+			return nil, fmt.Errorf("agent %q: name must match %s", name, namePattern)
+		}
+		a := &agent{tools: map[string]bool{}}
+		for _, t := range spec.Tools {
+			if !toolPattern.MatchString(t) {
+				return nil, fmt.Errorf("agent %q: tool %q is not a valid tool name", name, t)
+			}
+			a.tools[t] = true
+		}
+		for _, h := range spec.TokenSHA256 {
+			sum, err := parseDigest(h)
+			if err != nil {
+				return nil, fmt.Errorf("agent %q: token_sha256: %w", name, err)
+			}
+			if other, dup := p.tokens[sum]; dup {
+				return nil, fmt.Errorf("agent %q: token_sha256 already used by agent %q", name, other)
+			}
+			p.tokens[sum] = name
+		}
+		p.agents[name] = a
+	}
+	return p, nil
+}
+
+func parseDigest(h string) ([32]byte, error) {
+	var sum [32]byte
+	b, err := hex.DecodeString(strings.TrimSpace(h))
+	if err != nil || len(b) != 32 {
+		return sum, fmt.Errorf("%q is not a hex sha256 digest", h)
+	}
+	copy(sum[:], b)
+	return sum, nil
+}
+
+// HasAgent reports whether the policy names agent.
+func (p *Policy) HasAgent(name string) bool {
+	_, ok := p.agents[name]
+	return ok
+}
+
+// Agents returns the agent names, sorted.
+func (p *Policy) Agents() []string {
+	out := make([]string, 0, len(p.agents))
+	for n := range p.agents {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Allowed reports whether agent may call tool. Unknown agents may call nothing.
+func (p *Policy) Allowed(agentName, tool string) bool {
+	a, ok := p.agents[agentName]
+	return ok && a.tools[tool]
+}
+
+// Tools returns the tools granted to agent, sorted.
+func (p *Policy) Tools(agentName string) []string {
+	a, ok := p.agents[agentName]
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(a.tools))
+	for t := range a.tools {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// AddToken binds a bearer token to an agent (from MCP_AGENT_TOKENS). The
+// agent must exist in the policy.
+func (p *Policy) AddToken(agentName, token string) error {
+	if !p.HasAgent(agentName) {
+		return fmt.Errorf("token for agent %q: the policy has no such agent (known: %s)", agentName, strings.Join(p.Agents(), ", "))
+	}
+	sum := sha256.Sum256([]byte(token))
+	if other, dup := p.tokens[sum]; dup && other != agentName {
+		return fmt.Errorf("token for agent %q is already bound to agent %q", agentName, other)
+	}
+	p.tokens[sum] = agentName
+	return nil
+}
+
+// AgentForToken returns the agent a bearer token speaks for.
+func (p *Policy) AgentForToken(token string) (string, bool) {
+	sum := sha256.Sum256([]byte(token))
+	name, ok := p.tokens[sum]
+	return name, ok
+}
+
+// HasTokens reports whether any token is bound.
+func (p *Policy) HasTokens() bool { return len(p.tokens) > 0 }
+
+// TokenEqual compares two tokens in constant time.
+func TokenEqual(a, b string) bool {
+	ha, hb := sha256.Sum256([]byte(a)), sha256.Sum256([]byte(b))
+	return subtle.ConstantTimeCompare(ha[:], hb[:]) == 1
+}
+
+// ParseAgentTokens reads MCP_AGENT_TOKENS: "agent=token,agent2=token2".
+func ParseAgentTokens(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, tok, ok := strings.Cut(part, "=")
+		name, tok = strings.TrimSpace(name), strings.TrimSpace(tok)
+		if !ok || name == "" || tok == "" {
+			return nil, fmt.Errorf("MCP_AGENT_TOKENS entry %d: want agent=token", len(out)+1)
+		}
+		if len(tok) < 16 {
+			return nil, fmt.Errorf("MCP_AGENT_TOKENS: token for agent %q is shorter than 16 characters", name)
+		}
+		if _, dup := out[tok]; dup {
+			return nil, fmt.Errorf("MCP_AGENT_TOKENS: one token is given twice")
+		}
+		out[tok] = name
+	}
+	return out, nil
+}

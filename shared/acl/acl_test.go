@@ -1,0 +1,424 @@
+package acl
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func digest(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+const basePolicy = `
+version: 1
+agents:
+  orchestrator:
+    description: coordination
+    tools: [supabase_query, supabase_insert]
+  communication:
+    tools: [send_email]
+`
+
+func mustParse(t *testing.T, src string) *Policy {
+	t.Helper()
+	p, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatalf("Parse: %v\n%s", err, src)
+	}
+	return p
+}
+
+func TestParseErrors(t *testing.T) {
+	d1 := digest("token-one-0123456789")
+	tests := []struct {
+		name    string
+		src     string
+		wantErr string
+	}{
+		{"empty document", ``, "parse"},
+		{"not yaml", "version: [1\n", "parse"},
+		{"typo tols", "version: 1\nagents:\n  a:\n    tols: [x]\n", "field tols not found"},
+		{"unknown top-level key", "version: 1\nagent:\n  a:\n    tools: [x]\n", "field agent not found"},
+		{"unknown token key", "version: 1\nagents:\n  a:\n    tools: [x]\n    token: abc\n", "field token not found"},
+		{"missing version", "agents:\n  a:\n    tools: [x]\n", "version must be 1, got 0"},
+		{"version 2", "version: 2\nagents:\n  a:\n    tools: [x]\n", "version must be 1, got 2"},
+		{"version string", "version: one\nagents:\n  a:\n    tools: [x]\n", "parse"},
+		{"no agents key", "version: 1\n", "no agents defined"},
+		{"empty agents", "version: 1\nagents: {}\n", "no agents defined"},
+		{"upper-case agent", "version: 1\nagents:\n  Orchestrator:\n    tools: [x]\n", `agent "Orchestrator"`},
+		{"agent starts with digit", "version: 1\nagents:\n  1bot:\n    tools: [x]\n", `agent "1bot"`},
+		{"agent with space", "version: 1\nagents:\n  \"my bot\":\n    tools: [x]\n", `agent "my bot"`},
+		{"agent too long", "version: 1\nagents:\n  a" + strings.Repeat("b", 64) + ":\n    tools: [x]\n", "name must match"},
+		{"tool with dot", "version: 1\nagents:\n  a:\n    tools: [supabase.query]\n", `tool "supabase.query" is not a valid tool name`},
+		{"tool with space", "version: 1\nagents:\n  a:\n    tools: [\"send email\"]\n", `tool "send email"`},
+		{"empty tool", "version: 1\nagents:\n  a:\n    tools: [\"\"]\n", `tool ""`},
+		{"tool too long", "version: 1\nagents:\n  a:\n    tools: [" + strings.Repeat("t", 129) + "]\n", "not a valid tool name"},
+		{"tools not a list", "version: 1\nagents:\n  a:\n    tools: x\n", "parse"},
+		{"digest not hex", "version: 1\nagents:\n  a:\n    tools: [x]\n    token_sha256: [zz" + d1[2:] + "]\n", "not a hex sha256 digest"},
+		{"digest too short", "version: 1\nagents:\n  a:\n    tools: [x]\n    token_sha256: [" + d1[:62] + "]\n", "not a hex sha256 digest"},
+		{"digest too long", "version: 1\nagents:\n  a:\n    tools: [x]\n    token_sha256: [" + d1 + "00]\n", "not a hex sha256 digest"},
+		{"raw token instead of digest", "version: 1\nagents:\n  a:\n    tools: [x]\n    token_sha256: [token-one-0123456789]\n", "not a hex sha256 digest"},
+		{"duplicate digest across agents", "version: 1\nagents:\n  a:\n    tools: [x]\n    token_sha256: [" + d1 + "]\n  b:\n    tools: [x]\n    token_sha256: [" + strings.ToUpper(d1) + "]\n", "already used by agent"},
+		{"duplicate digest in one agent", "version: 1\nagents:\n  a:\n    tools: [x]\n    token_sha256: [" + d1 + ", " + d1 + "]\n", `already used by agent "a"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Parse([]byte(tc.src))
+			if err == nil {
+				t.Fatalf("Parse succeeded (agents %v), want error containing %q", p.Agents(), tc.wantErr)
+			}
+			if p != nil {
+				t.Errorf("Parse returned a policy along with error %v", err)
+			}
+			if !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error %q does not contain %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestParseValid(t *testing.T) {
+	tests := []struct {
+		name       string
+		src        string
+		wantAgents []string
+		wantTools  map[string][]string
+	}{
+		{
+			name:       "base",
+			src:        basePolicy,
+			wantAgents: []string{"communication", "orchestrator"},
+			wantTools: map[string][]string{
+				"orchestrator":  {"supabase_insert", "supabase_query"},
+				"communication": {"send_email"},
+			},
+		},
+		{
+			name:       "agent with no tools",
+			src:        "version: 1\nagents:\n  idle:\n    description: nothing\n",
+			wantAgents: []string{"idle"},
+			wantTools:  map[string][]string{"idle": {}},
+		},
+		{
+			name:       "null agent spec",
+			src:        "version: 1\nagents:\n  idle:\n",
+			wantAgents: []string{"idle"},
+			wantTools:  map[string][]string{"idle": {}},
+		},
+		{
+			name:       "names at the edges of the patterns",
+			src:        "version: 1\nagents:\n  a:\n    tools: [X, a-b_C9, " + strings.Repeat("t", 128) + "]\n  z" + strings.Repeat("9", 63) + ":\n    tools: [x, x]\n",
+			wantAgents: []string{"a", "z" + strings.Repeat("9", 63)},
+			wantTools: map[string][]string{
+				"a":                           {"X", "a-b_C9", strings.Repeat("t", 128)},
+				"z" + strings.Repeat("9", 63): {"x"},
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := mustParse(t, tc.src)
+			if got := p.Agents(); !reflect.DeepEqual(got, tc.wantAgents) {
+				t.Errorf("Agents() = %v, want %v", got, tc.wantAgents)
+			}
+			for a, want := range tc.wantTools {
+				if !p.HasAgent(a) {
+					t.Errorf("HasAgent(%q) = false", a)
+				}
+				if got := p.Tools(a); !reflect.DeepEqual(got, want) {
+					t.Errorf("Tools(%q) = %v, want %v", a, got, want)
+				}
+			}
+			if p.HasTokens() {
+				t.Error("HasTokens() = true for a policy without tokens")
+			}
+		})
+	}
+}
+
+func TestAllowedFailsClosed(t *testing.T) {
+	p := mustParse(t, basePolicy)
+	tests := []struct {
+		agent, tool string
+		want        bool
+	}{
+		{"orchestrator", "supabase_query", true},
+		{"orchestrator", "supabase_insert", true},
+		{"orchestrator", "supabase_delete", false}, // not granted
+		{"orchestrator", "send_email", false},      // granted to someone else
+		{"orchestrator", "", false},                // empty tool
+		{"orchestrator", "SUPABASE_QUERY", false},  // case matters
+		{"communication", "send_email", true},
+		{"communication", "supabase_query", false},
+		{"unknown", "supabase_query", false},       // unknown agent
+		{"", "supabase_query", false},              // no agent
+		{"Orchestrator", "supabase_query", false},  // case matters
+		{"orchestrator ", "supabase_query", false}, // no trimming
+	}
+	for _, tc := range tests {
+		if got := p.Allowed(tc.agent, tc.tool); got != tc.want {
+			t.Errorf("Allowed(%q, %q) = %v, want %v", tc.agent, tc.tool, got, tc.want)
+		}
+	}
+	if got := p.Tools("unknown"); got != nil {
+		t.Errorf("Tools(unknown) = %v, want nil", got)
+	}
+	if p.HasAgent("unknown") {
+		t.Error("HasAgent(unknown) = true")
+	}
+}
+
+func TestAgentForTokenFromFileDigest(t *testing.T) {
+	tokA := "orchestrator-token-0123456789abcdef"
+	tokB1 := "comm-token-one-0123456789"
+	tokB2 := "comm-token-two-0123456789"
+	src := "version: 1\nagents:\n" +
+		"  orchestrator:\n    tools: [supabase_query]\n    token_sha256: [\"" + digest(tokA) + "\"]\n" +
+		// upper-case hex and surrounding spaces are accepted
+		"  communication:\n    tools: [send_email]\n    token_sha256: [\"  " + strings.ToUpper(digest(tokB1)) + " \", " + digest(tokB2) + "]\n"
+	p := mustParse(t, src)
+	if !p.HasTokens() {
+		t.Fatal("HasTokens() = false")
+	}
+	tests := []struct {
+		token     string
+		wantAgent string
+		wantOK    bool
+	}{
+		{tokA, "orchestrator", true},
+		{tokB1, "communication", true},
+		{tokB2, "communication", true},
+		{digest(tokA), "", false}, // the digest itself is not a token
+		{"", "", false},
+		{tokA + " ", "", false},
+		{strings.ToUpper(tokA), "", false},
+	}
+	for _, tc := range tests {
+		got, ok := p.AgentForToken(tc.token)
+		if got != tc.wantAgent || ok != tc.wantOK {
+			t.Errorf("AgentForToken(%q) = %q, %v; want %q, %v", tc.token, got, ok, tc.wantAgent, tc.wantOK)
+		}
+	}
+}
+
+func TestAddToken(t *testing.T) {
+	p := mustParse(t, basePolicy)
+	if p.HasTokens() {
+		t.Fatal("HasTokens() before AddToken")
+	}
+	const tok = "a-long-random-token-for-orchestrator"
+	err := p.AddToken("ghost", tok)
+	if err == nil {
+		t.Fatal("AddToken for an unknown agent succeeded")
+	}
+	if !strings.Contains(err.Error(), `"ghost"`) || !strings.Contains(err.Error(), "communication, orchestrator") {
+		t.Errorf("error %q should name the agent and the known agents", err)
+	}
+	if _, ok := p.AgentForToken(tok); ok || p.HasTokens() {
+		t.Fatal("a refused token was bound anyway")
+	}
+
+	if err := p.AddToken("orchestrator", tok); err != nil {
+		t.Fatalf("AddToken: %v", err)
+	}
+	if !p.HasTokens() {
+		t.Error("HasTokens() = false after AddToken")
+	}
+	if a, ok := p.AgentForToken(tok); !ok || a != "orchestrator" {
+		t.Errorf("AgentForToken = %q, %v; want orchestrator", a, ok)
+	}
+	// Binding the same token to the same agent again is harmless.
+	if err := p.AddToken("orchestrator", tok); err != nil {
+		t.Errorf("re-adding the same binding: %v", err)
+	}
+	// Binding it to another agent is not.
+	if err := p.AddToken("communication", tok); err == nil {
+		t.Error("AddToken bound one token to two agents")
+	} else if !strings.Contains(err.Error(), "already bound") {
+		t.Errorf("unexpected error %v", err)
+	}
+	if a, _ := p.AgentForToken(tok); a != "orchestrator" {
+		t.Errorf("after refused rebinding AgentForToken = %q, want orchestrator", a)
+	}
+}
+
+func TestAddTokenConflictsWithFileDigest(t *testing.T) {
+	tok := "token-from-the-file-0123456789"
+	p := mustParse(t, "version: 1\nagents:\n  a:\n    tools: [x]\n    token_sha256: ["+digest(tok)+"]\n  b:\n    tools: [y]\n")
+	if err := p.AddToken("b", tok); err == nil {
+		t.Fatal("AddToken rebound a file token to another agent")
+	}
+	if err := p.AddToken("a", tok); err != nil {
+		t.Fatalf("AddToken same agent as file: %v", err)
+	}
+}
+
+func TestParseAgentTokens(t *testing.T) {
+	const t1 = "0123456789abcdef" // exactly 16
+	const t2 = "fedcba9876543210-x"
+	tests := []struct {
+		name    string
+		in      string
+		want    map[string]string
+		wantErr string
+	}{
+		{name: "empty", in: "", want: map[string]string{}},
+		{name: "only separators", in: " , ,", want: map[string]string{}},
+		{name: "one", in: "orchestrator=" + t1, want: map[string]string{t1: "orchestrator"}},
+		{name: "two with spaces", in: " orchestrator = " + t1 + " , communication=" + t2 + ",", want: map[string]string{t1: "orchestrator", t2: "communication"}},
+		{name: "same agent two tokens", in: "a=" + t1 + ",a=" + t2, want: map[string]string{t1: "a", t2: "a"}},
+		{name: "token containing =", in: "a=" + t1 + "==", want: map[string]string{t1 + "==": "a"}},
+		{name: "missing =", in: "orchestrator" + t1, wantErr: "entry 1: want agent=token"},
+		{name: "missing = second entry", in: "a=" + t1 + ",b" + t2, wantErr: "entry 2: want agent=token"},
+		{name: "empty agent", in: "=" + t1, wantErr: "want agent=token"},
+		{name: "empty token", in: "a=", wantErr: "want agent=token"},
+		{name: "blank token", in: "a=   ", wantErr: "want agent=token"},
+		{name: "short token", in: "a=" + t1[:15], wantErr: `token for agent "a" is shorter than 16 characters`},
+		{name: "duplicate token", in: "a=" + t1 + ",b=" + t1, wantErr: "one token is given twice"},
+		{name: "duplicate token same agent", in: "a=" + t1 + ",a=" + t1, wantErr: "given twice"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseAgentTokens(tc.in)
+			if tc.wantErr != "" {
+				if err == nil {
+					t.Fatalf("ParseAgentTokens(%q) = %v, want error %q", tc.in, got, tc.wantErr)
+				}
+				if !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %q does not contain %q", err, tc.wantErr)
+				}
+				// A token must never be echoed in the error.
+				if strings.Contains(err.Error(), t1[:15]) || strings.Contains(err.Error(), t2) {
+					t.Errorf("error %q reveals a token", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseAgentTokens(%q): %v", tc.in, err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("ParseAgentTokens(%q) = %v, want %v", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseAgentTokensIntoPolicy(t *testing.T) {
+	p := mustParse(t, basePolicy)
+	toks, err := ParseAgentTokens("orchestrator=orch-token-0123456789,communication=comm-token-0123456789")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tok, agent := range toks {
+		if err := p.AddToken(agent, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for tok, agent := range toks {
+		if got, ok := p.AgentForToken(tok); !ok || got != agent {
+			t.Errorf("AgentForToken(%q) = %q, %v; want %q", tok, got, ok, agent)
+		}
+	}
+}
+
+func TestTokenEqual(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"", "", true},
+		{"secret-token", "secret-token", true},
+		{"secret-token", "secret-tokeN", false},
+		{"secret-token", "secret-token ", false},
+		{"secret-token", "secret", false},
+		{"", "x", false},
+		{"a", "", false},
+	}
+	for _, tc := range tests {
+		if got := TokenEqual(tc.a, tc.b); got != tc.want {
+			t.Errorf("TokenEqual(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "acl.yaml")
+	if err := os.WriteFile(good, []byte(basePolicy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(good)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if !p.Allowed("orchestrator", "supabase_query") {
+		t.Error("loaded policy lost a grant")
+	}
+
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("version: 1\nagents:\n  a:\n    tols: [x]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(bad); err == nil {
+		t.Error("Load accepted a file with a typo")
+	} else if !strings.Contains(err.Error(), bad) {
+		t.Errorf("error %q should name the file", err)
+	}
+
+	_, err = Load(filepath.Join(dir, "missing.yaml"))
+	if err == nil {
+		t.Fatal("Load of a missing file succeeded")
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("error %v should wrap fs.ErrNotExist", err)
+	}
+}
+
+// TestRepoPolicy checks the real policy file against seed 002's grants.
+func TestRepoPolicy(t *testing.T) {
+	path := filepath.Join("..", "..", "configs", "acl.yaml")
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("policy file %s: %v", path, err)
+	}
+	p, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load(%s): %v", path, err)
+	}
+
+	// orchestrator: exactly these three.
+	if got, want := p.Tools("orchestrator"), []string{"supabase_insert", "supabase_query", "supabase_update"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("orchestrator tools = %v, want exactly %v", got, want)
+	}
+
+	// Nobody deletes from Supabase.
+	for _, a := range p.Agents() {
+		if p.Allowed(a, "supabase_delete") {
+			t.Errorf("agent %s may call supabase_delete", a)
+		}
+	}
+
+	must := map[string][]string{
+		"communication":     {"send_email", "create_draft", "get_email", "supabase_query", "supabase_update"},
+		"error_monitor":     {"supabase_insert", "supabase_update", "supabase_query", "send_email"},
+		"proposal_analysis": {"supabase_rpc"},
+	}
+	for agent, tools := range must {
+		if !p.HasAgent(agent) {
+			t.Errorf("policy has no agent %s", agent)
+			continue
+		}
+		for _, tool := range tools {
+			if !p.Allowed(agent, tool) {
+				t.Errorf("agent %s lacks %s", agent, tool)
+			}
+		}
+	}
+}

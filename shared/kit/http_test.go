@@ -1,0 +1,939 @@
+package kit_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-fleet/mcp-fleet/shared/acl"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
+)
+
+const (
+	httpToken   = "single-token-0123456789abcdef"
+	readerToken = "reader-token-0123456789abcdef"
+	writerToken = "writer-token-0123456789abcdef"
+	// legacyVersion is a protocol revision that still has the initialize
+	// handshake and Mcp-Session-Id sessions.
+	legacyVersion = "2025-06-18"
+)
+
+var legacyInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + legacyVersion +
+	`","capabilities":{},"clientInfo":{"name":"kit-test","version":"1"}}}`
+
+// startHTTP serves s's HTTP handler on an httptest server (which listens on
+// 127.0.0.1) and returns its base URL.
+func startHTTP(t *testing.T, s *kit.Server, o kit.HTTPOptions) string {
+	t.Helper()
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	h, shutdown, err := s.HTTPHandler(o)
+	if err != nil {
+		t.Fatalf("HTTPHandler: %v", err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = shutdown(ctx)
+		ts.Close()
+	})
+	return ts.URL
+}
+
+func policyWithTokens(t *testing.T) *acl.Policy {
+	t.Helper()
+	p := mustPolicy(t)
+	if err := p.AddToken("reader", readerToken); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AddToken("writer", writerToken); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// httpResult is a raw HTTP answer; Msg is the JSON-RPC message in the body
+// (plain JSON or the last event of an SSE stream), when there is one.
+type httpResult struct {
+	Status int
+	Header http.Header
+	Body   string
+	Msg    map[string]any
+}
+
+func (r httpResult) errorCode() float64 {
+	e, _ := r.Msg["error"].(map[string]any)
+	c, _ := e["code"].(float64)
+	return c
+}
+
+// do sends one raw request. hdr may hold "Host" (sets the Host header).
+func do(t *testing.T, method, url, token, sid, body string, hdr map[string]string) httpResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", legacyVersion)
+	}
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read body: %v", err)
+	}
+	r := httpResult{Status: resp.StatusCode, Header: resp.Header, Body: string(raw)}
+	payload := raw
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		payload = nil
+		for _, line := range strings.Split(string(raw), "\n") {
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				payload = []byte(d)
+			}
+		}
+	}
+	var m map[string]any
+	if json.Unmarshal(payload, &m) == nil {
+		r.Msg = m
+	}
+	return r
+}
+
+func post(t *testing.T, base, token, sid, body string) httpResult {
+	t.Helper()
+	return do(t, http.MethodPost, base+"/mcp", token, sid, body, nil)
+}
+
+// initSession runs a legacy initialize and returns the new session id.
+func initSession(t *testing.T, base, token string) string {
+	t.Helper()
+	r := post(t, base, token, "", legacyInit)
+	if r.Status != http.StatusOK {
+		t.Fatalf("initialize: status %d: %s", r.Status, r.Body)
+	}
+	sid := r.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize returned no Mcp-Session-Id (body %s)", r.Body)
+	}
+	return sid
+}
+
+func rpcCall(id int, method string, params string) string {
+	if params == "" {
+		params = "{}"
+	}
+	b, _ := json.Marshal(id)
+	return `{"jsonrpc":"2.0","id":` + string(b) + `,"method":"` + method + `","params":` + params + `}`
+}
+
+// rawToolNames decodes a tools/list answer.
+func rawToolNames(t *testing.T, r httpResult) []string {
+	t.Helper()
+	if r.Status != http.StatusOK {
+		t.Fatalf("tools/list: status %d: %s", r.Status, r.Body)
+	}
+	res, _ := r.Msg["result"].(map[string]any)
+	tools, ok := res["tools"].([]any)
+	if !ok {
+		t.Fatalf("tools/list: no tools in %s", r.Body)
+	}
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.(map[string]any)["name"].(string))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// dial connects a real mcp-go streamable HTTP client. legacy pins the
+// initialize handshake (sessions); otherwise the client negotiates the
+// newest protocol.
+func dial(t *testing.T, base, token string, legacy bool) *client.Client {
+	t.Helper()
+	c, err := client.NewStreamableHttpClient(base+"/mcp",
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "kit-test", Version: "1"}
+	if legacy {
+		req.Params.ProtocolVersion = legacyVersion
+	} else {
+		req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return c
+}
+
+func clientToolNames(t *testing.T, c *client.Client) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func clientCall(t *testing.T, c *client.Client, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatalf("tools/call %s: %v", name, err)
+	}
+	return res
+}
+
+func calls(s *kit.Server, tool string) uint64 {
+	for _, ts := range s.Metrics().Snapshot() {
+		if ts.Tool == tool {
+			return ts.Calls
+		}
+	}
+	return 0
+}
+
+func TestHTTPAuthentication(t *testing.T) {
+	s := newServer(t, kit.Options{})
+	base := startHTTP(t, s, kit.HTTPOptions{AuthToken: httpToken})
+
+	for name, token := range map[string]string{"no token": "", "wrong token": "not-the-token-0123456789"} {
+		t.Run(name, func(t *testing.T) {
+			r := post(t, base, token, "", legacyInit)
+			if r.Status != http.StatusUnauthorized {
+				t.Fatalf("status %d, want 401", r.Status)
+			}
+			if !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer") {
+				t.Fatalf("WWW-Authenticate = %q", r.Header.Get("WWW-Authenticate"))
+			}
+			if r.Msg["jsonrpc"] != "2.0" || r.errorCode() != -32001 {
+				t.Fatalf("body is not a JSON-RPC error: %s", r.Body)
+			}
+			if r.Header.Get("Mcp-Session-Id") != "" {
+				t.Fatal("an unauthenticated initialize created a session")
+			}
+		})
+	}
+	t.Run("other schemes", func(t *testing.T) {
+		for _, h := range []string{"Basic " + httpToken, "Bearer", "Bearer ", httpToken} {
+			r := do(t, http.MethodPost, base+"/mcp", "", "", legacyInit, map[string]string{"Authorization": h})
+			if r.Status != http.StatusUnauthorized {
+				t.Errorf("Authorization %q: status %d, want 401", h, r.Status)
+			}
+		}
+	})
+	t.Run("scheme is case-insensitive", func(t *testing.T) {
+		r := do(t, http.MethodPost, base+"/mcp", "", "", legacyInit, map[string]string{"Authorization": "bearer " + httpToken})
+		if r.Status != http.StatusOK {
+			t.Fatalf("status %d: %s", r.Status, r.Body)
+		}
+	})
+	for _, legacy := range []bool{true, false} {
+		name := "real client, newest protocol"
+		if legacy {
+			name = "real client, legacy handshake"
+		}
+		t.Run(name, func(t *testing.T) {
+			c := dial(t, base, httpToken, legacy)
+			names := clientToolNames(t, c)
+			if strings.Join(names, ",") != strings.Join(s.ToolNames(), ",") {
+				t.Fatalf("tools/list %v, want %v", names, s.ToolNames())
+			}
+			var out struct {
+				Text string `json:"text"`
+			}
+			mcptest.OK(t, clientCall(t, c, "echo", map[string]any{"text": "hi", "count": 2}), &out)
+			if out.Text != "hihi" {
+				t.Fatalf("echo returned %q", out.Text)
+			}
+			mcptest.FailCode(t, clientCall(t, c, "echo", map[string]any{}), mcperr.Validation)
+		})
+	}
+}
+
+func TestHTTPPolicy(t *testing.T) {
+	s := newServer(t, kit.Options{Policy: policyWithTokens(t)})
+	base := startHTTP(t, s, kit.HTTPOptions{})
+
+	t.Run("reader", func(t *testing.T) {
+		c := dial(t, base, readerToken, true)
+		if got := strings.Join(clientToolNames(t, c), ","); got != "echo,slow" {
+			t.Fatalf("reader sees %q, want echo,slow", got)
+		}
+		var out struct {
+			Agent string `json:"agent"`
+		}
+		mcptest.OK(t, clientCall(t, c, "echo", map[string]any{"text": "x"}), &out)
+		if out.Agent != "reader" {
+			t.Fatalf("call ran as agent %q, want reader", out.Agent)
+		}
+		b := mcptest.FailCode(t, clientCall(t, c, "write", map[string]any{}), mcperr.PermissionDeny)
+		if !strings.Contains(b.Message, "reader") {
+			t.Fatalf("message %q should name the agent", b.Message)
+		}
+	})
+	t.Run("writer", func(t *testing.T) {
+		c := dial(t, base, writerToken, false)
+		if got := strings.Join(clientToolNames(t, c), ","); got != "echo,write" {
+			t.Fatalf("writer sees %q, want echo,write", got)
+		}
+		mcptest.OK(t, clientCall(t, c, "write", map[string]any{}), nil)
+		mcptest.FailCode(t, clientCall(t, c, "slow", map[string]any{}), mcperr.PermissionDeny)
+	})
+	t.Run("unknown token", func(t *testing.T) {
+		r := post(t, base, "stranger-token-0123456789abcdef", "", legacyInit)
+		if r.Status != http.StatusUnauthorized || r.errorCode() != -32001 {
+			t.Fatalf("status %d body %s, want 401 JSON-RPC error", r.Status, r.Body)
+		}
+	})
+}
+
+func TestHTTPSessionBinding(t *testing.T) {
+	s := newServer(t, kit.Options{Policy: policyWithTokens(t)})
+	base := startHTTP(t, s, kit.HTTPOptions{})
+	list := rpcCall(2, "tools/list", "")
+
+	t.Run("requests before initialize are refused", func(t *testing.T) {
+		r := post(t, base, readerToken, "", rpcCall(1, "tools/call", `{"name":"echo","arguments":{"text":"x"}}`))
+		if r.Status != http.StatusNotFound {
+			t.Fatalf("tools/call without a session: status %d, want 404 (%s)", r.Status, r.Body)
+		}
+		r = post(t, base, readerToken, "mcp-session-made-up", list)
+		if r.Status != http.StatusNotFound {
+			t.Fatalf("tools/list with an unknown session: status %d, want 404", r.Status)
+		}
+		if n := calls(s, "echo"); n != 0 {
+			t.Fatalf("echo ran %d times without a session", n)
+		}
+	})
+
+	sidA := initSession(t, base, readerToken)
+	if names := rawToolNames(t, post(t, base, readerToken, sidA, list)); strings.Join(names, ",") != "echo,slow" {
+		t.Fatalf("reader's session lists %v", names)
+	}
+
+	t.Run("another agent's token cannot use the session", func(t *testing.T) {
+		r := post(t, base, writerToken, sidA, list)
+		if r.Status != http.StatusNotFound {
+			t.Fatalf("POST: status %d, want 404 (%s)", r.Status, r.Body)
+		}
+		r = post(t, base, writerToken, sidA, rpcCall(3, "tools/call", `{"name":"write","arguments":{}}`))
+		if r.Status != http.StatusNotFound || calls(s, "write") != 0 {
+			t.Fatalf("tools/call: status %d, write calls %d", r.Status, calls(s, "write"))
+		}
+	})
+	t.Run("another agent cannot listen on the session", func(t *testing.T) {
+		// The standalone GET stream carries server-to-client messages of
+		// the session: another identity must not open one on it.
+		r := do(t, http.MethodGet, base+"/mcp", writerToken, sidA, "", nil)
+		if r.Status != http.StatusNotFound {
+			t.Fatalf("GET with another agent's session: status %d, want 404", r.Status)
+		}
+		r = do(t, http.MethodGet, base+"/mcp", writerToken, "", "", nil)
+		if r.Status != http.StatusBadRequest {
+			t.Fatalf("GET without a session: status %d, want 400", r.Status)
+		}
+		// Claiming the newest protocol (which has no GET stream) opens nothing.
+		r = do(t, http.MethodGet, base+"/mcp", writerToken, "", "", map[string]string{"Mcp-Protocol-Version": mcp.LATEST_PROTOCOL_VERSION, "Mcp-Session-Id": sidA})
+		if r.Status != http.StatusMethodNotAllowed {
+			t.Fatalf("GET claiming %s: status %d, want 405", mcp.LATEST_PROTOCOL_VERSION, r.Status)
+		}
+	})
+	t.Run("the owner can listen on its session", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/mcp", nil)
+		req.Header.Set("Authorization", "Bearer "+readerToken)
+		req.Header.Set("Mcp-Session-Id", sidA)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			t.Fatalf("GET: status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+	})
+	t.Run("another agent cannot delete the session", func(t *testing.T) {
+		r := do(t, http.MethodDelete, base+"/mcp", writerToken, sidA, "", nil)
+		if r.Status == http.StatusOK {
+			t.Fatal("DELETE with another agent's token succeeded")
+		}
+		if got := post(t, base, readerToken, sidA, list); got.Status != http.StatusOK {
+			t.Fatalf("session unusable after a foreign DELETE: %d", got.Status)
+		}
+	})
+	t.Run("DELETE terminates", func(t *testing.T) {
+		r := do(t, http.MethodDelete, base+"/mcp", readerToken, sidA, "", nil)
+		if r.Status != http.StatusOK {
+			t.Fatalf("DELETE: status %d (%s)", r.Status, r.Body)
+		}
+		r = post(t, base, readerToken, sidA, list)
+		if r.Status != http.StatusNotFound {
+			t.Fatalf("use after DELETE: status %d, want 404", r.Status)
+		}
+	})
+	t.Run("real client session id", func(t *testing.T) {
+		c := dial(t, base, writerToken, true)
+		sid := c.GetSessionId()
+		if sid == "" {
+			t.Fatal("legacy client has no session id")
+		}
+		if r := post(t, base, readerToken, sid, list); r.Status != http.StatusNotFound {
+			t.Fatalf("reader using writer's session: status %d, want 404", r.Status)
+		}
+		if got := strings.Join(clientToolNames(t, c), ","); got != "echo,write" {
+			t.Fatalf("writer's client sees %q", got)
+		}
+	})
+}
+
+func TestHTTPMaxSessions(t *testing.T) {
+	s := newServer(t, kit.Options{})
+	base := startHTTP(t, s, kit.HTTPOptions{AuthToken: httpToken, MaxSessions: 2})
+	first := initSession(t, base, httpToken)
+	initSession(t, base, httpToken)
+
+	r := post(t, base, httpToken, "", legacyInit)
+	if r.Status != http.StatusServiceUnavailable || r.errorCode() == 0 {
+		t.Fatalf("third initialize: status %d body %s, want 503 JSON-RPC error", r.Status, r.Body)
+	}
+	if !strings.Contains(r.Body, "limit 2") {
+		t.Fatalf("503 body should state the limit: %s", r.Body)
+	}
+	// An initialize always creates a session, whatever header it carries.
+	r = post(t, base, httpToken, first, legacyInit)
+	if r.Status != http.StatusServiceUnavailable {
+		t.Fatalf("initialize carrying an Mcp-Session-Id: status %d, want 503", r.Status)
+	}
+	// A GET stream cannot mint sessions past the limit either.
+	if r := do(t, http.MethodGet, base+"/mcp", httpToken, "", "", nil); r.Status == http.StatusOK {
+		t.Fatal("GET without a session opened a stream")
+	}
+	// Existing sessions keep working.
+	if r := post(t, base, httpToken, first, rpcCall(2, "tools/list", "")); r.Status != http.StatusOK {
+		t.Fatalf("existing session refused: %d", r.Status)
+	}
+	health := do(t, http.MethodGet, base+"/healthz", "", "", "", nil)
+	if health.Msg["sessions"] != float64(2) {
+		t.Fatalf("healthz sessions = %v, want 2", health.Msg["sessions"])
+	}
+	// Closing one frees room.
+	if r := do(t, http.MethodDelete, base+"/mcp", httpToken, first, "", nil); r.Status != http.StatusOK {
+		t.Fatalf("DELETE: %d", r.Status)
+	}
+	initSession(t, base, httpToken)
+}
+
+func TestHTTPDNSRebinding(t *testing.T) {
+	s := newServer(t, kit.Options{})
+	metricsGET := func(t *testing.T, base string, hdr map[string]string) int {
+		t.Helper()
+		return do(t, http.MethodGet, base+"/metrics", httpToken, "", "", hdr).Status
+	}
+
+	t.Run("loopback listener", func(t *testing.T) {
+		base := startHTTP(t, s, kit.HTTPOptions{Addr: "127.0.0.1:0", AuthToken: httpToken})
+		cases := []struct {
+			hdr  map[string]string
+			want int
+		}{
+			{nil, http.StatusOK},
+			{map[string]string{"Host": "localhost:9999"}, http.StatusOK},
+			{map[string]string{"Host": "[::1]:9999"}, http.StatusOK},
+			{map[string]string{"Host": "evil.example"}, http.StatusForbidden},
+			{map[string]string{"Host": "evil.example:80"}, http.StatusForbidden},
+			{map[string]string{"Origin": "http://evil.example"}, http.StatusForbidden},
+			{map[string]string{"Origin": "http://localhost.evil.example"}, http.StatusForbidden},
+			{map[string]string{"Origin": "null"}, http.StatusForbidden},
+			{map[string]string{"Origin": "file:///etc/passwd"}, http.StatusForbidden},
+			{map[string]string{"Origin": "http://localhost:1234"}, http.StatusOK},
+			{map[string]string{"Origin": "https://127.0.0.1"}, http.StatusOK},
+			{map[string]string{"Origin": "http://[::1]:8080"}, http.StatusOK},
+		}
+		for _, tc := range cases {
+			if got := metricsGET(t, base, tc.hdr); got != tc.want {
+				t.Errorf("%v: status %d, want %d", tc.hdr, got, tc.want)
+			}
+		}
+		// The checks come before authentication, and cover /mcp and /healthz.
+		if r := post(t, base, "", "", legacyInit); r.Status != http.StatusUnauthorized {
+			t.Fatalf("sanity: %d", r.Status)
+		}
+		if r := do(t, http.MethodPost, base+"/mcp", "", "", legacyInit, map[string]string{"Origin": "http://evil.example"}); r.Status != http.StatusForbidden {
+			t.Errorf("/mcp with a foreign origin: %d, want 403", r.Status)
+		}
+		if r := do(t, http.MethodPost, base+"/mcp", httpToken, "", legacyInit, map[string]string{"Host": "evil.example"}); r.Status != http.StatusForbidden {
+			t.Errorf("/mcp with a foreign host: %d, want 403", r.Status)
+		}
+		if r := do(t, http.MethodGet, base+"/healthz", "", "", "", map[string]string{"Host": "evil.example"}); r.Status != http.StatusForbidden {
+			t.Errorf("/healthz with a foreign host: %d, want 403", r.Status)
+		}
+	})
+	t.Run("allowed origins and hosts extend the loopback set", func(t *testing.T) {
+		base := startHTTP(t, s, kit.HTTPOptions{Addr: "127.0.0.1:0", AuthToken: httpToken,
+			AllowedOrigins: []string{"https://app.example/"}, AllowedHosts: []string{"mcp.example"}})
+		cases := []struct {
+			hdr  map[string]string
+			want int
+		}{
+			{map[string]string{"Origin": "https://app.example"}, http.StatusOK},
+			{map[string]string{"Origin": "https://APP.example"}, http.StatusOK},
+			{map[string]string{"Origin": "http://app.example"}, http.StatusForbidden},
+			{map[string]string{"Origin": "http://localhost:1234"}, http.StatusOK},
+			{map[string]string{"Host": "mcp.example:8443"}, http.StatusOK},
+			{map[string]string{"Host": "localhost"}, http.StatusOK},
+			{map[string]string{"Host": "other.example"}, http.StatusForbidden},
+		}
+		for _, tc := range cases {
+			if got := metricsGET(t, base, tc.hdr); got != tc.want {
+				t.Errorf("%v: status %d, want %d", tc.hdr, got, tc.want)
+			}
+		}
+	})
+	t.Run("all-interfaces listener", func(t *testing.T) {
+		// The handler is mounted on a loopback test listener, but configured
+		// as if listening on 0.0.0.0.
+		base := startHTTP(t, s, kit.HTTPOptions{Addr: "0.0.0.0:8080", AuthToken: httpToken})
+		cases := []struct {
+			hdr  map[string]string
+			want int
+		}{
+			{map[string]string{"Host": "mcp.internal:8080"}, http.StatusOK},
+			{map[string]string{"Origin": "http://localhost:1234"}, http.StatusForbidden},
+		}
+		for _, tc := range cases {
+			if got := metricsGET(t, base, tc.hdr); got != tc.want {
+				t.Errorf("%v: status %d, want %d", tc.hdr, got, tc.want)
+			}
+		}
+		restricted := startHTTP(t, s, kit.HTTPOptions{Addr: "0.0.0.0:8080", AuthToken: httpToken, AllowedHosts: []string{"mcp.internal"}})
+		if got := metricsGET(t, restricted, map[string]string{"Host": "mcp.internal:8080"}); got != http.StatusOK {
+			t.Errorf("allowed host: %d", got)
+		}
+		if got := metricsGET(t, restricted, map[string]string{"Host": "evil.example"}); got != http.StatusForbidden {
+			t.Errorf("host outside AllowedHosts: %d, want 403", got)
+		}
+	})
+	t.Run("specific non-loopback listener", func(t *testing.T) {
+		base := startHTTP(t, s, kit.HTTPOptions{Addr: "10.1.2.3:8080", AuthToken: httpToken, AllowedHosts: []string{"mcp.example"}})
+		cases := []struct {
+			hdr  map[string]string
+			want int
+		}{
+			// The listen host itself is always accepted; AllowedHosts adds to it.
+			{map[string]string{"Host": "10.1.2.3:8080"}, http.StatusOK},
+			{map[string]string{"Host": "mcp.example"}, http.StatusOK},
+			{map[string]string{"Host": "localhost:8080"}, http.StatusForbidden},
+			{map[string]string{"Host": "evil.example"}, http.StatusForbidden},
+		}
+		for _, tc := range cases {
+			if got := metricsGET(t, base, tc.hdr); got != tc.want {
+				t.Errorf("%v: status %d, want %d", tc.hdr, got, tc.want)
+			}
+		}
+	})
+}
+
+func TestHTTPBodyLimit(t *testing.T) {
+	s := newServer(t, kit.Options{})
+	base := startHTTP(t, s, kit.HTTPOptions{AuthToken: httpToken, MaxBodyBytes: int64(len(legacyInit) + 10)})
+	if r := post(t, base, httpToken, "", legacyInit); r.Status != http.StatusOK {
+		t.Fatalf("body under the limit: status %d", r.Status)
+	}
+	sid := initSession(t, base, httpToken)
+	big := rpcCall(2, "tools/call", `{"name":"echo","arguments":{"text":"`+strings.Repeat("x", 200)+`"}}`)
+	r := post(t, base, httpToken, sid, big)
+	if r.Status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("status %d, want 413", r.Status)
+	}
+	if r.errorCode() != -32600 || !strings.Contains(r.Body, "larger than") {
+		t.Fatalf("413 body is not the JSON-RPC error: %s", r.Body)
+	}
+	if calls(s, "echo") != 0 {
+		t.Fatal("the oversized call ran")
+	}
+}
+
+func TestHTTPHealthAndMetrics(t *testing.T) {
+	s := newServer(t, kit.Options{})
+	base := startHTTP(t, s, kit.HTTPOptions{AuthToken: httpToken})
+
+	h := do(t, http.MethodGet, base+"/healthz", "", "", "", nil)
+	if h.Status != http.StatusOK || !strings.HasPrefix(h.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("healthz: status %d, content type %q", h.Status, h.Header.Get("Content-Type"))
+	}
+	if h.Msg["status"] != "ok" || h.Msg["server"] != "test" || h.Msg["version"] != "1.0" || h.Msg["tools"] != float64(len(s.ToolNames())) {
+		t.Fatalf("healthz body %s", h.Body)
+	}
+
+	if r := do(t, http.MethodGet, base+"/metrics", "", "", "", nil); r.Status != http.StatusUnauthorized {
+		t.Fatalf("metrics without a token: %d, want 401", r.Status)
+	}
+	if r := do(t, http.MethodGet, base+"/metrics", "wrong-token-0123456789", "", "", nil); r.Status != http.StatusUnauthorized {
+		t.Fatalf("metrics with a wrong token: %d, want 401", r.Status)
+	}
+
+	c := dial(t, base, httpToken, true)
+	mcptest.OK(t, clientCall(t, c, "echo", map[string]any{"text": "x"}), nil)
+	mcptest.FailCode(t, clientCall(t, c, "notfound", map[string]any{}), mcperr.NotFound)
+
+	m := do(t, http.MethodGet, base+"/metrics", httpToken, "", "", nil)
+	if m.Status != http.StatusOK || !strings.HasPrefix(m.Header.Get("Content-Type"), "text/plain") {
+		t.Fatalf("metrics: status %d, content type %q", m.Status, m.Header.Get("Content-Type"))
+	}
+	for _, want := range []string{
+		`mcp_tool_calls_total{server="test",tool="echo"} 1`,
+		`mcp_tool_calls_total{server="test",tool="write"} 0`,
+		`mcp_tool_errors_total{code="NOT_FOUND",server="test",tool="notfound"} 1`,
+		`mcp_tool_duration_seconds_count{server="test",tool="echo"} 1`,
+		`mcp_uptime_seconds{server="test"}`,
+	} {
+		if !strings.Contains(m.Body, want) {
+			t.Errorf("metrics lack %q:\n%s", want, m.Body)
+		}
+	}
+}
+
+func TestCheckHTTPOptions(t *testing.T) {
+	plain := newServer(t, kit.Options{})
+	withTokens := newServer(t, kit.Options{Policy: policyWithTokens(t)})
+	noTokens := newServer(t, kit.Options{Policy: mustPolicy(t)})
+	cases := []struct {
+		name    string
+		s       *kit.Server
+		o       kit.HTTPOptions
+		wantErr string
+	}{
+		{"no token", plain, kit.HTTPOptions{Addr: "127.0.0.1:0"}, "needs a bearer token"},
+		{"policy without tokens", noTokens, kit.HTTPOptions{Addr: "127.0.0.1:0"}, "needs a bearer token"},
+		{"no auth on all interfaces", plain, kit.HTTPOptions{Addr: "0.0.0.0:8080", NoAuth: true}, "loopback"},
+		{"no auth on empty host", plain, kit.HTTPOptions{Addr: ":8080", NoAuth: true}, "loopback"},
+		{"no auth on a LAN address", plain, kit.HTTPOptions{Addr: "192.168.1.5:8080", NoAuth: true}, "loopback"},
+		{"no auth with a policy", withTokens, kit.HTTPOptions{Addr: "127.0.0.1:0", NoAuth: true}, "cannot be combined"},
+		{"single token with a policy", withTokens, kit.HTTPOptions{Addr: "127.0.0.1:0", AuthToken: httpToken}, "MCP_AUTH_TOKEN"},
+		{"bad address", plain, kit.HTTPOptions{Addr: "no-port", AuthToken: httpToken}, "listen address"},
+		{"single token", plain, kit.HTTPOptions{Addr: "0.0.0.0:8080", AuthToken: httpToken}, ""},
+		{"policy tokens", withTokens, kit.HTTPOptions{Addr: "0.0.0.0:8080"}, ""},
+		{"no auth on loopback", plain, kit.HTTPOptions{Addr: "127.0.0.1:0", NoAuth: true}, ""},
+		{"no auth on localhost", plain, kit.HTTPOptions{Addr: "localhost:0", NoAuth: true}, ""},
+		{"no auth on ::1", plain, kit.HTTPOptions{Addr: "[::1]:0", NoAuth: true}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h, shutdown, err := tc.s.HTTPHandler(tc.o)
+			if tc.wantErr == "" {
+				if err != nil || h == nil || shutdown == nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+				_ = shutdown(context.Background())
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+	t.Run("no auth serves without a token", func(t *testing.T) {
+		base := startHTTP(t, plain, kit.HTTPOptions{Addr: "127.0.0.1:0", NoAuth: true})
+		sid := initSession(t, base, "")
+		if names := rawToolNames(t, post(t, base, "", sid, rpcCall(2, "tools/list", ""))); len(names) != len(plain.ToolNames()) {
+			t.Fatalf("tools/list %v", names)
+		}
+		if r := do(t, http.MethodGet, base+"/metrics", "", "", "", nil); r.Status != http.StatusOK {
+			t.Fatalf("metrics: %d", r.Status)
+		}
+	})
+}
+
+func TestServeHTTP(t *testing.T) {
+	started := make(chan struct{})
+	release := make(chan struct{})
+	var finished atomic.Bool
+	hold := kit.Tool{
+		Name: "hold", Description: "Block until released.", Effect: kit.ReadOnly,
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
+			close(started)
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			finished.Store(true)
+			return "done", nil
+		},
+	}
+	s, err := kit.New(kit.Info{Name: "serve"}, []kit.Tool{hold}, kit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addrc := make(chan net.Addr, 1)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- s.ServeHTTP(ctx, kit.HTTPOptions{Addr: "127.0.0.1:0", AuthToken: httpToken}, func(a net.Addr) { addrc <- a })
+	}()
+	var addr net.Addr
+	select {
+	case addr = <-addrc:
+	case err := <-errc:
+		t.Fatalf("ServeHTTP: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("ServeHTTP never became ready")
+	}
+	base := "http://" + addr.String()
+	if r := do(t, http.MethodGet, base+"/healthz", "", "", "", nil); r.Status != http.StatusOK {
+		t.Fatalf("healthz: %d", r.Status)
+	}
+	c := dial(t, base, httpToken, false)
+
+	type result struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	callc := make(chan result, 1)
+	go func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer ccancel()
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "hold"
+		res, err := c.CallTool(cctx, req)
+		callc <- result{res, err}
+	}()
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("tool call never started")
+	}
+
+	cancel()
+	select {
+	case err := <-errc:
+		t.Fatalf("ServeHTTP returned (%v) while a call was in flight", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+
+	select {
+	case r := <-callc:
+		if r.err != nil {
+			t.Fatalf("in-flight call failed: %v", r.err)
+		}
+		if mcptest.Text(r.res) != "done" || r.res.IsError {
+			t.Fatalf("in-flight call result %q", mcptest.Text(r.res))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("in-flight call never completed")
+	}
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatalf("ServeHTTP after shutdown: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ServeHTTP did not return after ctx was cancelled")
+	}
+	if !finished.Load() {
+		t.Fatal("ServeHTTP returned before the handler finished")
+	}
+	if conn, err := net.DialTimeout("tcp", addr.String(), time.Second); err == nil {
+		conn.Close()
+		t.Fatal("listener still accepts connections after shutdown")
+	}
+}
+
+func TestServeHTTPIdleShutdownAndErrors(t *testing.T) {
+	s := newServer(t, kit.Options{})
+	t.Run("idle server stops promptly", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		addrc := make(chan net.Addr, 1)
+		errc := make(chan error, 1)
+		go func() {
+			errc <- s.ServeHTTP(ctx, kit.HTTPOptions{Addr: "127.0.0.1:0", AuthToken: httpToken, SessionIdle: time.Minute}, func(a net.Addr) { addrc <- a })
+		}()
+		addr := <-addrc
+		// A session and a kept-alive connection must not hold shutdown up.
+		initSession(t, "http://"+addr.String(), httpToken)
+		start := time.Now()
+		cancel()
+		select {
+		case err := <-errc:
+			if err != nil {
+				t.Fatalf("ServeHTTP: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("ServeHTTP did not return")
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("shutdown took %s", d)
+		}
+	})
+	t.Run("bad options", func(t *testing.T) {
+		err := s.ServeHTTP(context.Background(), kit.HTTPOptions{Addr: "127.0.0.1:0"}, nil)
+		if err == nil || !strings.Contains(err.Error(), "bearer token") {
+			t.Fatalf("err %v", err)
+		}
+	})
+	t.Run("address in use", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		err = s.ServeHTTP(context.Background(), kit.HTTPOptions{Addr: ln.Addr().String(), AuthToken: httpToken}, nil)
+		if err == nil || !strings.Contains(err.Error(), "listen on") {
+			t.Fatalf("err %v", err)
+		}
+	})
+}
+
+func TestHTTPSSE(t *testing.T) {
+	s := newServer(t, kit.Options{})
+	t.Run("disabled by default", func(t *testing.T) {
+		base := startHTTP(t, s, kit.HTTPOptions{AuthToken: httpToken})
+		if r := do(t, http.MethodGet, base+"/sse", httpToken, "", "", nil); r.Status != http.StatusNotFound {
+			t.Fatalf("/sse without the option: %d, want 404", r.Status)
+		}
+		if r := do(t, http.MethodPost, base+"/message", httpToken, "", "{}", nil); r.Status != http.StatusNotFound {
+			t.Fatalf("/message without the option: %d, want 404", r.Status)
+		}
+	})
+	t.Run("enabled", func(t *testing.T) {
+		base := startHTTP(t, s, kit.HTTPOptions{AuthToken: httpToken, SSE: true})
+		if r := do(t, http.MethodGet, base+"/sse", "", "", "", nil); r.Status != http.StatusUnauthorized {
+			t.Fatalf("/sse without a token: %d, want 401", r.Status)
+		}
+		if r := do(t, http.MethodGet, base+"/sse", httpToken, "", "", map[string]string{"Host": "evil.example"}); r.Status != http.StatusForbidden {
+			t.Fatalf("/sse with a foreign host: %d, want 403", r.Status)
+		}
+		if r := do(t, http.MethodPost, base+"/message?sessionId=x", "", "", "{}", nil); r.Status != http.StatusUnauthorized {
+			t.Fatalf("/message without a token: %d, want 401", r.Status)
+		}
+
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/sse", nil)
+		req.Header.Set("Authorization", "Bearer "+httpToken)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			t.Fatalf("/sse: status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		var event []string
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if sc.Text() == "" {
+				break
+			}
+			event = append(event, sc.Text())
+		}
+		if len(event) < 2 || event[0] != "event: endpoint" || !strings.Contains(event[1], "/message?sessionId=") {
+			t.Fatalf("first event %q, want the endpoint event", event)
+		}
+		cancel()
+	})
+}
+
+// errReader makes the body read fail mid-way.
+type errReader struct{ r io.Reader }
+
+func (e errReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err == io.EOF {
+		return n, errors.New("connection reset")
+	}
+	return n, err
+}
+
+func TestHTTPHandlerDirect(t *testing.T) {
+	// The handler works without a network listener (httptest.NewRecorder).
+	s := newServer(t, kit.Options{})
+	h, shutdown, err := s.HTTPHandler(kit.HTTPOptions{Addr: "127.0.0.1:0", AuthToken: httpToken, MaxBodyBytes: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(context.Background())
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", errReader{bytes.NewReader([]byte(legacyInit))})
+	req.Header.Set("Authorization", "Bearer "+httpToken)
+	req.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code < 400 {
+		t.Fatalf("a body that cannot be read was accepted: %d", w.Code)
+	}
+	req = httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(legacyInit))
+	req.Header.Set("Authorization", "Bearer "+httpToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code != http.StatusOK || w.Header().Get("Mcp-Session-Id") == "" {
+		t.Fatalf("initialize through the recorder: %d %s", w.Code, w.Body)
+	}
+}

@@ -1,0 +1,235 @@
+// Package mcptest drives servers the way MCP clients do, for tests: an
+// in-process client on a kit.Server (fast, with the agent identity of your
+// choice), and a real stdio client on a built binary (the full process, real
+// pipes). Helpers decode results and error bodies so tests assert on them.
+package mcptest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+)
+
+// Client is an initialized MCP client bound to a test.
+type Client struct {
+	t      testing.TB
+	c      *client.Client
+	agent  string
+	stderr *syncBuffer // stdio clients only: what the server logged
+	Init   *mcp.InitializeResult
+}
+
+// NewInProcess connects an in-process client to s, calling as agent.
+func NewInProcess(t testing.TB, s *kit.Server, agent string) *Client {
+	t.Helper()
+	c, err := client.NewInProcessClient(s.MCP())
+	if err != nil {
+		t.Fatalf("in-process client: %v", err)
+	}
+	cl := &Client{t: t, c: c, agent: agent}
+	cl.start()
+	return cl
+}
+
+func (c *Client) ctx() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	return kit.WithAgent(ctx, c.agent), cancel
+}
+
+func (c *Client) start() {
+	c.t.Helper()
+	ctx, cancel := c.ctx()
+	defer cancel()
+	if err := c.c.Start(ctx); err != nil {
+		c.t.Fatalf("start client: %v", err)
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	req.Params.ClientInfo = mcp.Implementation{Name: "mcptest", Version: "1"}
+	res, err := c.c.Initialize(ctx, req)
+	if err != nil {
+		c.t.Fatalf("initialize: %v", err)
+	}
+	c.Init = res
+	c.t.Cleanup(func() { _ = c.c.Close() })
+}
+
+// Raw returns the underlying mcp-go client.
+func (c *Client) Raw() *client.Client { return c.c }
+
+// ListTools returns tools/list.
+func (c *Client) ListTools() []mcp.Tool {
+	c.t.Helper()
+	ctx, cancel := c.ctx()
+	defer cancel()
+	res, err := c.c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		c.t.Fatalf("tools/list: %v", err)
+	}
+	return res.Tools
+}
+
+// ToolNames returns the names from tools/list.
+func (c *Client) ToolNames() []string {
+	var out []string
+	for _, t := range c.ListTools() {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// Call invokes a tool; a protocol-level error fails the test.
+func (c *Client) Call(name string, args any) *mcp.CallToolResult {
+	c.t.Helper()
+	res, err := c.CallErr(context.Background(), name, args)
+	if err != nil {
+		c.t.Fatalf("tools/call %s: %v", name, err)
+	}
+	return res
+}
+
+// CallErr invokes a tool and returns protocol errors to the caller.
+func (c *Client) CallErr(parent context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeout(kit.WithAgent(parent, c.agent), 60*time.Second)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	return c.c.CallTool(ctx, req)
+}
+
+// OK asserts a successful result and decodes its JSON text into v (if non-nil).
+func OK(t testing.TB, res *mcp.CallToolResult, v any) {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("tool failed: %s", Text(res))
+	}
+	if v != nil {
+		if err := json.Unmarshal([]byte(Text(res)), v); err != nil {
+			t.Fatalf("decode result %q: %v", Text(res), err)
+		}
+	}
+}
+
+// Fail asserts an error result and returns its structured body.
+func Fail(t testing.TB, res *mcp.CallToolResult) mcperr.Body {
+	t.Helper()
+	if !res.IsError {
+		t.Fatalf("expected an error result, got: %s", Text(res))
+	}
+	var b mcperr.Body
+	if err := json.Unmarshal([]byte(Text(res)), &b); err != nil {
+		t.Fatalf("error body %q is not the structured error shape: %v", Text(res), err)
+	}
+	return b
+}
+
+// FailCode asserts an error result with the given code and returns its body.
+func FailCode(t testing.TB, res *mcp.CallToolResult, code mcperr.Code) mcperr.Body {
+	t.Helper()
+	b := Fail(t, res)
+	if b.Code != code {
+		t.Fatalf("error code = %s, want %s (message %q)", b.Code, code, b.Message)
+	}
+	return b
+}
+
+// Text concatenates the text contents of a result.
+func Text(res *mcp.CallToolResult) string {
+	var buf bytes.Buffer
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			buf.WriteString(tc.Text)
+		}
+	}
+	return buf.String()
+}
+
+var builds sync.Map // package path → *buildResult
+
+type buildResult struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Build compiles a main package (an import path or ./relative dir, as go
+// build takes it) once per test binary and returns the binary's path.
+func Build(t testing.TB, pkg string) string {
+	t.Helper()
+	v, _ := builds.LoadOrStore(pkg, &buildResult{})
+	b := v.(*buildResult)
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "mcptest-bin-")
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(dir, filepath.Base(pkg))
+		cmd := exec.Command("go", "build", "-o", b.path, pkg)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatalf("%v", b.err)
+	}
+	return b.path
+}
+
+// StartStdio runs bin with env (added to a minimal environment) and args,
+// and connects a real stdio client to it. The server's stderr is captured in
+// Client.Stderr.
+func StartStdio(t testing.TB, bin string, env []string, args ...string) *Client {
+	t.Helper()
+	stderr := &syncBuffer{}
+	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	tr := transport.NewStdioWithOptions(bin, append(base, env...), args,
+		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
+			cmd := exec.CommandContext(ctx, command, args...)
+			cmd.Env = env
+			cmd.Stderr = stderr
+			return cmd, nil
+		}))
+	if err := tr.Start(context.Background()); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	c := &Client{t: t, c: client.NewClient(tr), stderr: stderr}
+	c.start()
+	return c
+}
+
+// Stderr returns what a stdio server has written to stderr so far.
+func (c *Client) Stderr() string {
+	if c.stderr == nil {
+		return ""
+	}
+	c.stderr.mu.Lock()
+	defer c.stderr.mu.Unlock()
+	return c.stderr.buf.String()
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}

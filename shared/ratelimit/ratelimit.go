@@ -1,0 +1,97 @@
+// Package ratelimit gives each (agent, tool) pair its own token bucket, so a
+// runaway agent loop is stopped with RATE_LIMIT_ERROR and a retry-after
+// instead of hammering an upstream API or the host (seed 003 §9.3).
+package ratelimit
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Limiter holds the buckets. A nil *Limiter allows everything.
+type Limiter struct {
+	perMinute float64
+	burst     int
+	mu        sync.Mutex
+	buckets   map[string]*rate.Limiter
+	now       func() time.Time
+}
+
+// New makes a limiter allowing perMinute calls per agent and tool, with the
+// given burst. perMinute <= 0 disables limiting (returns nil).
+func New(perMinute float64, burst int) *Limiter {
+	if perMinute <= 0 {
+		return nil
+	}
+	if burst < 1 {
+		burst = 1
+	}
+	return &Limiter{perMinute: perMinute, burst: burst, buckets: map[string]*rate.Limiter{}, now: time.Now}
+}
+
+// Parse reads "60/min", "10/s", "3600/h", optionally with ",burst=N".
+func Parse(spec string) (*Limiter, error) {
+	spec = strings.TrimSpace(spec)
+	if spec == "" || spec == "0" || spec == "off" {
+		return nil, nil
+	}
+	rateSpec, burstSpec, _ := strings.Cut(spec, ",")
+	n, unit, ok := strings.Cut(rateSpec, "/")
+	if !ok {
+		return nil, fmt.Errorf("rate limit %q: want N/s, N/min or N/h", spec)
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
+	// !(v > 0) also catches NaN, which would otherwise parse and then limit
+	// nothing; an infinite rate likewise limits nothing ("off" says so).
+	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+		return nil, fmt.Errorf("rate limit %q: %q is not a positive number", spec, n)
+	}
+	switch strings.TrimSpace(unit) {
+	case "s", "sec", "second":
+		v *= 60
+	case "m", "min", "minute":
+	case "h", "hour":
+		v /= 60
+	default:
+		return nil, fmt.Errorf("rate limit %q: unit must be s, min or h", spec)
+	}
+	burst := int(v/60) + 1
+	if burstSpec != "" {
+		k, val, ok := strings.Cut(strings.TrimSpace(burstSpec), "=")
+		b, err := strconv.Atoi(val)
+		if !ok || k != "burst" || err != nil || b < 1 {
+			return nil, fmt.Errorf("rate limit %q: want ,burst=N with N >= 1", spec)
+		}
+		burst = b
+	}
+	return New(v, burst), nil
+}
+
+// Allow takes one token for (agent, tool). When the bucket is empty it
+// returns false and how long until a token is available.
+func (l *Limiter) Allow(agent, tool string) (bool, time.Duration) {
+	if l == nil {
+		return true, 0
+	}
+	key := agent + "\x00" + tool
+	l.mu.Lock()
+	b := l.buckets[key]
+	if b == nil {
+		b = rate.NewLimiter(rate.Limit(l.perMinute/60), l.burst)
+		l.buckets[key] = b
+	}
+	l.mu.Unlock()
+	now := l.now()
+	r := b.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return false, d
+	}
+	return true, 0
+}

@@ -1,0 +1,111 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeClock makes waits instantaneous and records them, so tests can assert
+// the exact delays the code chose.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	sleeps []time.Duration
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sleeps = append(c.sleeps, d)
+	c.now = c.now.Add(d)
+	return nil
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func (c *fakeClock) Slept() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.sleeps...)
+}
+
+// testPolicy has no jitter so delays are exact: 100ms, 200ms, 400ms, ...
+func testPolicy(attempts int) Policy {
+	return Policy{
+		MaxAttempts:   attempts,
+		BaseDelay:     100 * time.Millisecond,
+		MaxDelay:      time.Second,
+		Multiplier:    2,
+		MaxRetryAfter: time.Minute,
+	}
+}
+
+func equalDurations(t *testing.T, got, want []time.Duration) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("slept %v, want %v", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("slept %v, want %v", got, want)
+		}
+	}
+}
+
+// roundTripFunc lets a test script what the network does.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// trackedBody records whether it was read to the end and closed.
+type trackedBody struct {
+	io.Reader
+	closed atomic.Bool
+	eof    atomic.Bool
+}
+
+func newTrackedBody(s string) *trackedBody { return &trackedBody{Reader: strings.NewReader(s)} }
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.Reader.Read(p)
+	if errors.Is(err, io.EOF) {
+		b.eof.Store(true)
+	}
+	return n, err
+}
+
+func (b *trackedBody) Close() error { b.closed.Store(true); return nil }
+
+func response(req *http.Request, code int, body io.ReadCloser) *http.Response {
+	return &http.Response{StatusCode: code, Header: http.Header{}, Body: body, Request: req}
+}
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "i/o timeout" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }

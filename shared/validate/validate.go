@@ -1,0 +1,159 @@
+// Package validate checks tool arguments against the tool's own JSON Schema
+// before any handler runs, so handlers only ever see well-formed input and a
+// model that sent bad arguments is told exactly which field was wrong, what
+// it sent and what was expected.
+package validate
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/xeipuuv/gojsonschema"
+)
+
+// Schema is a compiled input schema; compile once at registration.
+type Schema struct {
+	s *gojsonschema.Schema
+}
+
+// Compile parses and compiles a JSON Schema document.
+func Compile(raw json.RawMessage) (*Schema, error) {
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("empty schema")
+	}
+	s, err := gojsonschema.NewSchema(gojsonschema.NewBytesLoader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("compile schema: %w", err)
+	}
+	return &Schema{s: s}, nil
+}
+
+// Check validates raw JSON arguments. Missing or null arguments are treated as
+// an empty object, as MCP clients send nothing for argument-less tools.
+func (s *Schema) Check(raw json.RawMessage) *mcperr.Error {
+	trimmed := strings.TrimSpace(string(raw))
+	if trimmed == "" || trimmed == "null" {
+		raw = json.RawMessage("{}")
+	}
+	res, err := s.s.Validate(gojsonschema.NewBytesLoader(raw))
+	if err != nil {
+		return mcperr.Invalid("arguments", nil, "a JSON object", "arguments are not valid JSON")
+	}
+	if res.Valid() {
+		return nil
+	}
+	errs := res.Errors()
+	// Report the first error deterministically; list the rest in the message
+	// so a model can fix everything in one retry.
+	sort.SliceStable(errs, func(i, j int) bool { return fieldOf(errs[i]) < fieldOf(errs[j]) })
+	first := errs[0]
+	msg := describe(first)
+	if len(errs) > 1 {
+		more := make([]string, 0, len(errs)-1)
+		for _, e := range errs[1:] {
+			more = append(more, describe(e))
+		}
+		msg += "; also: " + strings.Join(more, "; ")
+	}
+	return mcperr.Invalid(fieldOf(first), valueOf(first), expectedOf(first), "%s", msg)
+}
+
+// fieldOf names the offending property with a dotted path ("filters.limit"),
+// including the property name for "required" and "additional property" errors
+// whose gojsonschema field is the parent object.
+func fieldOf(e gojsonschema.ResultError) string {
+	field := e.Field()
+	if field == "(root)" {
+		field = ""
+	}
+	var child string
+	switch e.Type() {
+	case "required":
+		child, _ = e.Details()["property"].(string)
+	case "additional_property_not_allowed":
+		child, _ = e.Details()["property"].(string)
+	}
+	if child != "" {
+		if field == "" {
+			return child
+		}
+		return field + "." + child
+	}
+	if field == "" {
+		return "arguments"
+	}
+	return field
+}
+
+func valueOf(e gojsonschema.ResultError) any {
+	switch e.Type() {
+	case "required":
+		return nil
+	case "additional_property_not_allowed":
+		return nil
+	}
+	v := e.Value()
+	if s, ok := v.(string); ok && len(s) > 200 {
+		return s[:200] + "…"
+	}
+	if _, ok := v.(map[string]any); ok {
+		return nil
+	}
+	if _, ok := v.([]any); ok {
+		return nil
+	}
+	return v
+}
+
+func expectedOf(e gojsonschema.ResultError) string {
+	d := e.Details()
+	switch e.Type() {
+	case "required":
+		return "a value (required)"
+	case "additional_property_not_allowed":
+		return "no such property"
+	case "invalid_type":
+		return fmt.Sprint(d["expected"])
+	case "enum":
+		return "one of " + fmt.Sprint(d["allowed"])
+	case "string_gte":
+		return fmt.Sprintf("at least %v characters", d["min"])
+	case "string_lte":
+		return fmt.Sprintf("at most %v characters", d["max"])
+	case "number_gte":
+		return fmt.Sprintf(">= %v", d["min"])
+	case "number_lte":
+		return fmt.Sprintf("<= %v", d["max"])
+	case "number_gt":
+		return fmt.Sprintf("> %v", d["min"])
+	case "number_lt":
+		return fmt.Sprintf("< %v", d["max"])
+	case "pattern":
+		return fmt.Sprintf("matching %v", d["pattern"])
+	case "array_min_items":
+		return fmt.Sprintf("at least %v items", d["min"])
+	case "array_max_items":
+		return fmt.Sprintf("at most %v items", d["max"])
+	case "format":
+		return fmt.Sprintf("format %v", d["format"])
+	}
+	return e.Description()
+}
+
+func describe(e gojsonschema.ResultError) string {
+	f := fieldOf(e)
+	switch e.Type() {
+	case "required":
+		return fmt.Sprintf("%s is required", f)
+	case "additional_property_not_allowed":
+		return fmt.Sprintf("%s is not a known argument", f)
+	}
+	d := e.Description()
+	if strings.HasPrefix(d, f+" ") {
+		return d
+	}
+	return fmt.Sprintf("%s: %s", f, d)
+}
