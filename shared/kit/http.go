@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -99,6 +100,8 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, func(context.Context)
 	host, _, _ := net.SplitHostPort(o.Addr)
 	f := &httpFrontend{s: s, o: o, loopback: isLoopbackHost(host) || host == "", listen: host,
 		sessions: newSessions(o.MaxSessions, o.SessionIdle)}
+	release := func(id string) { _, _ = f.sessions.terminate(id, "", true) }
+	s.unregistered.Store(&release)
 	ctxFunc := func(ctx context.Context, _ *http.Request) context.Context { return ctx }
 	opts := []server.StreamableHTTPOption{
 		server.WithSessionIdManagerResolver(f.sessions),
@@ -106,6 +109,8 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, func(context.Context)
 		// Host/Origin checks are done here for every route, not only on
 		// loopback connections.
 		server.WithDisableLocalhostProtection(true),
+		// mcp-go's own transport logs join ours (JSON, redacted, stderr).
+		server.WithStreamableHTTPLogger(slog.New(slog.NewTextHandler(zlWriter{l: s.log}, nil))),
 	}
 	if o.SessionIdle > 0 {
 		opts = append(opts, server.WithSessionIdleTTL(o.SessionIdle))
@@ -118,9 +123,10 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, func(context.Context)
 	if o.SSE {
 		f.sse = server.NewSSEServer(s.mcp,
 			server.WithSSEContextFunc(ctxFunc),
-			server.WithSSEDisableLocalhostProtection(true))
+			server.WithSSEDisableLocalhostProtection(true),
+			server.WithSessionIDGenerator(f.sseSessionID))
 		mux.Handle("/sse", f.guard(f.sse.SSEHandler()))
-		mux.Handle("/message", f.guard(f.sse.MessageHandler()))
+		mux.Handle("/message", f.guard(http.HandlerFunc(f.sseMessage)))
 	}
 	shutdown := func(ctx context.Context) error {
 		err := f.stream.Shutdown(ctx)
@@ -232,8 +238,13 @@ func (f *httpFrontend) mcp(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, f.o.MaxBodyBytes))
 		if err != nil {
-			writeJSONRPCError(w, http.StatusRequestEntityTooLarge, -32600,
-				fmt.Sprintf("request body larger than %d bytes", f.o.MaxBodyBytes))
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				writeJSONRPCError(w, http.StatusRequestEntityTooLarge, -32600,
+					fmt.Sprintf("request body larger than %d bytes", f.o.MaxBodyBytes))
+			} else {
+				writeJSONRPCError(w, http.StatusBadRequest, -32700, "could not read the request body")
+			}
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -261,6 +272,27 @@ func (f *httpFrontend) mcp(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	f.stream.ServeHTTP(w, r)
+}
+
+// sseSessionID registers a 2024-11-05 SSE session like a streamable one:
+// counted against the cap and bound to the agent that opened the stream.
+func (f *httpFrontend) sseSessionID(_ context.Context, r *http.Request) (string, error) {
+	if !f.sessions.hasRoom() {
+		return "", fmt.Errorf("too many sessions (limit %d)", f.o.MaxSessions)
+	}
+	return f.sessions.generate(AgentFrom(r.Context())), nil
+}
+
+// sseMessage admits a POST to /message only for a session the caller's
+// agent opened, with the same body cap as /mcp.
+func (f *httpFrontend) sseMessage(w http.ResponseWriter, r *http.Request) {
+	sid := r.URL.Query().Get("sessionId")
+	if terminated, err := f.sessions.validate(sid, AgentFrom(r.Context()), false); sid == "" || err != nil || terminated {
+		writeJSONRPCError(w, http.StatusNotFound, -32600, "unknown, expired or terminated session")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, f.o.MaxBodyBytes)
+	f.sse.MessageHandler().ServeHTTP(w, r)
 }
 
 func isInitialize(body []byte) bool {

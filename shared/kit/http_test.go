@@ -485,6 +485,23 @@ func TestHTTPMaxSessions(t *testing.T) {
 	initSession(t, base, httpToken)
 }
 
+func TestHTTPIdleSessionExpires(t *testing.T) {
+	// The session table is tested with a fake clock in sessions_test.go;
+	// this checks the HTTP answer with a real, tiny idle time.
+	s := newServer(t, kit.Options{})
+	base := startHTTP(t, s, kit.HTTPOptions{AuthToken: httpToken, MaxSessions: 1, SessionIdle: 30 * time.Millisecond})
+	// (Whether a second initialize is refused before expiry depends on
+	// timing here; TestSessionCap covers it with a fake clock.)
+	sid := initSession(t, base, httpToken)
+	time.Sleep(60 * time.Millisecond)
+	r := post(t, base, httpToken, sid, rpcCall(2, "tools/list", ""))
+	if r.Status != http.StatusNotFound {
+		t.Fatalf("expired session: status %d, want 404", r.Status)
+	}
+	// The expired session no longer counts against MaxSessions=1.
+	initSession(t, base, httpToken)
+}
+
 func TestHTTPDNSRebinding(t *testing.T) {
 	s := newServer(t, kit.Options{})
 	metricsGET := func(t *testing.T, base string, hdr map[string]string) int {
@@ -898,6 +915,55 @@ func TestHTTPSSE(t *testing.T) {
 		}
 		cancel()
 	})
+}
+
+// TestHTTPSSEMessageBoundToAgent: a POST to /message is admitted only for a
+// session the caller's own agent opened, and SSE sessions count against the cap.
+func TestHTTPSSEMessageBoundToAgent(t *testing.T) {
+	s := newServer(t, kit.Options{Policy: policyWithTokens(t)})
+	base := startHTTP(t, s, kit.HTTPOptions{SSE: true, MaxSessions: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/sse", nil)
+	req.Header.Set("Authorization", "Bearer "+readerToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var endpoint string
+	for sc.Scan() {
+		if line, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			endpoint = line
+			break
+		}
+	}
+	_, query, ok := strings.Cut(endpoint, "?")
+	if !ok {
+		t.Fatalf("no endpoint event, got %q", endpoint)
+	}
+	init := rpcCall(1, "initialize", `{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	if r := do(t, http.MethodPost, base+"/message?"+query, writerToken, "", init, nil); r.Status != http.StatusNotFound {
+		t.Fatalf("writer posting into reader's SSE session: %d, want 404", r.Status)
+	}
+	if r := do(t, http.MethodPost, base+"/message?sessionId=made-up", readerToken, "", init, nil); r.Status != http.StatusNotFound {
+		t.Fatalf("unknown SSE session: %d, want 404", r.Status)
+	}
+	if r := do(t, http.MethodPost, base+"/message?"+query, readerToken, "", init, nil); r.Status != http.StatusAccepted {
+		t.Fatalf("reader posting into its own session: %d, want 202", r.Status)
+	}
+	// The open stream holds the only session slot.
+	req2, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/sse", nil)
+	req2.Header.Set("Authorization", "Bearer "+writerToken)
+	resp2, err := http.DefaultClient.Do(req2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp2.Body.Close()
+	if resp2.StatusCode == http.StatusOK {
+		t.Fatal("a second SSE stream past MaxSessions=1 was accepted")
+	}
 }
 
 // errReader makes the body read fail mid-way.

@@ -297,7 +297,9 @@ func TestBadDefinitions(t *testing.T) {
 		"no description": func(t *kit.Tool) { t.Description = "" },
 		"no handler":     func(t *kit.Tool) { t.Handler = nil },
 		"schema not obj": func(t *kit.Tool) { t.InputSchema = json.RawMessage(`{"type":"string"}`) },
-		"bad schema":     func(t *kit.Tool) { t.InputSchema = json.RawMessage(`{"type":"object","properties":{"a":{"type":"nonsense"}}}`) },
+		"bad schema": func(t *kit.Tool) {
+			t.InputSchema = json.RawMessage(`{"type":"object","properties":{"a":{"type":"nonsense"}}}`)
+		},
 	}
 	for name, mutate := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -6,6 +6,7 @@
 package kit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,6 +67,9 @@ type Server struct {
 	metrics *metrics.Registry
 	seq     atomic.Uint64
 	idBase  string
+	// unregistered is told when mcp-go drops a session (an SSE stream
+	// closed, a streamable session swept), so the HTTP side frees its slot.
+	unregistered atomic.Pointer[func(id string)]
 }
 
 type registered struct {
@@ -117,6 +121,11 @@ func New(info Info, tools []Tool, opts Options) (*Server, error) {
 	hooks := &server.Hooks{}
 	hooks.AddOnRequestInitialization(s.refuseBeforeInitialize)
 	hooks.AddAfterListTools(s.filterListed)
+	hooks.AddOnUnregisterSession(func(_ context.Context, sess server.ClientSession) {
+		if fn := s.unregistered.Load(); fn != nil {
+			(*fn)(sess.SessionID())
+		}
+	})
 	s.mcp = server.NewMCPServer(info.Name, info.Version,
 		server.WithToolCapabilities(false),
 		server.WithPromptCapabilities(false),
@@ -249,6 +258,8 @@ func (s *Server) pipeline(t *registered) server.ToolHandlerFunc {
 		agent := AgentFrom(ctx)
 		cid := s.idBase + "-" + strconv.FormatUint(s.seq.Add(1), 36)
 		raw := rawArgs(req)
+		// Decode once: validation and the audit line share the value.
+		args, decodeErr := validate.Decode(raw)
 		log := s.log.With().Str("correlation_id", cid).Str("tool", t.Name).Str("agent", agent).Logger()
 		var failure *mcperr.Error
 		defer func() {
@@ -263,9 +274,13 @@ func (s *Server) pipeline(t *registered) server.ToolHandlerFunc {
 				code = failure.Code
 			}
 			s.metrics.Observe(t.Name, d, code)
-			s.audit(&log, raw, d, failure)
+			s.audit(&log, raw, args, d, failure)
 		}()
 
+		if decodeErr != nil {
+			failure = mcperr.Invalid("arguments", nil, "a JSON object", "arguments are not valid JSON")
+			return errorResult(failure), nil
+		}
 		if !s.allowed(ctx, t.Name) {
 			failure = mcperr.New(mcperr.PermissionDeny, "agent %q may not call %s", agent, t.Name)
 			return errorResult(failure), nil
@@ -275,7 +290,7 @@ func (s *Server) pipeline(t *registered) server.ToolHandlerFunc {
 			failure.RetryAfter = wait
 			return errorResult(failure), nil
 		}
-		if verr := t.schema.Check(raw); verr != nil {
+		if verr := t.schema.CheckValue(args); verr != nil {
 			failure = verr
 			return errorResult(failure), nil
 		}
@@ -324,7 +339,7 @@ func (s *Server) redactErr(err error) error {
 	return errors.New(s.opts.Redactor.String(err.Error()))
 }
 
-func (s *Server) audit(log *zerolog.Logger, raw json.RawMessage, d time.Duration, failure *mcperr.Error) {
+func (s *Server) audit(log *zerolog.Logger, raw json.RawMessage, args any, d time.Duration, failure *mcperr.Error) {
 	ev := log.Info()
 	if failure != nil {
 		ev = log.Warn().Str("error_code", string(failure.Code))
@@ -332,11 +347,18 @@ func (s *Server) audit(log *zerolog.Logger, raw json.RawMessage, d time.Duration
 	if !ev.Enabled() {
 		return
 	}
-	var args any
-	if len(raw) > 0 && json.Unmarshal(raw, &args) == nil {
-		args = truncateStrings(s.opts.Redactor.Value(args))
-		if b, err := json.Marshal(args); err == nil {
-			ev = ev.RawJSON("args", b)
+	if args != nil {
+		if needsRewrite(args) {
+			// Secret-named keys and long strings are rewritten; secret values
+			// anywhere are masked by the log writer itself.
+			if b, err := json.Marshal(truncateStrings(s.opts.Redactor.Value(args))); err == nil {
+				ev = ev.RawJSON("args", b)
+			}
+		} else if len(raw) > 0 {
+			var buf bytes.Buffer
+			if json.Compact(&buf, raw) == nil {
+				ev = ev.RawJSON("args", buf.Bytes())
+			}
 		}
 	}
 	outcome := "ok"
@@ -344,6 +366,28 @@ func (s *Server) audit(log *zerolog.Logger, raw json.RawMessage, d time.Duration
 		outcome = "error"
 	}
 	ev.Str("event", "tool_call").Str("outcome", outcome).Dur("duration", d).Msg("tool call")
+}
+
+// needsRewrite reports whether decoded arguments hold a secret-named key or
+// a string too long for a log line.
+func needsRewrite(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, val := range t {
+			if logging.IsSecretKey(k) || needsRewrite(val) {
+				return true
+			}
+		}
+	case []any:
+		for _, val := range t {
+			if needsRewrite(val) {
+				return true
+			}
+		}
+	case string:
+		return len(t) > auditArgLimit
+	}
+	return false
 }
 
 func truncateStrings(v any) any {

@@ -225,6 +225,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, float64(v), c.server, name, string(code))
 			}
 		}
+		// Codes outside mcperr.Codes, as Snapshot reports them.
+		if v := s.errors[len(mcperr.Codes)].Load(); v > 0 {
+			ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, float64(v), c.server, name, "OTHER")
+		}
 		buckets := make(map[float64]uint64, len(bounds))
 		var cum uint64
 		for i, b := range bounds {

@@ -5,6 +5,7 @@
 package validate
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -34,13 +35,39 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 // Check validates raw JSON arguments. Missing or null arguments are treated as
 // an empty object, as MCP clients send nothing for argument-less tools.
 func (s *Schema) Check(raw json.RawMessage) *mcperr.Error {
-	trimmed := strings.TrimSpace(string(raw))
-	if trimmed == "" || trimmed == "null" {
-		raw = json.RawMessage("{}")
-	}
-	res, err := s.s.Validate(gojsonschema.NewBytesLoader(raw))
+	v, err := Decode(raw)
 	if err != nil {
 		return mcperr.Invalid("arguments", nil, "a JSON object", "arguments are not valid JSON")
+	}
+	return s.CheckValue(v)
+}
+
+// Decode parses arguments the way CheckValue expects them (numbers kept as
+// json.Number, so large integers keep their precision). Empty or null input
+// is an empty object. Trailing data after the value is an error.
+func Decode(raw json.RawMessage) (any, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		return map[string]any{}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("unexpected data after the arguments object")
+	}
+	return v, nil
+}
+
+// CheckValue validates arguments already decoded by Decode, so a caller that
+// also needs the decoded value (the audit log) parses the JSON only once.
+func (s *Schema) CheckValue(v any) *mcperr.Error {
+	res, err := s.s.Validate(gojsonschema.NewRawLoader(v))
+	if err != nil {
+		return mcperr.Invalid("arguments", nil, "a JSON object", "arguments could not be validated")
 	}
 	if res.Valid() {
 		return nil

@@ -1,0 +1,22 @@
+package kit
+
+import (
+	"context"
+	"io"
+)
+
+// RunArgs is Main with the caller's context in place of the signal handler:
+// it parses args and the environment, then runs the server until ctx ends.
+// Flag errors (including ErrHelp and ErrVersion) are returned as is.
+func RunArgs(ctx context.Context, spec Spec, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	f := NewFlags(spec.Name + "-mcp")
+	var cfg Config
+	cfg.register(f, spec.DefaultPort)
+	if spec.Flags != nil {
+		spec.Flags(f)
+	}
+	if err := f.Parse(args, getenv); err != nil {
+		return err
+	}
+	return run(ctx, spec, &cfg, getenv, stdin, stdout, stderr)
+}
