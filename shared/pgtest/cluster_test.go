@@ -17,16 +17,6 @@ import (
 	"time"
 )
 
-// localOnly skips tests of the local cluster machinery when PGTEST_URL
-// points the package at an existing server (whose machine may have no
-// initdb).
-func localOnly(t *testing.T) {
-	t.Helper()
-	if os.Getenv(envURL) != "" {
-		t.Skip("tests the local cluster, and " + envURL + " is set")
-	}
-}
-
 // alive reports whether process pid exists and is not a zombie.
 func alive(pid int) bool {
 	if syscall.Kill(pid, 0) != nil {
@@ -75,7 +65,6 @@ func postmasterPID(t *testing.T, c *cluster) int {
 // as it would after the test binary died.
 func TestPortClashAndWatchdog(t *testing.T) {
 	t.Parallel()
-	localOnly(t)
 	bins, err := findServerBins(os.Getenv("PATH"), debianBinGlob)
 	if err != nil {
 		t.Fatal(err)
@@ -174,9 +163,16 @@ func TestCleanupAfterCrash(t *testing.T) {
 		panic("simulated crash of a test")
 	}
 	t.Parallel()
-	localOnly(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCleanupAfterCrash$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashHelperEnv+"=1")
+	// The helper must start a local cluster even when PGTEST_URL points the
+	// rest of the package at an existing server.
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, envURL+"=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, crashHelperEnv+"=1")
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		t.Fatalf("the crashing helper succeeded:\n%s", out)
