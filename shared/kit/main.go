@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcp-fleet/mcp-fleet/shared/acl"
 	"github.com/mcp-fleet/mcp-fleet/shared/datadir"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
@@ -207,18 +206,4 @@ func run(ctx context.Context, spec Spec, cfg *Config, getenv func(string) string
 	}
 	log.Info().Str("agent", cfg.Agent).Strs("tools", srv.ToolNames()).Msg("serving stdio")
 	return srv.ServeStdio(ctx, cfg.Agent, stdin, stdout)
-}
-
-// ServeStdio serves one client on in/out until in closes or ctx ends.
-func (s *Server) ServeStdio(ctx context.Context, agent string, in io.Reader, out io.Writer) error {
-	std := server.NewStdioServer(s.mcp)
-	std.SetErrorLogger(newStdLogger(s.log))
-	std.SetContextFunc(func(ctx context.Context) context.Context {
-		return withStdio(WithAgent(ctx, agent))
-	})
-	err := std.Listen(ctx, in, out)
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
 }

@@ -1,17 +1,13 @@
 package kit
 
 import (
-	"log"
 	"strings"
 
 	"github.com/rs/zerolog"
 )
 
-// newStdLogger adapts mcp-go's *log.Logger output to our JSON logs on stderr.
-func newStdLogger(l zerolog.Logger) *log.Logger {
-	return log.New(zlWriter{l: l}, "", 0)
-}
-
+// zlWriter turns mcp-go's own log output into our JSON log lines on stderr,
+// so its messages pass the same redaction and never reach stdout.
 type zlWriter struct{ l zerolog.Logger }
 
 func (w zlWriter) Write(p []byte) (int, error) {

@@ -1,0 +1,138 @@
+package kit_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+)
+
+// stdioPeer runs ServeStdio on pipes and reads its stdout line by line.
+type stdioPeer struct {
+	in   *io.PipeWriter
+	out  *bufio.Scanner
+	done chan error
+}
+
+func startStdioPeer(t *testing.T, s *kit.Server, agent string) *stdioPeer {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	p := &stdioPeer{in: inW, out: bufio.NewScanner(outR), done: make(chan error, 1)}
+	p.out.Buffer(make([]byte, 1<<20), 1<<20)
+	go func() { p.done <- s.ServeStdio(context.Background(), agent, inR, outW); _ = outW.Close() }()
+	t.Cleanup(func() { _ = inW.Close() })
+	return p
+}
+
+func (p *stdioPeer) send(t *testing.T, line string) {
+	t.Helper()
+	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (p *stdioPeer) recv(t *testing.T) map[string]any {
+	t.Helper()
+	if !p.out.Scan() {
+		t.Fatalf("no response: %v", p.out.Err())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(p.out.Bytes(), &m); err != nil {
+		t.Fatalf("stdout line is not JSON: %q", p.out.Text())
+	}
+	return m
+}
+
+const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+func TestStdioTransport(t *testing.T) {
+	s := newServer(t, kit.Options{})
+	p := startStdioPeer(t, s, "")
+
+	p.send(t, `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`)
+	if m := p.recv(t); m["error"] == nil || !strings.Contains(m["error"].(map[string]any)["message"].(string), "not initialized") {
+		t.Fatalf("tools/list before initialize: %v", m)
+	}
+	p.send(t, initLine)
+	if m := p.recv(t); m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+	p.send(t, `{not json`)
+	if m := p.recv(t); m["error"].(map[string]any)["code"].(float64) != -32700 {
+		t.Fatalf("parse error: %v", m)
+	}
+	p.send(t, `{"jsonrpc":"2.0","id":"x","result":{}}`) // a stray client response is ignored
+	p.send(t, "")                                       // and so is an empty line
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`)
+	m := p.recv(t)
+	if m["id"].(float64) != 2 {
+		t.Fatalf("response id: %v", m)
+	}
+	res := m["result"].(map[string]any)
+	if res["isError"] == true || res["structuredContent"].(map[string]any)["text"] != "hi" {
+		t.Fatalf("tools/call: %v", m)
+	}
+
+	// A call that is still running when stdin closes is cancelled, and
+	// ServeStdio returns.
+	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{}}}`)
+	_ = p.in.Close()
+	go func() {
+		for p.out.Scan() { // the cancelled call's answer may still be written
+		}
+	}()
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatalf("ServeStdio: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ServeStdio did not return after stdin closed")
+	}
+}
+
+func TestStdioCancellation(t *testing.T) {
+	tools := testTools(&probe{})
+	tools[3].Timeout = time.Minute
+	s, err := kit.New(kit.Info{Name: "t"}, tools, kit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startStdioPeer(t, s, "")
+	p.send(t, initLine)
+	p.recv(t)
+	p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p.send(t, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":"tok"}}}`)
+	// The handler reports progress first: a notification on stdout.
+	if m := p.recv(t); m["method"] != "notifications/progress" {
+		t.Fatalf("want a progress notification, got %v", m)
+	}
+	p.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"user"}}`)
+	m := p.recv(t)
+	res, _ := m["result"].(map[string]any)
+	if m["id"].(float64) != 5 || res == nil || res["isError"] != true || !strings.Contains(res["content"].([]any)[0].(map[string]any)["text"].(string), "CANCELLED") {
+		t.Fatalf("cancelled call: %v", m)
+	}
+}
+
+func TestStdioLineTooLong(t *testing.T) {
+	s := newServer(t, kit.Options{})
+	p := startStdioPeer(t, s, "")
+	big := strings.Repeat("x", 64<<20+10)
+	go func() { _, _ = io.WriteString(p.in, big+"\n") }()
+	if m := p.recv(t); m["error"].(map[string]any)["code"].(float64) != -32700 {
+		t.Fatalf("oversized line: %v", m)
+	}
+	p.send(t, initLine)
+	if m := p.recv(t); m["result"] == nil {
+		t.Fatalf("the server should keep going after an oversized line: %v", m)
+	}
+}
