@@ -117,7 +117,11 @@ func (f *Flags) List(p *[]string, name string, env string, sep string, usage str
 		if !fromCLI {
 			*p, fromCLI = nil, true
 		}
-		*p = append(*p, v)
+		for _, item := range strings.Split(v, sep) {
+			if item = strings.TrimSpace(item); item != "" {
+				*p = append(*p, item)
+			}
+		}
 		return nil
 	})
 	f.add(&flagSpec{name: name, envs: []string{env}, usage: usage,

@@ -233,3 +233,17 @@ func TestProgramName(t *testing.T) {
 		t.Fatalf("ProgramName %q", got)
 	}
 }
+
+// TestListFlagSplitsCommandLineValue: "--tools a,b" is two names, as the
+// help text promises, and repeating the flag adds more.
+func TestListFlagSplitsCommandLineValue(t *testing.T) {
+	var got []string
+	f := kit.NewFlags("x")
+	f.List(&got, "tools", "X_TOOLS", ",", "tools")
+	if err := f.Parse([]string{"--tools", "a, b", "--tools=c"}, func(string) string { return "z" }); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, "|") != "a|b|c" {
+		t.Fatalf("got %q", got)
+	}
+}

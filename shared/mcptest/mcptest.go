@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -173,8 +174,10 @@ func Build(t testing.TB, pkg string) string {
 	v, _ := builds.LoadOrStore(pkg, &buildResult{})
 	b := v.(*buildResult)
 	b.once.Do(func() {
-		dir, err := os.MkdirTemp("", "mcptest-bin-")
-		if err != nil {
+		// One stable place per package, reused by every run: go build is
+		// incremental, and nothing piles up in the temp directory.
+		dir := filepath.Join(os.TempDir(), "mcptest-bin", strings.NewReplacer("/", "_", ".", "_").Replace(pkg))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			b.err = err
 			return
 		}

@@ -96,8 +96,8 @@ func fileRead(fsys *fsroot.FS) kit.Tool {
 		Effect: kit.ReadOnly,
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
 			var a struct {
-				Path                     string
-				Encoding                 string
+				Path                      string
+				Encoding                  string
 				Offset, Limit, Head, Tail int
 				MaxBytes                  int64 `json:"max_bytes"`
 			}
@@ -178,6 +178,11 @@ func fileWrite(fsys *fsroot.FS) kit.Tool {
 			data, err := decodeContent(a.Content, a.Encoding)
 			if err != nil {
 				return nil, err
+			}
+			// Checked here, not left to fsroot, whose error would blame "path".
+			if int64(len(data)) > lim.MaxWriteBytes {
+				return nil, mcperr.Invalid("content", nil, "at most "+itoa(lim.MaxWriteBytes)+" bytes after decoding",
+					"content is %d bytes, over the write cap of %s", len(data), human(lim.MaxWriteBytes))
 			}
 			opt := fsroot.WriteOptions{CreateDirs: a.CreateDirs == nil || *a.CreateDirs,
 				Overwrite: a.Overwrite == nil || *a.Overwrite, Append: a.Append}
