@@ -404,6 +404,7 @@ func TestAuditLog(t *testing.T) {
 	c := mcptest.NewInProcess(t, s, "reader")
 	long := strings.Repeat("é", 400)
 	mcptest.OK(t, c.Call("echo", map[string]any{"text": long, "api_token": "tok-abcdef-123456"}), nil)
+	mcptest.OK(t, c.Call("echo", map[string]any{"text": "https://x.example/?token=url-secret-123"}), nil)
 	mcptest.FailCode(t, c.Call("write", map[string]any{}), mcperr.PermissionDeny)
 
 	var lines []map[string]any
@@ -416,10 +417,13 @@ func TestAuditLog(t *testing.T) {
 			lines = append(lines, m)
 		}
 	}
-	if len(lines) != 2 {
-		t.Fatalf("want 2 audit lines, got %d:\n%s", len(lines), logs.String())
+	if len(lines) != 3 {
+		t.Fatalf("want 3 audit lines, got %d:\n%s", len(lines), logs.String())
 	}
-	ok, denied := lines[0], lines[1]
+	if strings.Contains(logs.String(), "url-secret-123") {
+		t.Fatal("a secret in a URL query reached the audit log")
+	}
+	ok, denied := lines[0], lines[2]
 	if ok["agent"] != "reader" || ok["tool"] != "echo" || ok["outcome"] != "ok" || ok["correlation_id"] == "" || ok["duration"] == nil {
 		t.Fatalf("audit line %v", ok)
 	}

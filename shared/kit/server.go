@@ -385,7 +385,11 @@ func needsRewrite(v any) bool {
 			}
 		}
 	case string:
-		return len(t) > auditArgLimit
+		if len(t) > auditArgLimit {
+			return true
+		}
+		_, secretURL := logging.RedactURL(t)
+		return secretURL
 	}
 	return false
 }

@@ -8,6 +8,7 @@ package logging
 import (
 	"encoding/json"
 	"io"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
@@ -137,6 +138,9 @@ func (r *Redactor) Value(v any) any {
 		}
 		return out
 	case string:
+		if u, changed := RedactURL(t); changed {
+			t = u
+		}
 		return r.String(t)
 	default:
 		return v
@@ -157,4 +161,40 @@ func (rw *redactingWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// RedactURL masks the secrets a URL can carry: the password of its userinfo
+// and the values of secret-named query parameters (?api_key=…, ?token=…).
+// It reports whether s was a URL that needed masking.
+func RedactURL(s string) (string, bool) {
+	if !strings.Contains(s, "://") || (!strings.Contains(s, "@") && !strings.Contains(s, "?")) {
+		return s, false
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return s, false
+	}
+	changed := false
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), Mask)
+			changed = true
+		}
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			if IsSecretKey(k) || strings.EqualFold(k, "key") || strings.EqualFold(k, "sig") || strings.EqualFold(k, "signature") {
+				q[k] = []string{Mask}
+				changed = true
+			}
+		}
+		if changed {
+			u.RawQuery = q.Encode()
+		}
+	}
+	if !changed {
+		return s, false
+	}
+	return u.String(), true
 }

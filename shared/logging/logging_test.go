@@ -413,3 +413,28 @@ func TestNewDefaultsToStderr(t *testing.T) {
 		t.Errorf("stderr got %q", out)
 	}
 }
+
+func TestRedactURL(t *testing.T) {
+	cases := []struct {
+		in, want string
+		changed  bool
+	}{
+		{"https://user:pw-secret@example.com/x", "https://user:%5BREDACTED%5D@example.com/x", true},
+		{"https://example.com/x?api_key=abc123&page=2", "https://example.com/x?api_key=%5BREDACTED%5D&page=2", true},
+		{"https://example.com/x?key=abc&sig=def", "https://example.com/x?key=%5BREDACTED%5D&sig=%5BREDACTED%5D", true},
+		{"https://example.com/x?page=2", "https://example.com/x?page=2", false},
+		{"https://user@example.com/", "https://user@example.com/", false},
+		{"not a url ?token=x", "not a url ?token=x", false},
+		{"://broken@?", "://broken@?", false},
+	}
+	for _, tc := range cases {
+		got, changed := RedactURL(tc.in)
+		if got != tc.want || changed != tc.changed {
+			t.Errorf("RedactURL(%q) = %q, %v; want %q, %v", tc.in, got, changed, tc.want, tc.changed)
+		}
+	}
+	v := NewRedactor().Value(map[string]any{"url": "https://a.example/?access_token=zzz"}).(map[string]any)
+	if strings.Contains(v["url"].(string), "zzz") {
+		t.Fatalf("Value kept a URL secret: %v", v)
+	}
+}
