@@ -177,7 +177,7 @@ func (f *Flags) Parse(args []string, getenv func(string) string) error {
 func (f *Flags) Usage(w io.Writer, program, summary string) {
 	fmt.Fprintf(w, "%s — %s\n\nUsage: %s [flags]\n\nFlags (each also read from the environment variable shown):\n", program, summary, program)
 	specs := append([]*flagSpec(nil), f.specs...)
-	sort.SliceStable(specs, func(i, j int) bool { return specs[i].envOnly == false && specs[j].envOnly })
+	sort.SliceStable(specs, func(i, j int) bool { return !specs[i].envOnly && specs[j].envOnly })
 	for _, s := range specs {
 		if s.envOnly {
 			fmt.Fprintf(w, "  %-28s %s (environment only; never pass secrets as flags)\n", "$"+s.envs[0], s.usage)

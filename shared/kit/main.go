@@ -42,11 +42,16 @@ type Env struct {
 	// ReadOnly tells a server that only read-only tools will be served, so it
 	// can open its backend read-only too.
 	ReadOnly bool
-	server   string
 }
 
 // DataDir returns (and creates, 0700) the server's local state directory.
-func (e *Env) DataDir() (string, error) { return datadir.Ensure(e.server, e.Getenv) }
+func (e *Env) DataDir() (string, error) {
+	getenv := e.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return datadir.Ensure(e.Info.Name, getenv)
+}
 
 // Config is the kit's own part of the command line.
 type Config struct {
@@ -182,7 +187,7 @@ func run(ctx context.Context, spec Spec, cfg *Config, getenv func(string) string
 	}
 	log := logging.New(stderr, cfg.LogLevel, red, spec.Name)
 	reg := metrics.New(spec.Name)
-	env := &Env{Info: spec.Info, Getenv: getenv, Logger: &log, Redactor: red, Metrics: reg, ReadOnly: cfg.ReadOnly, server: spec.Name}
+	env := &Env{Info: spec.Info, Getenv: getenv, Logger: &log, Redactor: red, Metrics: reg, ReadOnly: cfg.ReadOnly}
 	tools, cleanup, err := spec.Setup(ctx, env)
 	if err != nil {
 		return err

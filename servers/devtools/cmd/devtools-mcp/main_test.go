@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
@@ -24,7 +25,8 @@ import (
 
 const pkg = "github.com/mcp-fleet/mcp-fleet/servers/devtools/cmd/devtools-mcp"
 
-var allTools = []string{"file_delete", "file_info", "file_list", "file_read", "file_search", "file_write", "system_health", "system_info"}
+var allTools = []string{"database_query", "database_schema", "database_tables", "file_delete", "file_info", "file_list", "file_read",
+	"file_search", "file_write", "shell_execute", "system_health", "system_info", "web_fetch", "web_request"}
 
 func binary(t *testing.T) string {
 	t.Helper()
@@ -516,12 +518,12 @@ func TestReadOnlyAndToolSelection(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"--read-only", nil, []string{"--read-only"}, []string{"file_info", "file_list", "file_read", "file_search", "system_health", "system_info"}},
-		{"MCP_READ_ONLY", []string{"MCP_READ_ONLY=true"}, nil, []string{"file_info", "file_list", "file_read", "file_search", "system_health", "system_info"}},
+		{"--read-only", nil, []string{"--read-only"}, []string{"database_query", "database_schema", "database_tables", "file_info", "file_list", "file_read", "file_search", "system_health", "system_info", "web_fetch"}},
+		{"MCP_READ_ONLY", []string{"MCP_READ_ONLY=true"}, nil, []string{"database_query", "database_schema", "database_tables", "file_info", "file_list", "file_read", "file_search", "system_health", "system_info", "web_fetch"}},
 		// "--tools a,b" is not split on the command line (a kit bug, reported); use the repeated form.
 		{"--tools repeated", nil, []string{"--tools", "file_read", "--tools", "system_info"}, []string{"file_read", "system_info"}},
 		{"MCP_TOOLS list", []string{"MCP_TOOLS=file_read,system_info"}, nil, []string{"file_read", "system_info"}},
-		{"--exclude-tools", nil, []string{"--exclude-tools", "file_delete"}, []string{"file_info", "file_list", "file_read", "file_search", "file_write", "system_health", "system_info"}},
+		{"--exclude-tools", nil, []string{"--exclude-tools", "file_delete"}, []string{"database_query", "database_schema", "database_tables", "file_info", "file_list", "file_read", "file_search", "file_write", "shell_execute", "system_health", "system_info", "web_fetch", "web_request"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -597,7 +599,15 @@ func setup(t *testing.T, args []string, env map[string]string) ([]kit.Tool, erro
 	if err := f.Parse(args, func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)
 	}
-	tools, cleanup, err := s.Setup(context.Background(), &kit.Env{Info: s.Info, Metrics: metrics.New("devtools")})
+	dataDir := t.TempDir()
+	getenv := func(k string) string {
+		if k == "MCP_DATA_DIR" {
+			return dataDir
+		}
+		return env[k]
+	}
+	tools, cleanup, err := s.Setup(context.Background(), &kit.Env{Info: s.Info, Metrics: metrics.New("devtools"),
+		Getenv: getenv, Redactor: logging.NewRedactor()})
 	if cleanup != nil {
 		t.Cleanup(cleanup)
 	}

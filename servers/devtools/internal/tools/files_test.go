@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/database"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/fsroot"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/tools"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
@@ -1006,7 +1007,8 @@ func TestFileSearchDeadline(t *testing.T) {
 func TestAll(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	got, cleanup, err := tools.All(tools.Deps{Info: kit.Info{Name: "devtools"}, Metrics: metrics.New("devtools"), Roots: []string{dir}})
+	got, cleanup, err := tools.All(tools.Deps{Info: kit.Info{Name: "devtools"}, Metrics: metrics.New("devtools"), Roots: []string{dir},
+		Database: database.Config{EmbeddedPath: filepath.Join(t.TempDir(), "devtools.db")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1015,7 +1017,8 @@ func TestAll(t *testing.T) {
 	for _, tool := range got {
 		names = append(names, tool.Name)
 	}
-	for _, want := range []string{"file_delete", "file_info", "file_list", "file_read", "file_search", "file_write", "system_health", "system_info"} {
+	for _, want := range []string{"file_delete", "file_info", "file_list", "file_read", "file_search", "file_write", "system_health", "system_info",
+		"shell_execute", "web_request", "web_fetch", "database_query", "database_tables", "database_schema"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("All() lacks %s: %q", want, names)
 		}

@@ -12,8 +12,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/database"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/fsroot"
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/shell"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/tools"
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/webguard"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 )
@@ -44,6 +47,28 @@ var schemaFamilies = []struct {
 	{"system", func(t *testing.T) []kit.Tool {
 		return tools.SystemTools(tools.SystemDeps{Info: kit.Info{Name: "devtools"}, Metrics: metrics.New("devtools"),
 			Roots: func() []string { return []string{"/nonexistent"} }})
+	}},
+	{"shell", func(t *testing.T) []kit.Tool {
+		sh, err := shell.New(shell.Config{Roots: []string{t.TempDir()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tools.ShellTools(sh)
+	}},
+	{"database", func(t *testing.T) []kit.Tool {
+		db, err := database.Open(database.Config{EmbeddedPath: filepath.Join(t.TempDir(), "devtools.db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(db.Close)
+		return tools.DatabaseTools(db)
+	}},
+	{"web", func(t *testing.T) []kit.Tool {
+		wc, err := webguard.New(webguard.Config{Version: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tools.WebTools(wc)
 	}},
 }
 

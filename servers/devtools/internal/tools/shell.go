@@ -1,0 +1,141 @@
+package tools
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/shell"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+)
+
+// ShellTools returns shell_execute, running commands under sh's policy.
+func ShellTools(sh *shell.Shell) []kit.Tool {
+	return []kit.Tool{shellExecute(sh)}
+}
+
+type shellResult struct {
+	Command    []string `json:"command"`
+	Stdout     string   `json:"stdout"`
+	Stderr     string   `json:"stderr"`
+	Encoding   string   `json:"encoding"`
+	ExitCode   int      `json:"exit_code"`
+	Signal     string   `json:"signal,omitempty"`
+	DurationMS int64    `json:"duration_ms"`
+	TimeoutMS  int64    `json:"timeout_ms"`
+	Truncated  bool     `json:"truncated"`
+	TimedOut   bool     `json:"timed_out"`
+	// InvalidUTF8 says bytes that were not UTF-8 were replaced by U+FFFD
+	// (utf-8 encoding only); ask for base64 to get them exactly.
+	InvalidUTF8 bool `json:"invalid_utf8,omitempty"`
+}
+
+func shellExecute(sh *shell.Shell) kit.Tool {
+	cfg := sh.Config()
+	programs := strings.Join(sh.Programs(), ", ")
+	desc := "Run one program from an allowlist, without a shell, in a working directory inside the configured roots. " +
+		"Give either command (one simple command line: words, 'single quotes', \"double quotes\" and backslash escapes) " +
+		"or argv (the program and its arguments, taken literally). Pipes, ;, &&, ||, &, redirections, $VARS, $(…), backticks, " +
+		"globs (* ? [), ~, {a,b}, assignments and newlines are refused: nothing is expanded, so quote glob patterns and find's parentheses ('*.go', '('). " +
+		"Read-only programs: " + programs + "; each allows only its safe flags (no find -exec/-delete, no sort -o, no tail -f, " +
+		"git only status, log, diff, show, branch/tag listing, rev-parse, ls-files, blame, grep, describe, shortlog, version), " +
+		"and every file argument must lie inside the roots, symbolic links included. " +
+		"The program gets a clean environment (PATH, an empty temporary HOME, LANG=C.UTF-8, plus env variables the operator allows by name), stdin /dev/null, " +
+		"and is killed with all its children at the timeout (default " + cfg.DefaultTimeout.String() + ", at most " + cfg.MaxTimeout.String() + ") " +
+		"or when stdout and stderr together reach " + human(cfg.MaxOutput) + " (truncated). " +
+		"Result: stdout, stderr, exit_code (a non-zero exit is a result, not an error; -1 with signal when killed), duration_ms, timed_out, truncated, and the parsed command. " +
+		"Output is UTF-8 with each run of invalid bytes replaced by U+FFFD (invalid_utf8 says so), or base64 on request."
+	if extra := sh.Unrestricted(); len(extra) > 0 {
+		desc += " The operator also allows, with ANY arguments and no path checks: " + strings.Join(extra, ", ") + "."
+	}
+	return kit.Tool{
+		Name:        "shell_execute",
+		Title:       "Run a command",
+		Description: desc,
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "minLength": 1, "description": "one simple command line, e.g. \"git log --oneline -5\" or \"grep -rn 'TODO' src\""},
+    "argv": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "the program and its arguments, used as given (give this or command, not both)"},
+    "cwd": {"type": "string", "description": "working directory: relative to the first root, or absolute inside a root (default: the first root)"},
+    "timeout_ms": {"type": "integer", "minimum": 1, "description": "time limit in milliseconds (default ` + itoa(cfg.DefaultTimeout.Milliseconds()) + `; larger values are lowered to ` + itoa(cfg.MaxTimeout.Milliseconds()) + `)"},
+    "env": {"type": "object", "additionalProperties": {"type": "string"}, "description": "extra environment variables; only names the operator allows"},
+    "encoding": {"type": "string", "enum": ["utf-8", "base64"], "default": "utf-8", "description": "how stdout and stderr are returned"}
+  },
+  "additionalProperties": false
+}`),
+		// With only the built-in programs the tool changes nothing, but an
+		// operator may allow runners and interpreters, so it is declared for
+		// the worst case; --read-only leaves it out.
+		Effect:    kit.Destructive,
+		OpenWorld: true,
+		Timeout:   cfg.MaxTimeout + 15*time.Second,
+		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
+			var a struct {
+				Command   string
+				Argv      []string
+				Cwd       string
+				TimeoutMS int64 `json:"timeout_ms"`
+				Env       map[string]string
+				Encoding  string
+			}
+			if err := c.Bind(&a); err != nil {
+				return nil, err
+			}
+			timeout := cfg.MaxTimeout // also guards the conversion below against overflow
+			if a.TimeoutMS <= cfg.MaxTimeout.Milliseconds() {
+				timeout = time.Duration(a.TimeoutMS) * time.Millisecond
+			}
+			res, err := sh.Run(ctx, shell.Request{Command: a.Command, Argv: a.Argv, Cwd: a.Cwd, Timeout: timeout, Env: a.Env})
+			if err != nil {
+				return nil, shellError(err)
+			}
+			out := shellResult{Command: res.Argv, ExitCode: res.ExitCode, Signal: res.Signal,
+				DurationMS: res.Duration.Milliseconds(), TimeoutMS: res.Timeout.Milliseconds(),
+				Truncated: res.Truncated, TimedOut: res.TimedOut, Encoding: "utf-8"}
+			if a.Encoding == "base64" {
+				out.Encoding = "base64"
+				out.Stdout = base64.StdEncoding.EncodeToString(res.Stdout)
+				out.Stderr = base64.StdEncoding.EncodeToString(res.Stderr)
+			} else {
+				var bad1, bad2 bool
+				out.Stdout, bad1 = text(res.Stdout)
+				out.Stderr, bad2 = text(res.Stderr)
+				out.InvalidUTF8 = bad1 || bad2
+			}
+			return out, nil
+		},
+	}
+}
+
+// text returns b as UTF-8, replacing invalid bytes with U+FFFD.
+func text(b []byte) (string, bool) {
+	if utf8.Valid(b) {
+		return string(b), false
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD"), true
+}
+
+// shellError maps the shell package's refusals onto the fleet's codes.
+// Messages are written for the agent (no OS text, no paths outside the
+// roots), so they are passed on as they are.
+func shellError(err error) error {
+	var se *shell.Error
+	if !errors.As(err, &se) {
+		return err // context errors: the kit reports TIMEOUT or CANCELLED
+	}
+	switch se.Kind {
+	case shell.Invalid:
+		return mcperr.Invalid(se.Field, nil, "", "%s", se.Msg).WithCause(err)
+	case shell.Denied:
+		return mcperr.New(mcperr.PermissionDeny, "%s", se.Msg).WithCause(err)
+	case shell.NotFound:
+		return mcperr.New(mcperr.NotFound, "%s", se.Msg).WithCause(err)
+	}
+	return mcperr.New(mcperr.Internal, "%s", se.Msg).WithCause(err)
+}
