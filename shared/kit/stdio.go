@@ -53,12 +53,16 @@ func (s *stdioSession) GetClientCapabilities() mcp.ClientCapabilities {
 	return c
 }
 
-// ServeStdio serves one client on in/out until in closes or ctx ends. It
-// reads lines itself and hands each request straight to mcp-go, with no
-// queue or worker hop in between: on a small machine every goroutine
-// hand-off is a wake-up the caller waits for. Requests run concurrently, so
-// notifications/cancelled reaches a running call; notifications run in
-// order on the read loop.
+// ServeStdio serves one client on in/out until in closes or ctx ends.
+//
+// Reading is a turn passed between goroutines (leader/follower): the one
+// holding the turn reads a line; if it is a request, it hands the turn to
+// an idle goroutine (starting one if none is idle) and serves the request
+// itself, then goes idle. The request is thus read, handled and answered
+// on one goroutine with no hand-off on its path — on a small machine each
+// hand-off is a wake-up the client waits for — while the next line, such
+// as notifications/cancelled for this very request, is read at once.
+// Long-lived goroutines also keep the stacks JSON encoding has grown.
 func (s *Server) ServeStdio(ctx context.Context, agent string, in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -70,8 +74,12 @@ func (s *Server) ServeStdio(ctx context.Context, agent string, in io.Reader, out
 	ctx = s.mcp.WithContext(withStdio(WithAgent(ctx, agent)), sess)
 
 	w := &lineWriter{w: out}
-	var notifyDone sync.WaitGroup
-	notifyDone.Go(func() {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	inflight := newTracker()
+	defer inflight.closeAndWait()
+	defer cancel() // a closed stdin means the client is gone: stop its calls
+	wg.Go(func() {
 		for {
 			select {
 			case n := <-sess.notifications:
@@ -81,58 +89,166 @@ func (s *Server) ServeStdio(ctx context.Context, agent string, in io.Reader, out
 			}
 		}
 	})
-	defer notifyDone.Wait()
 
-	var inflight sync.WaitGroup
-	defer inflight.Wait()
-	defer cancel() // a closed stdin means the client is gone: stop its calls
+	// Only served requests are waited for: a goroutine blocked reading
+	// stdin when a signal ends ctx is left behind, as the process is ending.
+	l := &stdioLoop{s: s, ctx: ctx, w: w, r: bufio.NewReaderSize(in, 64<<10),
+		turn: make(chan struct{}, 1), done: make(chan error, 1), inflight: inflight}
+	l.turn <- struct{}{}
+	l.spawn()
+	select {
+	case err := <-l.done:
+		return err
+	case <-ctx.Done():
+		return nil
+	}
+}
 
-	r := bufio.NewReaderSize(in, 64<<10)
+type stdioLoop struct {
+	s    *Server
+	ctx  context.Context
+	w    *lineWriter
+	r    *bufio.Reader
+	turn chan struct{} // holding it means: you read the next line
+	idle atomic.Int32  // goroutines waiting for the turn
+	done chan error    // the reader that met the end of input reports here
+	// inflight counts requests being served.
+	inflight *tracker
+}
+
+func (l *stdioLoop) spawn() { go l.run() }
+
+func (l *stdioLoop) run() {
 	for {
-		line, err := readLine(r)
-		if len(bytes.TrimSpace(line)) > 0 {
-			s.dispatch(ctx, line, w, &inflight)
+		l.idle.Add(1)
+		select {
+		case <-l.turn:
+			l.idle.Add(-1)
+		case <-l.ctx.Done():
+			l.idle.Add(-1)
+			return
 		}
-		switch {
-		case err == nil:
-		case errors.Is(err, io.EOF):
-			return nil
-		case errors.Is(err, errLineTooLong):
-			w.writeJSON(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.PARSE_ERROR,
-				fmt.Sprintf("message longer than %d bytes", maxStdioLine), nil))
-		default:
-			return fmt.Errorf("read stdin: %w", err)
-		}
-		if ctx.Err() != nil {
-			return nil
+		for {
+			line, err := readLine(l.r)
+			if err != nil && !errors.Is(err, errLineTooLong) {
+				if k := classify(line); k == lineRequest || k == lineNotification {
+					l.handle(line) // a last line without a newline still counts
+				}
+				if errors.Is(err, io.EOF) {
+					err = nil
+				} else {
+					err = fmt.Errorf("read stdin: %w", err)
+				}
+				l.done <- err
+				return
+			}
+			if errors.Is(err, errLineTooLong) {
+				l.w.writeJSON(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.PARSE_ERROR,
+					fmt.Sprintf("message longer than %d bytes", maxStdioLine), nil))
+				continue
+			}
+			switch classify(line) {
+			case lineRequest:
+				if !l.inflight.begin() {
+					return // shutting down
+				}
+				// Pass the turn on, then serve this request here.
+				if l.idle.Load() == 0 {
+					l.spawn()
+				}
+				l.turn <- struct{}{}
+				l.handle(line)
+				l.inflight.end()
+			case lineNotification:
+				l.handle(line) // notifications run in order, on the reader
+				continue
+			case lineInvalid:
+				l.w.writeJSON(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.PARSE_ERROR, "Parse error", nil))
+				continue
+			default:
+				continue // blank, or a response to a request this server never sends
+			}
+			break
 		}
 	}
 }
 
-func (s *Server) dispatch(ctx context.Context, line []byte, w *lineWriter, inflight *sync.WaitGroup) {
+// tracker counts requests in flight; once closed it admits no more, so
+// waiting for the count to reach zero cannot race with a new request.
+type tracker struct {
+	mu     sync.Mutex
+	zero   *sync.Cond
+	n      int
+	closed bool
+}
+
+func newTracker() *tracker {
+	t := &tracker{}
+	t.zero = sync.NewCond(&t.mu)
+	return t
+}
+
+func (t *tracker) begin() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.n++
+	return true
+}
+
+func (t *tracker) end() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n--; t.n == 0 {
+		t.zero.Broadcast()
+	}
+}
+
+func (t *tracker) closeAndWait() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	for t.n > 0 {
+		t.zero.Wait()
+	}
+}
+
+type lineKind int
+
+const (
+	lineSkip lineKind = iota
+	lineInvalid
+	lineNotification
+	lineRequest
+)
+
+// classify looks at a line's id and method only; mcp-go parses the rest.
+func classify(line []byte) lineKind {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return lineSkip
+	}
 	var head struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 	}
-	if err := json.Unmarshal(line, &head); err != nil {
-		w.writeJSON(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.PARSE_ERROR, "Parse error", nil))
-		return
+	if json.Unmarshal(line, &head) != nil {
+		return lineInvalid
 	}
 	hasID := len(head.ID) > 0 && string(head.ID) != "null"
 	switch {
-	case !hasID:
-		// Notifications (cancellation among them) are handled in order,
-		// at once, and answered with nothing.
-		s.mcp.HandleMessage(ctx, line)
 	case head.Method == "":
-		// A response to a server-to-client request; this server sends none.
-	default:
-		msg := append([]byte(nil), line...)
-		inflight.Go(func() {
-			if resp := s.mcp.HandleMessage(ctx, msg); resp != nil {
-				w.writeResponse(resp)
-			}
-		})
+		return lineSkip
+	case hasID:
+		return lineRequest
+	}
+	return lineNotification
+}
+
+func (l *stdioLoop) handle(line []byte) {
+	if resp := l.s.mcp.HandleMessage(l.ctx, line); resp != nil {
+		l.w.writeResponse(resp)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -134,5 +135,54 @@ func TestStdioLineTooLong(t *testing.T) {
 	p.send(t, initLine)
 	if m := p.recv(t); m["result"] == nil {
 		t.Fatalf("the server should keep going after an oversized line: %v", m)
+	}
+}
+
+// TestStdioStopsOnContextWithStdinOpen: a signal (ctx) ends ServeStdio even
+// though the client keeps stdin open and a reader is blocked on it.
+func TestStdioStopsOnContextWithStdinOpen(t *testing.T) {
+	s := newServer(t, kit.Options{})
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ServeStdio(ctx, "", inR, io.Discard) }()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ServeStdio did not return after its context ended")
+	}
+}
+
+// TestStdioConcurrentRequests: a slow call does not hold up the next one,
+// and each answer carries its own id.
+func TestStdioConcurrentRequests(t *testing.T) {
+	p := &probe{started: make(chan struct{})}
+	tools := testTools(p)
+	tools[3].Timeout = time.Minute
+	s, err := kit.New(kit.Info{Name: "t"}, tools, kit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer := startStdioPeer(t, s, "")
+	peer.send(t, initLine)
+	peer.recv(t)
+	peer.send(t, `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"slow","arguments":{}}}`)
+	<-p.started
+	for i := 11; i <= 13; i++ {
+		peer.send(t, `{"jsonrpc":"2.0","id":`+strconv.Itoa(i)+`,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
+	}
+	for i := 11; i <= 13; i++ {
+		if m := peer.recv(t); m["id"].(float64) != float64(i) {
+			t.Fatalf("want the answer to %d while 10 still runs, got %v", i, m)
+		}
+	}
+	peer.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":10}}`)
+	if m := peer.recv(t); m["id"].(float64) != 10 {
+		t.Fatalf("want the cancelled call's answer, got %v", m)
 	}
 }
