@@ -23,7 +23,7 @@ build: ## build every server into bin/
 	@mkdir -p bin
 	@for s in $(SERVERS); do \
 	  echo "go build bin/$$s-mcp"; \
-	  $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/$$s-mcp ./servers/$$s/cmd/$$s-mcp; \
+	  CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/$$s-mcp ./servers/$$s/cmd/$$s-mcp; \
 	done
 
 postgres: ## make sure PostgreSQL binaries are installed (tests start their own throwaway cluster)

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -43,8 +42,38 @@ type agentSpec struct {
 	TokenSHA256 []string `yaml:"token_sha256"`
 }
 
-var namePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
-var toolPattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,128}$`)
+// Names are checked by hand: a counted repetition such as {0,63} makes a
+// regexp program large enough to show in every server's start-up time.
+const (
+	namePattern = "a lowercase letter, then up to 63 of a-z 0-9 _ -"
+	toolPattern = "1 to 128 of a-z A-Z 0-9 _ -"
+)
+
+func validAgentName(s string) bool {
+	if len(s) == 0 || len(s) > 64 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func validToolName(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
 
 // Load reads a policy file.
 func Load(path string) (*Policy, error) {
@@ -76,12 +105,12 @@ func Parse(raw []byte) (*Policy, error) {
 	}
 	p := &Policy{agents: map[string]*agent{}, tokens: map[[32]byte]string{}}
 	for name, spec := range f.Agents {
-		if !namePattern.MatchString(name) {
-			return nil, fmt.Errorf("agent %q: name must match %s", name, namePattern)
+		if !validAgentName(name) {
+			return nil, fmt.Errorf("agent %q: a name is %s", name, namePattern)
 		}
 		a := &agent{tools: map[string]bool{}}
 		for _, t := range spec.Tools {
-			if !toolPattern.MatchString(t) {
+			if !validToolName(t) {
 				return nil, fmt.Errorf("agent %q: tool %q is not a valid tool name", name, t)
 			}
 			a.tools[t] = true

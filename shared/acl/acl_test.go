@@ -56,7 +56,7 @@ func TestParseErrors(t *testing.T) {
 		{"upper-case agent", "version: 1\nagents:\n  Orchestrator:\n    tools: [x]\n", `agent "Orchestrator"`},
 		{"agent starts with digit", "version: 1\nagents:\n  1bot:\n    tools: [x]\n", `agent "1bot"`},
 		{"agent with space", "version: 1\nagents:\n  \"my bot\":\n    tools: [x]\n", `agent "my bot"`},
-		{"agent too long", "version: 1\nagents:\n  a" + strings.Repeat("b", 64) + ":\n    tools: [x]\n", "name must match"},
+		{"agent too long", "version: 1\nagents:\n  a" + strings.Repeat("b", 64) + ":\n    tools: [x]\n", "a name is a lowercase letter"},
 		{"tool with dot", "version: 1\nagents:\n  a:\n    tools: [supabase.query]\n", `tool "supabase.query" is not a valid tool name`},
 		{"tool with space", "version: 1\nagents:\n  a:\n    tools: [\"send email\"]\n", `tool "send email"`},
 		{"empty tool", "version: 1\nagents:\n  a:\n    tools: [\"\"]\n", `tool ""`},

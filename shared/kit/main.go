@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -134,6 +135,8 @@ func (c *Config) policy() (*acl.Policy, error) {
 	return p, nil
 }
 
+const defaultGCPercent = 75
+
 // Main runs a server binary: flags and environment, logging, tools, then
 // the chosen transport until SIGINT/SIGTERM or stdin closes. It returns the
 // process exit code. stdout carries protocol messages only.
@@ -155,6 +158,12 @@ func Main(spec Spec, args []string, getenv func(string) string, stdin io.Reader,
 	case err != nil:
 		fmt.Fprintf(stderr, "%s: %v\n", program, err)
 		return 2
+	}
+	if getenv("GOGC") == "" {
+		// These servers keep a few MB live; collecting at 75% growth instead
+		// of 100% keeps the resident set of a long session ~2 MB smaller for
+		// a few percent of CPU. GOGC in the environment still wins.
+		debug.SetGCPercent(defaultGCPercent)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -182,7 +182,9 @@ func Build(t testing.TB, pkg string) string {
 			return
 		}
 		b.path = filepath.Join(dir, filepath.Base(pkg))
-		cmd := exec.Command("go", "build", "-o", b.path, pkg)
+		// Built as `make build` builds: static, no cgo.
+		cmd := exec.Command("go", "build", "-trimpath", "-o", b.path, pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)

@@ -149,19 +149,24 @@ func BenchmarkColdStart(b *testing.B) {
 func BenchmarkRSSAfter10kCalls(b *testing.B) {
 	bin := mcptest.Build(b, "github.com/mcp-fleet/mcp-fleet/servers/devtools/cmd/devtools-mcp")
 	root := benchRoot(b)
-	var rss int
+	var rss, start int
 	for i := 0; i < b.N; i++ {
 		p := startProc(b, bin, root)
 		p.initialize(b)
+		p.roundTrip(b, "ping", "{}")
+		var err error
+		if start, err = rssKiB(p.cmd.Process.Pid); err != nil {
+			b.Fatal(err)
+		}
 		for j := 0; j < 10000; j++ {
 			p.roundTrip(b, "tools/call", readCall)
 		}
-		var err error
 		if rss, err = rssKiB(p.cmd.Process.Pid); err != nil {
 			b.Fatal(err)
 		}
 		p.stop()
 	}
+	b.ReportMetric(float64(start)/1024, "RSS-start-MiB")
 	b.ReportMetric(float64(rss)/1024, "RSS-MiB")
 }
 
