@@ -391,14 +391,3 @@ func appendRow(rows *[]json.RawMessage, size *int64, max int64, values []any) (b
 	*rows = append(*rows, raw)
 	return true, nil
 }
-
-// byteSize renders a byte count for messages ("5 MiB").
-func byteSize(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}

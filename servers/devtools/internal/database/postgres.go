@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"slices"
 	"strconv"
 	"strings"
@@ -274,7 +275,7 @@ func (b *pgBackend) execute(ctx context.Context, pg *pgconn.PgConn, m *pgtype.Ma
 			abandon(pg)
 			var tooBig *pgproto3.ExceededMaxBodyLenErr
 			if errors.As(err, &tooBig) {
-				return "", invalid("query", "a row of the result is larger than the %s result cap", byteSize(b.cfg.MaxResultBytes))
+				return "", invalid("query", "a row of the result is larger than the %s result cap", bytesize.Format(b.cfg.MaxResultBytes))
 			}
 			return "", err
 		}

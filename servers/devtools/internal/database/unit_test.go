@@ -173,18 +173,13 @@ func TestBaseAuthorizer(t *testing.T) {
 	}
 }
 
-func TestPrimaryKeyAndSizes(t *testing.T) {
+func TestPrimaryKey(t *testing.T) {
 	pk := primaryKey([]ColumnInfo{{Name: "a", PrimaryKey: 2}, {Name: "b"}, {Name: "c", PrimaryKey: 1}})
 	if len(pk) != 2 || pk[0] != "c" || pk[1] != "a" {
 		t.Errorf("primaryKey = %v", pk)
 	}
 	if len(primaryKey(nil)) != 0 {
 		t.Error("no columns, a key")
-	}
-	for n, want := range map[int64]string{5 << 20: "5 MiB", 2048: "2 KiB", 100: "100 bytes", 1500: "1500 bytes"} {
-		if got := byteSize(n); got != want {
-			t.Errorf("byteSize(%d) = %q", n, got)
-		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/database"
@@ -80,7 +81,7 @@ func databaseQuery(db *database.DB) kit.Tool {
 			"Returns columns (name, type), rows as arrays in column order, row_count, truncated (with truncated_by: limit or max_bytes), and duration_ms. " +
 			"Values: NULL→null, numeric→string (exact), bytea/BLOB→base64, timestamps→RFC 3339, json→JSON. " +
 			"Default limit " + itoa(int64(cfg.DefaultLimit)) + " rows, at most " + itoa(int64(cfg.MaxLimit)) + "; results are capped at " +
-			human(cfg.MaxResultBytes) + "; statement timeout " + cfg.StatementTimeout.String() + ". Use database_tables and database_schema to explore first.",
+			bytesize.Format(cfg.MaxResultBytes) + "; statement timeout " + cfg.StatementTimeout.String() + ". Use database_tables and database_schema to explore first.",
 		InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/fsroot"
@@ -148,7 +149,7 @@ func fileWrite(fsys *fsroot.FS) kit.Tool {
 		Title: "Write a file",
 		Description: "Write a file inside the configured roots, atomically: readers see the old or the new content, never a mix, and a failed write changes nothing. " +
 			"Creates missing parent directories unless create_dirs is false. Replaces an existing file unless overwrite is false; append adds to the end. " +
-			"content is text (utf-8) or, with encoding base64/hex, binary. Size cap: " + human(lim.MaxWriteBytes) + ". Returns the file's metadata after the write.",
+			"content is text (utf-8) or, with encoding base64/hex, binary. Size cap: " + bytesize.Format(lim.MaxWriteBytes) + ". Returns the file's metadata after the write.",
 		InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -182,7 +183,7 @@ func fileWrite(fsys *fsroot.FS) kit.Tool {
 			// Checked here, not left to fsroot, whose error would blame "path".
 			if int64(len(data)) > lim.MaxWriteBytes {
 				return nil, mcperr.Invalid("content", nil, "at most "+itoa(lim.MaxWriteBytes)+" bytes after decoding",
-					"content is %d bytes, over the write cap of %s", len(data), human(lim.MaxWriteBytes))
+					"content is %d bytes, over the write cap of %s", len(data), bytesize.Format(lim.MaxWriteBytes))
 			}
 			opt := fsroot.WriteOptions{CreateDirs: a.CreateDirs == nil || *a.CreateDirs,
 				Overwrite: a.Overwrite == nil || *a.Overwrite, Append: a.Append}

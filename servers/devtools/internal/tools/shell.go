@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -47,7 +48,7 @@ func shellExecute(sh *shell.Shell) kit.Tool {
 		"and every file argument must lie inside the roots, symbolic links included. " +
 		"The program gets a clean environment (PATH, an empty temporary HOME, LANG=C.UTF-8, plus env variables the operator allows by name), stdin /dev/null, " +
 		"and is killed with all its children at the timeout (default " + cfg.DefaultTimeout.String() + ", at most " + cfg.MaxTimeout.String() + ") " +
-		"or when stdout and stderr together reach " + human(cfg.MaxOutput) + " (truncated). " +
+		"or when stdout and stderr together reach " + bytesize.Format(cfg.MaxOutput) + " (truncated). " +
 		"Result: stdout, stderr, exit_code (a non-zero exit is a result, not an error; -1 with signal when killed), duration_ms, timed_out, truncated, and the parsed command. " +
 		"Output is UTF-8 with each run of invalid bytes replaced by U+FFFD (invalid_utf8 says so), or base64 on request."
 	if extra := sh.Unrestricted(); len(extra) > 0 {

@@ -70,14 +70,3 @@ func All(d Deps) ([]kit.Tool, func(), error) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
-// human renders a byte count for descriptions ("10 MiB").
-func human(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}

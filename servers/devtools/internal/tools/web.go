@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"net/http"
 	"strconv"
 	"strings"
@@ -90,7 +91,7 @@ func webRequest(wc *webguard.Client) kit.Tool {
 		Description: "Send an HTTP request (GET, POST, PUT, DELETE, PATCH, HEAD, OPTIONS) to an http or https URL and return status, headers, body and duration. " +
 			"body is sent as is when it is a string (base64-decoded first with body_encoding base64) and as JSON otherwise (Content-Type application/json unless set). " +
 			"Any HTTP status is a result, not an error. Text bodies come back as UTF-8, binary ones base64-encoded (body_encoding says which). " +
-			"Caps: response body " + human(cfg.MaxResponseBytes) + " (truncated says when it was cut), request body " + human(cfg.MaxRequestBodyBytes) +
+			"Caps: response body " + bytesize.Format(cfg.MaxResponseBytes) + " (truncated says when it was cut), request body " + bytesize.Format(cfg.MaxRequestBodyBytes) +
 			", timeout " + secs(cfg.DefaultTimeout) + " by default and at most " + secs(cfg.MaxTimeout) + ", " + redirectsText(cfg.MaxRedirects) + ". " +
 			"Loopback, private, link-local and cloud metadata addresses are refused (PERMISSION_DENIED) unless an operator allowed the range (metadata never), also when reached through DNS or a redirect; URLs with user:password@ are refused. " +
 			"Headers Host, User-Agent (" + wc.UserAgent() + "), Content-Length and hop-by-hop headers cannot be set.",
@@ -236,7 +237,7 @@ func webFetch(wc *webguard.Client) kit.Tool {
 			"Scripts, styles, embedded frames and form controls are removed. Non-HTML text (plain text, JSON, XML…) is returned as it is (format raw); binary content is refused (use web_request). " +
 			"Long pages come in windows of max_length characters (default " + itoa(webguard.DefaultMaxLength) + "): when truncated is true, call again with start_index = next_start_index. " +
 			"Result: url (after redirects), status, content_type, title, size in bytes, total_length in characters. A non-2xx status is an UPSTREAM_ERROR naming it. " +
-			"Caps: download " + human(cfg.MaxFetchBytes) + " (body_truncated says the page was cut), timeout " + secs(cfg.DefaultTimeout) + " by default and at most " + secs(cfg.MaxTimeout) + ", " + redirectsText(cfg.MaxRedirects) + ". " +
+			"Caps: download " + bytesize.Format(cfg.MaxFetchBytes) + " (body_truncated says the page was cut), timeout " + secs(cfg.DefaultTimeout) + " by default and at most " + secs(cfg.MaxTimeout) + ", " + redirectsText(cfg.MaxRedirects) + ". " +
 			"Loopback, private, link-local and cloud metadata addresses are refused (PERMISSION_DENIED) unless an operator allowed the range (metadata never), also through DNS or redirects.",
 		InputSchema: json.RawMessage(`{
   "type": "object",

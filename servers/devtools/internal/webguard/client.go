@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"io"
 	"mime"
 	"net"
@@ -312,7 +313,7 @@ func (c *Client) do(ctx context.Context, req Request, capBytes int64, inspect fu
 		return nil, err
 	}
 	if int64(len(req.Body)) > c.cfg.MaxRequestBodyBytes {
-		return nil, invalid("body", "the request body is %d bytes; the cap is %s", len(req.Body), Human(c.cfg.MaxRequestBodyBytes))
+		return nil, invalid("body", "the request body is %d bytes; the cap is %s", len(req.Body), bytesize.Format(c.cfg.MaxRequestBodyBytes))
 	}
 	if req.MaxBytes > 0 && req.MaxBytes < capBytes {
 		capBytes = req.MaxBytes
@@ -443,15 +444,4 @@ func (c *Client) mapErr(parent, cctx context.Context, err error, u *url.URL, tim
 		return up("%s did not answer with TLS (is it plain http?)", host)
 	}
 	return up("the request to %s failed", host)
-}
-
-// Human renders a byte count ("5 MiB").
-func Human(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -566,11 +566,3 @@ func TestMediaType(t *testing.T) {
 		}
 	}
 }
-
-func TestHuman(t *testing.T) {
-	for n, want := range map[int64]string{5 << 20: "5 MiB", 64 << 10: "64 KiB", 1000: "1000 bytes"} {
-		if got := Human(n); got != want {
-			t.Errorf("Human(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
