@@ -442,7 +442,9 @@ func (b *sqliteBackend) mapErr(parent, ctx context.Context, err error, timeout t
 	}
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
-		if strings.Contains(err.Error(), "missing argument") {
+		// The driver's bind errors: "missing argument with index N" for ?,
+		// "missing named argument %q" for ?N, $N, :name and @name.
+		if msg := err.Error(); strings.Contains(msg, "missing argument") || strings.Contains(msg, "missing named argument") {
 			return &Error{Kind: Invalid, Field: "params", Msg: "the statement has more parameters than params has values", cause: err}
 		}
 		return errorf(Unavailable, err, msgUnavailable)

@@ -110,8 +110,18 @@ func TestSQLiteQueryWithParams(t *testing.T) {
 	if got := mustJSON(t, res.Rows); got != `[[0]]` {
 		t.Errorf("injection via a parameter matched rows: %s", got)
 	}
-	if _, err := db.Query(context.Background(), Query{SQL: "SELECT ?, ?", Params: []any{"one"}}); kindOf(err) != Invalid {
-		t.Errorf("missing parameter: %v", err)
+	for _, q := range []Query{
+		{SQL: "SELECT ?, ?", Params: []any{"one"}},
+		// Numbered and named parameters without a value: a caller's
+		// mistake, not "database unavailable" (which says retry).
+		{SQL: "SELECT ?1"},
+		{SQL: "SELECT ?2", Params: []any{"one"}},
+		{SQL: "SELECT $2", Params: []any{"one"}},
+		{SQL: "SELECT :x", Params: []any{"one"}},
+	} {
+		if _, err := db.Query(context.Background(), q); kindOf(err) != Invalid {
+			t.Errorf("%s with %d params: %v (kind %v), want a validation error", q.SQL, len(q.Params), err, kindOf(err))
+		}
 	}
 	for _, sql := range []string{"SELEC 1", "SELECT nope FROM t", "SELECT * FROM nope"} {
 		if _, err := db.Query(context.Background(), Query{SQL: sql}); kindOf(err) != Invalid || !strings.Contains(err.Error(), "SQLite:") {

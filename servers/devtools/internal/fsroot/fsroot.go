@@ -86,6 +86,11 @@ type FS struct {
 	roots []*root
 	lim   Limits
 
+	// writes is held exclusively by Write and Delete, and shared by
+	// HoldWrites: a reader that must see the tree unchanged for a while
+	// (the shell's git runs) keeps the file tools from changing it.
+	writes sync.RWMutex
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -205,6 +210,16 @@ func (f *FS) Roots() []string {
 		out[i] = r.name
 	}
 	return out
+}
+
+// HoldWrites blocks Write and Delete until the returned function is
+// called; several holders may hold at once. The shell holds it while a git
+// command is checked and run, so that the repository configuration it
+// checked is the one git reads: otherwise a file_write racing the command
+// could plant a filter or diff driver between the check and the run.
+func (f *FS) HoldWrites() (release func()) {
+	f.writes.RLock()
+	return f.writes.RUnlock
 }
 
 // Limits returns the effective limits.

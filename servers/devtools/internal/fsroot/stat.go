@@ -99,6 +99,8 @@ type DeleteResult struct {
 // is or contains a configured root, is refused.
 func (f *FS) Delete(p string, recursive bool) (*DeleteResult, error) {
 	const op = "delete"
+	f.writes.Lock()
+	defer f.writes.Unlock()
 	t, err := f.resolve(op, p)
 	if err != nil {
 		return nil, err

@@ -51,6 +51,8 @@ var beforeRename func() error
 // else in between is replaced.
 func (f *FS) Write(p string, data []byte, opt WriteOptions) (*FileInfo, error) {
 	const op = "write"
+	f.writes.Lock()
+	defer f.writes.Unlock()
 	if opt.Append && opt.Overwrite {
 		return nil, invalid(op, p, "append", "append and overwrite exclude each other")
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestWrite(t *testing.T) {
@@ -248,5 +249,45 @@ func TestTempName(t *testing.T) {
 	fx := newFixture(t, Limits{})
 	if _, err := fx.fs.Write(long, []byte("x"), WriteOptions{}); err != nil {
 		t.Fatalf("write with a 250-byte name: %v", err)
+	}
+}
+
+// TestHoldWritesBlocksWriteAndDelete: while a holder (the shell running
+// git) holds writes, Write and Delete wait; reads do not.
+func TestHoldWritesBlocksWriteAndDelete(t *testing.T) {
+	fx := newFixture(t, Limits{})
+	fx.write(t, "f.txt", "old\n")
+	for _, tc := range []struct {
+		name string
+		op   func() error
+	}{
+		{"write", func() error {
+			_, err := fx.fs.Write("f.txt", []byte("new\n"), WriteOptions{Overwrite: true})
+			return err
+		}},
+		{"delete", func() error { _, err := fx.fs.Delete("f.txt", false); return err }},
+	} {
+		release := fx.fs.HoldWrites()
+		release2 := fx.fs.HoldWrites() // holders share
+		done := make(chan error, 1)
+		go func() { done <- tc.op() }()
+		select {
+		case err := <-done:
+			t.Fatalf("%s finished (err %v) while writes were held", tc.name, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if _, err := fx.fs.Read("f.txt", ReadOptions{}); err != nil {
+			t.Fatalf("read while writes are held: %v", err)
+		}
+		release()
+		release2()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("%s after release: %v", tc.name, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s still blocked after release", tc.name)
+		}
 	}
 }

@@ -172,3 +172,37 @@ func TestGitOverrides(t *testing.T) {
 		t.Fatal("a driver name with '=' was accepted")
 	}
 }
+
+// TestGitHoldsWritesUntilExit: a git command keeps the file tools from
+// changing the roots from the configuration check to the program's exit,
+// so a file_write racing the command cannot plant a filter or diff program
+// in the repository's configuration between the check and the run. Other
+// programs do not hold writes.
+func TestGitHoldsWritesUntilExit(t *testing.T) {
+	var held, released int
+	hold := func(c *Config) {
+		c.HoldWrites = func() func() {
+			held++
+			return func() { released++ }
+		}
+	}
+	// Not a repository yet: the check fails, and what was held is released.
+	f := newFixture(t, hold)
+	f.refuse(t, Request{Command: "git status"}, Invalid, "not inside a git work tree")
+	if held != 1 || released != 1 {
+		t.Fatalf("refused git status: writes held %d times, released %d times; want 1 and 1", held, released)
+	}
+	gitInit(t, f.root)
+	res := f.run(t, Request{Command: "git status --short"})
+	if res.ExitCode != 0 {
+		t.Fatalf("git status: exit %d, stderr %q", res.ExitCode, res.Stderr)
+	}
+	if held != 2 || released != 2 {
+		t.Fatalf("git status: writes held %d times, released %d times; want 2 and 2", held, released)
+	}
+	f.run(t, Request{Command: "ls"})
+	f.run(t, Request{Command: "git --version"})
+	if held != 2 || released != 2 {
+		t.Fatalf("ls and git --version must not hold writes: held %d, released %d", held, released)
+	}
+}

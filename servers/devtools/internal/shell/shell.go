@@ -60,6 +60,12 @@ type Config struct {
 	// Path is the PATH programs are looked up in and children get:
 	// absolute directories separated by ':'.
 	Path string
+	// HoldWrites, if set, keeps the file tools from changing the roots
+	// until the returned function is called. A git command holds it from
+	// the check of the repository's configuration to the program's exit,
+	// so that what git reads is what was checked (a file_write racing the
+	// command could otherwise plant a filter or diff program in between).
+	HoldWrites func() (release func())
 }
 
 // DefaultConfig returns the defaults for every optional field.
@@ -95,6 +101,10 @@ var reservedEnv = map[string]bool{
 	"SHELLOPTS": true, "BASHOPTS": true, "PS4": true, "PAGER": true, "EDITOR": true, "VISUAL": true,
 	"GCONV_PATH": true, "LOCPATH": true, "NLSPATH": true, "HOSTALIASES": true, "TMPDIR": true,
 	"NODE_OPTIONS": true, "PYTHONSTARTUP": true, "PERL5OPT": true,
+	// POSIXLY_CORRECT stops GNU programs from permuting options: "grep x f
+	// -e /etc/passwd" would then read -e and /etc/passwd as files, where
+	// the flag checker saw a pattern.
+	"POSIXLY_CORRECT": true,
 }
 
 var reservedEnvPrefixes = []string{"GIT_", "LD_", "DYLD_", "BASH_FUNC_", "LC_"}
@@ -365,6 +375,10 @@ func (s *Shell) Run(ctx context.Context, req Request) (*Result, error) {
 	env := append([]string{"PATH=" + s.cfg.Path, "HOME=" + home, "LANG=C.UTF-8"}, p.env...)
 	args := p.args
 	if p.git {
+		if s.cfg.HoldWrites != nil {
+			release := s.cfg.HoldWrites()
+			defer release()
+		}
 		extra, err := gitPrepare(ctx, p.chk, p.bin, env)
 		if err != nil {
 			return nil, err

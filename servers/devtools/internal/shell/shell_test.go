@@ -533,6 +533,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{Config{Roots: []string{root}, Env: []string{"PATH"}}, "cannot be allowed"},
 		{Config{Roots: []string{root}, Env: []string{"git_dir"}}, "cannot be allowed"},
 		{Config{Roots: []string{root}, Env: []string{"LD_PRELOAD"}}, "cannot be allowed"},
+		{Config{Roots: []string{root}, Env: []string{"POSIXLY_CORRECT"}}, "cannot be allowed"},
 		{Config{Roots: []string{root}, MaxOutput: -1}, "must be positive"},
 		{Config{Roots: []string{root}, DefaultTimeout: time.Minute, MaxTimeout: time.Second}, "exceeds the maximum"},
 	} {

@@ -39,6 +39,7 @@ func All(d Deps) ([]kit.Tool, func(), error) {
 	}
 	sc := d.Shell
 	sc.Roots = fsys.Roots()
+	sc.HoldWrites = fsys.HoldWrites
 	sh, err := shell.New(sc)
 	if err != nil {
 		_ = fsys.Close()
