@@ -216,6 +216,12 @@ func (b *sqliteBackend) query(ctx context.Context, q Query, limit int, timeout t
 	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_ATTACHED, 0); err != nil {
 		return nil, b.mapErr(ctx, tctx, err, timeout)
 	}
+	// No string or blob may outgrow the result cap: a value that large could
+	// never be returned, and building one (randomblob(500e6)) would hold the
+	// memory for as long as SQLite ignores the interrupt.
+	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, valueLengthLimit(b.cfg.MaxResultBytes)); err != nil {
+		return nil, b.mapErr(ctx, tctx, err, timeout)
+	}
 	res := &Result{}
 	var qerr error
 	err = conn.Raw(func(dc any) error {
@@ -466,4 +472,17 @@ func (b *sqliteBackend) mapErr(parent, ctx context.Context, err error, timeout t
 		return errorf(Unavailable, err, msgUnavailable)
 	}
 	return &Error{Kind: Invalid, Field: "query", Msg: msg, cause: err}
+}
+
+// valueLengthLimit is SQLite's per-value length cap for a result cap: the cap
+// itself (at least 1 MiB), within SQLite's own int range.
+func valueLengthLimit(maxResultBytes int64) int {
+	const floor, ceiling = 1 << 20, 1<<31 - 1
+	switch {
+	case maxResultBytes < floor:
+		return floor
+	case maxResultBytes > ceiling:
+		return ceiling
+	}
+	return int(maxResultBytes)
 }

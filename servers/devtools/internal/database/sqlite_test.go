@@ -500,3 +500,26 @@ func TestSQLiteConcurrentCalls(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestSQLiteValueLengthCapped: a value larger than the result cap is refused
+// at once instead of being built in memory.
+func TestSQLiteValueLengthCapped(t *testing.T) {
+	db, _ := newSQLite(t, Config{MaxResultBytes: 2 << 20})
+	start := time.Now()
+	_, err := db.Query(context.Background(), Query{SQL: "SELECT length(hex(randomblob(400000000)))"})
+	var de *Error
+	if !errors.As(err, &de) || de.Kind != Invalid || !strings.Contains(de.Msg, "too big") {
+		t.Fatalf("a 400 MB value: want an Invalid 'too big' error, got %v", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatalf("refusal took %v", time.Since(start))
+	}
+	if _, err := db.Query(context.Background(), Query{SQL: "SELECT length(randomblob(1000000))"}); err != nil {
+		t.Fatalf("a 1 MB value under the cap: %v", err)
+	}
+	for in, want := range map[int64]int{0: 1 << 20, 5 << 20: 5 << 20, 1 << 40: 1<<31 - 1} {
+		if got := valueLengthLimit(in); got != want {
+			t.Errorf("valueLengthLimit(%d) = %d, want %d", in, got, want)
+		}
+	}
+}
