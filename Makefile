@@ -14,7 +14,7 @@ STATICCHECK  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 COVER_MIN    ?= 80
 BENCHTIME    ?= 1s
 
-.PHONY: help build test lint cover bench run-devtools conformance inspector postgres clean
+.PHONY: help build test lint cover bench run-devtools conformance inspector sdk-check postgres clean
 
 help: ## list targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -58,6 +58,9 @@ conformance: build ## official MCP conformance suite against devtools over strea
 
 inspector: build ## MCP Inspector CLI lists and calls devtools tools over stdio and HTTP
 	@bash scripts/inspector.sh
+
+sdk-check: build ## official TypeScript SDK client against devtools over stdio, HTTP and SSE
+	@cd tools/sdk-check && npm ci --no-audit --no-fund --loglevel=error >/dev/null && node check.mjs
 
 clean: ## remove build and coverage output
 	rm -rf bin coverage

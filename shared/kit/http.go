@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -49,8 +51,10 @@ type httpFrontend struct {
 	loopback bool
 	listen   string
 	sessions *sessions
-	stream   *server.StreamableHTTPServer
-	sse      *server.SSEServer
+	// pending lets notifications/cancelled suppress a request's answer.
+	pending *pendingRequests
+	stream  *server.StreamableHTTPServer
+	sse     *server.SSEServer
 }
 
 func isLoopbackHost(h string) bool {
@@ -99,8 +103,11 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, func(context.Context)
 	}
 	host, _, _ := net.SplitHostPort(o.Addr)
 	f := &httpFrontend{s: s, o: o, loopback: isLoopbackHost(host) || host == "", listen: host,
-		sessions: newSessions(o.MaxSessions, o.SessionIdle)}
-	release := func(id string) { _, _ = f.sessions.terminate(id, "", true) }
+		sessions: newSessions(o.MaxSessions, o.SessionIdle), pending: newPendingRequests()}
+	release := func(id string) {
+		_, _ = f.sessions.terminate(id, "", true)
+		f.pending.dropSession(id)
+	}
 	s.unregistered.Store(&release)
 	ctxFunc := func(ctx context.Context, _ *http.Request) context.Context { return ctx }
 	opts := []server.StreamableHTTPOption{
@@ -125,7 +132,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, func(context.Context)
 			server.WithSSEContextFunc(ctxFunc),
 			server.WithSSEDisableLocalhostProtection(true),
 			server.WithSessionIDGenerator(f.sseSessionID))
-		mux.Handle("/sse", f.guard(f.sse.SSEHandler()))
+		mux.Handle("/sse", f.guard(f.sseStream(f.sse.SSEHandler())))
 		mux.Handle("/message", f.guard(http.HandlerFunc(f.sseMessage)))
 	}
 	shutdown := func(ctx context.Context) error {
@@ -232,9 +239,12 @@ func contains(list []string, v string) bool {
 	return false
 }
 
-// mcp caps the body, enforces the session limit on initialize, then hands
-// over to mcp-go.
+// mcp caps the body, enforces the session limit on initialize, requires a
+// session where mcp-go would answer 404 instead of 400, tracks requests so
+// that a cancelled one gets no answer, then hands over to mcp-go.
 func (f *httpFrontend) mcp(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get(server.HeaderKeySessionID)
+	agent := AgentFrom(r.Context())
 	if r.Method == http.MethodPost {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, f.o.MaxBodyBytes))
 		if err != nil {
@@ -248,11 +258,46 @@ func (f *httpFrontend) mcp(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		head, parsed := parseHead(body)
 		// mcp-go mints a new session for every initialize, whatever
 		// Mcp-Session-Id it carries, so the header must not skip the cap.
-		if isInitialize(body) && !f.sessions.hasRoom() {
+		if head.Method == string(mcp.MethodInitialize) && !f.sessions.hasRoom() {
 			writeJSONRPCError(w, http.StatusServiceUnavailable, -32000,
 				fmt.Sprintf("too many sessions (limit %d); close one or retry later", f.o.MaxSessions))
+			return
+		}
+		// Protocol 2026-07-28 has no sessions; mcp-go serves it as it is.
+		if parsed && head.Method != "" && head.Method != string(mcp.MethodInitialize) && !head.modern(r.Header) {
+			if sid == "" {
+				// "Servers that require a session ID SHOULD respond to requests
+				// without an MCP-Session-Id header (other than initialization)
+				// with HTTP 400 Bad Request"; mcp-go says 404, which tells a
+				// client its session expired.
+				writeJSONRPCError(w, http.StatusBadRequest, -32600, "Mcp-Session-Id header is required: send initialize first")
+				return
+			}
+			if terminated, err := f.sessions.validate(sid, agent, false); err == nil && !terminated {
+				switch {
+				case isCancelNotification(head.Method):
+					f.pending.cancel(sid, head.Params.RequestID)
+				case head.isRequest():
+					cancelled := f.pending.begin(sid, head.ID)
+					defer f.pending.done(sid, head.ID)
+					w = &unlessCancelled{ResponseWriter: w, cancelled: cancelled}
+				}
+			}
+		}
+	}
+	// A DELETE names a session: none is a bad request, and an unknown,
+	// terminated or foreign one is 404 as for any other request (mcp-go
+	// answers 200 for a session it does not know).
+	if r.Method == http.MethodDelete && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		if sid == "" {
+			writeJSONRPCError(w, http.StatusBadRequest, -32600, "Mcp-Session-Id header is required")
+			return
+		}
+		if terminated, err := f.sessions.validate(sid, agent, false); err != nil || terminated {
+			writeJSONRPCError(w, http.StatusNotFound, -32600, "unknown, expired or terminated session")
 			return
 		}
 	}
@@ -261,12 +306,11 @@ func (f *httpFrontend) mcp(w http.ResponseWriter, r *http.Request) {
 	// agent's session, or open sessions past the cap without initialize.
 	// Clients of protocol 2026-07-28 have no GET stream; mcp-go answers them.
 	if r.Method == http.MethodGet && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
-		sid := r.Header.Get(server.HeaderKeySessionID)
 		if sid == "" {
 			writeJSONRPCError(w, http.StatusBadRequest, -32600, "Mcp-Session-Id header is required: send initialize first")
 			return
 		}
-		if terminated, err := f.sessions.validate(sid, AgentFrom(r.Context()), false); err != nil || terminated {
+		if terminated, err := f.sessions.validate(sid, agent, false); err != nil || terminated {
 			writeJSONRPCError(w, http.StatusNotFound, -32600, "unknown, expired or terminated session")
 			return
 		}
@@ -274,32 +318,203 @@ func (f *httpFrontend) mcp(w http.ResponseWriter, r *http.Request) {
 	f.stream.ServeHTTP(w, r)
 }
 
+// msgHead is what the HTTP side reads of a message before mcp-go does.
+type msgHead struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		RequestID json.RawMessage `json:"requestId"`
+		Meta      *mcp.Meta       `json:"_meta"`
+	} `json:"params"`
+}
+
+// parseHead reads a single JSON-RPC message's head; a batch or invalid
+// JSON is left to mcp-go.
+func parseHead(body []byte) (msgHead, bool) {
+	var h msgHead
+	return h, json.Unmarshal(body, &h) == nil
+}
+
+func (h *msgHead) isRequest() bool {
+	return h.Method != "" && len(h.ID) > 0 && string(h.ID) != "null"
+}
+
+// modern: the message uses protocol 2026-07-28 or later, as mcp-go decides.
+func (h *msgHead) modern(hdr http.Header) bool {
+	return mcp.IsModernProtocol(hdr.Get(mcp.HeaderProtocolVersion)) ||
+		(h.Params.Meta != nil && mcp.IsModernProtocol(h.Params.Meta.ProtocolVersion()))
+}
+
+// unlessCancelled carries the answer to one POSTed request unless the client
+// cancels the request first. A request must be answered with a JSON object
+// or an event stream, so a cancelled one whose answer has not started gets
+// an event stream that ends without it; mcp-go's writes of the answer (and
+// of later notifications) are dropped. mcp-go serialises its writes.
+type unlessCancelled struct {
+	http.ResponseWriter
+	cancelled *atomic.Bool
+	status    int // 0 until the header is written
+}
+
+func (u *unlessCancelled) WriteHeader(code int) {
+	if u.status == 0 && code == http.StatusOK && u.cancelled.Load() {
+		h := u.Header()
+		if !strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") {
+			h.Set("Content-Type", "text/event-stream")
+			h.Set("Cache-Control", "no-cache")
+			h.Del("Content-Length")
+		}
+	}
+	if u.status == 0 {
+		u.status = code
+	}
+	u.ResponseWriter.WriteHeader(code)
+}
+
+func (u *unlessCancelled) Write(p []byte) (int, error) {
+	if u.status == 0 {
+		u.WriteHeader(http.StatusOK)
+	}
+	if u.status == http.StatusOK && u.cancelled.Load() {
+		return len(p), nil
+	}
+	return u.ResponseWriter.Write(p)
+}
+
+// Flush keeps mcp-go's streaming (SSE upgrade) available.
+func (u *unlessCancelled) Flush() {
+	if fl, ok := u.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection (write deadlines).
+func (u *unlessCancelled) Unwrap() http.ResponseWriter { return u.ResponseWriter }
+
 // sseSessionID registers a 2024-11-05 SSE session like a streamable one:
 // counted against the cap and bound to the agent that opened the stream.
 func (f *httpFrontend) sseSessionID(_ context.Context, r *http.Request) (string, error) {
 	if !f.sessions.hasRoom() {
 		return "", fmt.Errorf("too many sessions (limit %d)", f.o.MaxSessions)
 	}
-	return f.sessions.generate(AgentFrom(r.Context())), nil
+	id := f.sessions.generate(AgentFrom(r.Context()))
+	if a, ok := r.Context().Value(sseStreamKey{}).(*sseAnswers); ok {
+		a.sid = id
+	}
+	return id, nil
 }
 
 // sseMessage admits a POST to /message only for a session the caller's
-// agent opened, with the same body cap as /mcp.
+// agent opened, with the same body cap as /mcp, and tracks requests so that
+// a cancelled one gets no answer on the stream.
 func (f *httpFrontend) sseMessage(w http.ResponseWriter, r *http.Request) {
 	sid := r.URL.Query().Get("sessionId")
 	if terminated, err := f.sessions.validate(sid, AgentFrom(r.Context()), false); sid == "" || err != nil || terminated {
 		writeJSONRPCError(w, http.StatusNotFound, -32600, "unknown, expired or terminated session")
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, f.o.MaxBodyBytes)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, f.o.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeJSONRPCError(w, http.StatusRequestEntityTooLarge, -32600,
+				fmt.Sprintf("request body larger than %d bytes", f.o.MaxBodyBytes))
+		} else {
+			writeJSONRPCError(w, http.StatusBadRequest, -32700, "could not read the request body")
+		}
+		return
+	}
+	if head, ok := parseHead(body); ok {
+		switch {
+		case isCancelNotification(head.Method):
+			f.pending.cancel(sid, head.Params.RequestID)
+		case head.isRequest() && head.Method != string(mcp.MethodInitialize):
+			// Forgotten when the stream carries (or drops) the answer.
+			f.pending.begin(sid, head.ID)
+		}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	f.sse.MessageHandler().ServeHTTP(w, r)
 }
 
-func isInitialize(body []byte) bool {
-	var m struct {
-		Method string `json:"method"`
+type sseStreamKey struct{}
+
+// sseStream wraps a 2024-11-05 event stream so that the answer to a request
+// the client cancelled is not sent (see pendingRequests).
+func (f *httpFrontend) sseStream(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a := &sseAnswers{ResponseWriter: w, pending: f.pending}
+		next.ServeHTTP(a, r.WithContext(context.WithValue(r.Context(), sseStreamKey{}, a)))
+	})
+}
+
+// sseAnswers filters one SSE stream. mcp-go writes each event with one
+// Write, on the handler's goroutine, which also names the session (in
+// sseSessionID) before the first event.
+type sseAnswers struct {
+	http.ResponseWriter
+	pending *pendingRequests
+	sid     string
+}
+
+var sseMessagePrefix = []byte("event: message\ndata: ")
+
+func (a *sseAnswers) Write(p []byte) (int, error) {
+	if data, ok := bytes.CutPrefix(p, sseMessagePrefix); ok && a.sid != "" {
+		if id := responseID(data); id != nil && a.pending.done(a.sid, id) {
+			return len(p), nil
+		}
 	}
-	return json.Unmarshal(body, &m) == nil && m.Method == "initialize"
+	return a.ResponseWriter.Write(p)
+}
+
+func (a *sseAnswers) Flush() {
+	if fl, ok := a.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
+}
+
+func (a *sseAnswers) Unwrap() http.ResponseWriter { return a.ResponseWriter }
+
+// responseID returns the id of a JSON-RPC response (a message with a result
+// or an error and no method), reading no further than it must: mcp-go puts
+// the id before the result, which may be large.
+func responseID(msg []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var id json.RawMessage
+	answer := false
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		switch t {
+		case "method":
+			return nil
+		case "id":
+			if dec.Decode(&id) != nil {
+				return nil
+			}
+		case "result", "error":
+			answer = true
+			if id != nil {
+				return id
+			}
+			fallthrough
+		default:
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil
+			}
+		}
+		if answer && id != nil {
+			return id
+		}
+	}
+	return nil
 }
 
 func writeJSONRPCError(w http.ResponseWriter, status, code int, msg string) {
@@ -317,11 +532,14 @@ func (s *Server) ServeHTTP(ctx context.Context, o HTTPOptions, ready func(addr n
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", o.Addr)
+	raw, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.Addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	ln := &onceCloseListener{Listener: raw}
+	conns := &connTracker{conns: map[net.Conn]http.ConnState{}}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ConnState: conns.track}
 	s.log.Info().Str("addr", ln.Addr().String()).Strs("tools", s.ToolNames()).Msg("serving streamable HTTP on /mcp")
 	if ready != nil {
 		ready(ln.Addr())
@@ -336,9 +554,56 @@ func (s *Server) ServeHTTP(ctx context.Context, o HTTPOptions, ready func(addr n
 	s.log.Info().Msg("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// Stop accepting, then close the connections that never carried a
+	// request: net/http's Shutdown counts such a connection as busy until it
+	// is 5 s old, and clients keep spare ones open (Node's fetch, under the
+	// TypeScript SDK, held every shutdown for 4 s). Requests in flight still
+	// finish.
+	_ = ln.Close()
+	conns.closeUnused()
 	err = errors.Join(shutdownMCP(sctx), srv.Shutdown(sctx))
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
 	return err
+}
+
+// connTracker follows the state of each connection (http.Server.ConnState).
+type connTracker struct {
+	mu    sync.Mutex
+	conns map[net.Conn]http.ConnState
+}
+
+func (c *connTracker) track(conn net.Conn, st http.ConnState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st == http.StateClosed || st == http.StateHijacked {
+		delete(c.conns, conn)
+		return
+	}
+	c.conns[conn] = st
+}
+
+// closeUnused closes the connections on which no request has started.
+func (c *connTracker) closeUnused() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for conn, st := range c.conns {
+		if st == http.StateNew {
+			_ = conn.Close()
+		}
+	}
+}
+
+// onceCloseListener may be closed before http.Server.Shutdown closes it
+// again; the second Close reports the first one's result.
+type onceCloseListener struct {
+	net.Listener
+	once sync.Once
+	err  error
+}
+
+func (l *onceCloseListener) Close() error {
+	l.once.Do(func() { l.err = l.Listener.Close() })
+	return l.err
 }

@@ -93,7 +93,7 @@ func (s *Server) ServeStdio(ctx context.Context, agent string, in io.Reader, out
 	// Only served requests are waited for: a goroutine blocked reading
 	// stdin when a signal ends ctx is left behind, as the process is ending.
 	l := &stdioLoop{s: s, ctx: ctx, w: w, r: bufio.NewReaderSize(in, 64<<10),
-		turn: make(chan struct{}, 1), done: make(chan error, 1), inflight: inflight}
+		turn: make(chan struct{}, 1), done: make(chan error, 1), inflight: inflight, pending: newPendingRequests()}
 	l.turn <- struct{}{}
 	l.spawn()
 	select {
@@ -114,6 +114,8 @@ type stdioLoop struct {
 	done chan error    // the reader that met the end of input reports here
 	// inflight counts requests being served.
 	inflight *tracker
+	// pending lets notifications/cancelled suppress a request's answer.
+	pending *pendingRequests
 }
 
 func (l *stdioLoop) spawn() { go l.run() }
@@ -131,9 +133,7 @@ func (l *stdioLoop) run() {
 		for {
 			line, err := readLine(l.r)
 			if err != nil && !errors.Is(err, errLineTooLong) {
-				if k := classify(line); k == lineRequest || k == lineNotification {
-					l.handle(line) // a last line without a newline still counts
-				}
+				l.dispatch(line) // a last line without a newline still counts
 				if errors.Is(err, io.EOF) {
 					err = nil
 				} else {
@@ -147,7 +147,7 @@ func (l *stdioLoop) run() {
 					fmt.Sprintf("message longer than %d bytes", maxStdioLine), nil))
 				continue
 			}
-			switch classify(line) {
+			switch kind, head := classify(line); kind {
 			case lineRequest:
 				if !l.inflight.begin() {
 					return // shutting down
@@ -157,10 +157,10 @@ func (l *stdioLoop) run() {
 					l.spawn()
 				}
 				l.turn <- struct{}{}
-				l.handle(line)
+				l.serve(line, head)
 				l.inflight.end()
 			case lineNotification:
-				l.handle(line) // notifications run in order, on the reader
+				l.notify(line, head) // notifications run in order, on the reader
 				continue
 			case lineInvalid:
 				l.w.writeJSON(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.PARSE_ERROR, "Parse error", nil))
@@ -224,26 +224,62 @@ const (
 	lineRequest
 )
 
-// classify looks at a line's id and method only; mcp-go parses the rest.
-func classify(line []byte) lineKind {
+// lineHead is the part of a line the loop reads; mcp-go parses the rest.
+type lineHead struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+// classify looks at a line's id and method only.
+func classify(line []byte) (lineKind, lineHead) {
+	var head lineHead
 	if len(bytes.TrimSpace(line)) == 0 {
-		return lineSkip
-	}
-	var head struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
+		return lineSkip, head
 	}
 	if json.Unmarshal(line, &head) != nil {
-		return lineInvalid
+		return lineInvalid, head
 	}
 	hasID := len(head.ID) > 0 && string(head.ID) != "null"
 	switch {
 	case head.Method == "":
-		return lineSkip
+		return lineSkip, head
 	case hasID:
-		return lineRequest
+		return lineRequest, head
 	}
-	return lineNotification
+	return lineNotification, head
+}
+
+// dispatch serves a request or a notification, and skips anything else.
+func (l *stdioLoop) dispatch(line []byte) {
+	switch kind, head := classify(line); kind {
+	case lineRequest:
+		l.serve(line, head)
+	case lineNotification:
+		l.notify(line, head)
+	}
+}
+
+// serve answers a request, unless the client cancelled it meanwhile.
+// (initialize cannot be cancelled, so it is not tracked.)
+func (l *stdioLoop) serve(line []byte, head lineHead) {
+	if head.Method == string(mcp.MethodInitialize) {
+		l.handle(line)
+		return
+	}
+	l.pending.begin("", head.ID)
+	resp := l.s.mcp.HandleMessage(l.ctx, line)
+	if cancelled := l.pending.done("", head.ID); resp != nil && !cancelled {
+		l.w.writeResponse(resp)
+	}
+}
+
+// notify hands a notification to mcp-go; a cancellation first marks its
+// request, so that the answer its handler still returns is dropped.
+func (l *stdioLoop) notify(line []byte, head lineHead) {
+	if isCancelNotification(head.Method) {
+		l.pending.cancel("", cancelledRequestID(line))
+	}
+	l.handle(line)
 }
 
 func (l *stdioLoop) handle(line []byte) {

@@ -100,8 +100,13 @@ func TestStdioTransport(t *testing.T) {
 	}
 }
 
+// TestStdioCancellation: notifications/cancelled stops the handler, and the
+// cancelled request gets no answer ("Receivers of cancellation notifications
+// SHOULD … not send a response for the cancelled request"; the TypeScript
+// SDK reports one as an error). The next request is answered as usual.
 func TestStdioCancellation(t *testing.T) {
-	tools := testTools(&probe{})
+	pr := &probe{}
+	tools := testTools(pr)
 	tools[3].Timeout = time.Minute
 	s, err := kit.New(kit.Info{Name: "t"}, tools, kit.Options{})
 	if err != nil {
@@ -117,10 +122,36 @@ func TestStdioCancellation(t *testing.T) {
 		t.Fatalf("want a progress notification, got %v", m)
 	}
 	p.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"user"}}`)
-	m := p.recv(t)
-	res, _ := m["result"].(map[string]any)
-	if m["id"].(float64) != 5 || res == nil || res["isError"] != true || !strings.Contains(res["content"].([]any)[0].(map[string]any)["text"].(string), "CANCELLED") {
-		t.Fatalf("cancelled call: %v", m)
+	waitCancelled(t, pr)
+	p.send(t, `{"jsonrpc":"2.0","id":6,"method":"ping"}`)
+	if m := p.recv(t); m["id"] != float64(6) || m["result"] == nil {
+		t.Fatalf("want only the answer to ping 6, got %v", m)
+	}
+
+	// A string id is matched as a string; a cancellation naming a request
+	// that is not running changes nothing.
+	p.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"6"}}`)
+	p.send(t, `{"jsonrpc":"2.0","id":"7","method":"tools/call","params":{"name":"echo","arguments":{"text":"after"}}}`)
+	if m := p.recv(t); m["id"] != "7" || m["result"] == nil {
+		t.Fatalf("echo after a stray cancellation: %v", m)
+	}
+}
+
+// waitCancelled waits until the slow handler has seen its context end.
+func waitCancelled(t *testing.T, pr *probe) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		pr.mu.Lock()
+		done := pr.cancelled
+		pr.mu.Unlock()
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the handler did not see the cancellation")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -184,7 +215,9 @@ func TestStdioConcurrentRequests(t *testing.T) {
 		t.Fatalf("want the answers to 11, 12 and 13 while 10 still runs, got %v", seen)
 	}
 	peer.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":10}}`)
-	if m := peer.recv(t); m["id"].(float64) != 10 {
-		t.Fatalf("want the cancelled call's answer, got %v", m)
+	waitCancelled(t, p)
+	peer.send(t, `{"jsonrpc":"2.0","id":14,"method":"ping"}`)
+	if m := peer.recv(t); m["id"].(float64) != 14 {
+		t.Fatalf("want no answer to the cancelled call 10, only to ping 14; got %v", m)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"strings"
 	"time"
@@ -92,7 +93,9 @@ func shellExecute(sh *shell.Shell) kit.Tool {
 			if a.TimeoutMS <= cfg.MaxTimeout.Milliseconds() {
 				timeout = time.Duration(a.TimeoutMS) * time.Millisecond
 			}
+			stop := reportProgress(ctx, c, timeout, cfg.DefaultTimeout)
 			res, err := sh.Run(ctx, shell.Request{Command: a.Command, Argv: a.Argv, Cwd: a.Cwd, Timeout: timeout, Env: a.Env})
+			stop()
 			if err != nil {
 				return nil, shellError(err)
 			}
@@ -139,4 +142,36 @@ func shellError(err error) error {
 		return mcperr.New(mcperr.NotFound, "%s", se.Msg).WithCause(err)
 	}
 	return mcperr.New(mcperr.Internal, "%s", se.Msg).WithCause(err)
+}
+
+// progressEvery is how often a running command reports that it is alive.
+const progressEvery = time.Second
+
+// reportProgress sends notifications/progress (seconds elapsed of the time
+// limit) while a command runs, when the client asked for progress, so a
+// client can show that a long build or search is alive. stop ends it.
+func reportProgress(ctx context.Context, c *kit.Call, timeout, fallback time.Duration) (stop func()) {
+	if timeout <= 0 {
+		timeout = fallback
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		start := time.Now()
+		tick := time.NewTicker(progressEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case now := <-tick.C:
+				elapsed := now.Sub(start).Round(time.Second)
+				c.Progress(ctx, elapsed.Seconds(), timeout.Seconds(), fmt.Sprintf("running for %s of at most %s", elapsed, timeout))
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }

@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/shell"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/tools"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
@@ -187,5 +189,41 @@ func TestShellExecuteDefinition(t *testing.T) {
 	}
 	if names := mcptest.NewInProcess(t, s, "").ToolNames(); !slices.Equal(names, []string{"probe"}) {
 		t.Fatalf("read-only server lists %v", names)
+	}
+}
+
+// TestShellExecuteProgress: a command running longer than a second reports
+// progress to a client that asked for it, and to no other.
+func TestShellExecuteProgress(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink("/bin/sleep", filepath.Join(dir, "sleep")); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := newShellClient(t, func(cfg *shell.Config) { cfg.Allow = []string{"sleep"}; cfg.Path = dir }, kit.Options{})
+	var mu sync.Mutex
+	var got []mcp.JSONRPCNotification
+	c.Raw().OnNotification(func(n mcp.JSONRPCNotification) {
+		mu.Lock()
+		defer mu.Unlock()
+		if n.Method == "notifications/progress" {
+			got = append(got, n)
+		}
+	})
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "shell_execute"
+	req.Params.Arguments = map[string]any{"argv": []string{"sleep", "1.3"}, "timeout_ms": 10000}
+	req.Params.Meta = &mcp.Meta{ProgressToken: "tok-1"}
+	res, err := c.Raw().CallTool(context.Background(), req)
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %v", err, res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) == 0 {
+		t.Fatal("no progress notification during a 1.3 s command")
+	}
+	p := got[0].Params.AdditionalFields
+	if p["progressToken"] != "tok-1" || p["progress"] != float64(1) || p["total"] != float64(10) {
+		t.Fatalf("progress params %v", p)
 	}
 }
