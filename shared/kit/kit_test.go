@@ -476,3 +476,35 @@ func TestConcurrentCalls(t *testing.T) {
 		t.Fatalf("%d concurrent calls failed", failed.Load())
 	}
 }
+
+// TestAuditOmitAndDuplicateKeys: omitted arguments appear in the audit line
+// as their size only, and arguments naming a key twice are refused before
+// they reach the handler or the log.
+func TestAuditOmitAndDuplicateKeys(t *testing.T) {
+	var logs bytes.Buffer
+	log := logging.New(&logs, "info", nil, "test")
+	tools := testTools(nil)
+	tools[0].AuditOmit = []string{"text"}
+	s, err := kit.New(kit.Info{Name: "t"}, tools, kit.Options{Logger: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcptest.NewInProcess(t, s, "")
+	mcptest.OK(t, c.Call("echo", map[string]any{"text": "PRIVATE=hunter22"}), nil)
+	if strings.Contains(logs.String(), "hunter22") || !strings.Contains(logs.String(), `"text":"[omitted: 16 bytes]"`) {
+		t.Fatalf("audit line:\n%s", logs.String())
+	}
+
+	logs.Reset()
+	msg := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":"/etc/passwd","text":"ok"}}}`
+	raw, err := json.Marshal(s.MCP().HandleMessage(context.Background(), json.RawMessage(msg)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `duplicate key \"text\"`) || !strings.Contains(string(raw), "VALIDATION_ERROR") {
+		t.Fatalf("duplicate keys: %s", raw)
+	}
+	if strings.Contains(logs.String(), "/etc/passwd") {
+		t.Fatalf("ambiguous arguments reached the audit log:\n%s", logs.String())
+	}
+}

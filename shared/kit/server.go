@@ -274,11 +274,12 @@ func (s *Server) pipeline(t *registered) server.ToolHandlerFunc {
 				code = failure.Code
 			}
 			s.metrics.Observe(t.Name, d, code)
-			s.audit(&log, raw, args, d, failure)
+			s.audit(&log, t.AuditOmit, raw, args, d, failure)
 		}()
 
 		if decodeErr != nil {
-			failure = mcperr.Invalid("arguments", nil, "a JSON object", "arguments are not valid JSON")
+			args = nil // nothing trustworthy to audit
+			failure = validate.DecodeError(decodeErr)
 			return errorResult(failure), nil
 		}
 		if !s.allowed(ctx, t.Name) {
@@ -339,7 +340,7 @@ func (s *Server) redactErr(err error) error {
 	return errors.New(s.opts.Redactor.String(err.Error()))
 }
 
-func (s *Server) audit(log *zerolog.Logger, raw json.RawMessage, args any, d time.Duration, failure *mcperr.Error) {
+func (s *Server) audit(log *zerolog.Logger, omit []string, raw json.RawMessage, args any, d time.Duration, failure *mcperr.Error) {
 	ev := log.Info()
 	if failure != nil {
 		ev = log.Warn().Str("error_code", string(failure.Code))
@@ -348,10 +349,18 @@ func (s *Server) audit(log *zerolog.Logger, raw json.RawMessage, args any, d tim
 		return
 	}
 	if args != nil {
-		if needsRewrite(args) {
-			// Secret-named keys and long strings are rewritten; secret values
-			// anywhere are masked by the log writer itself.
-			if b, err := json.Marshal(truncateStrings(s.opts.Redactor.Value(args))); err == nil {
+		if needsRewrite(args) || hasAny(args, omit) {
+			// Secret-named keys, long strings and omitted arguments are
+			// rewritten; secret values anywhere are masked by the log writer.
+			v := s.opts.Redactor.Value(args)
+			if m, ok := v.(map[string]any); ok {
+				for _, k := range omit {
+					if val, ok := m[k]; ok {
+						m[k] = omittedNote(val)
+					}
+				}
+			}
+			if b, err := json.Marshal(truncateStrings(v)); err == nil {
 				ev = ev.RawJSON("args", b)
 			}
 		} else if len(raw) > 0 {
@@ -366,6 +375,28 @@ func (s *Server) audit(log *zerolog.Logger, raw json.RawMessage, args any, d tim
 		outcome = "error"
 	}
 	ev.Str("event", "tool_call").Str("outcome", outcome).Dur("duration", d).Msg("tool call")
+}
+
+func hasAny(args any, keys []string) bool {
+	m, ok := args.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// omittedNote stands in for an omitted argument: its size, not its content.
+func omittedNote(v any) string {
+	if s, ok := v.(string); ok {
+		return "[omitted: " + strconv.Itoa(len(s)) + " bytes]"
+	}
+	b, _ := json.Marshal(v)
+	return "[omitted: " + strconv.Itoa(len(b)) + " bytes of JSON]"
 }
 
 // needsRewrite reports whether decoded arguments hold a secret-named key or

@@ -58,7 +58,11 @@ type Tool struct {
 	OpenWorld bool
 	// Timeout bounds one call; zero means the server default.
 	Timeout time.Duration
-	Handler Handler
+	// AuditOmit names top-level arguments whose values the audit line
+	// replaces with their size: contents that are data, not intent (a file
+	// body, a request body), and may hold secrets no key name reveals.
+	AuditOmit []string
+	Handler   Handler
 }
 
 // Handler does a tool's work. It returns a value that the kit sends as JSON

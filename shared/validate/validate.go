@@ -7,7 +7,9 @@ package validate
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -37,9 +39,17 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 func (s *Schema) Check(raw json.RawMessage) *mcperr.Error {
 	v, err := Decode(raw)
 	if err != nil {
-		return mcperr.Invalid("arguments", nil, "a JSON object", "arguments are not valid JSON")
+		return DecodeError(err)
 	}
 	return s.CheckValue(v)
+}
+
+// DecodeError describes a Decode failure to the client.
+func DecodeError(err error) *mcperr.Error {
+	if errors.Is(err, ErrDuplicateKey) {
+		return mcperr.Invalid("arguments", nil, "each key once", "arguments are ambiguous: %v", err)
+	}
+	return mcperr.Invalid("arguments", nil, "a JSON object", "arguments are not valid JSON: %v", err)
 }
 
 // Decode parses arguments the way CheckValue expects them (numbers kept as
@@ -52,14 +62,70 @@ func Decode(raw json.RawMessage) (any, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := decodeValue(dec, 0)
+	if err != nil {
 		return nil, err
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("unexpected data after the arguments object")
 	}
 	return v, nil
+}
+
+// maxDepth bounds nesting: no tool takes arguments this deep, and a bound
+// keeps a hostile document from costing unbounded recursion.
+const maxDepth = 64
+
+// ErrDuplicateKey is returned for an object that names a key twice. Such
+// arguments are ambiguous — the handler sees the last value, a reader of
+// the audit log may see the first — so they are refused outright.
+var ErrDuplicateKey = errors.New("duplicate key")
+
+// decodeValue reads one JSON value token by token, refusing duplicate keys.
+func decodeValue(dec *json.Decoder, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("arguments nested deeper than %d levels", maxDepth)
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			m := map[string]any{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				k, _ := kt.(string)
+				if _, dup := m[k]; dup {
+					return nil, fmt.Errorf("%w %q", ErrDuplicateKey, k)
+				}
+				if m[k], err = decodeValue(dec, depth+1); err != nil {
+					return nil, err
+				}
+			}
+			_, err := dec.Token() // '}'
+			return m, err
+		case '[':
+			a := []any{}
+			for dec.More() {
+				v, err := decodeValue(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				a = append(a, v)
+			}
+			_, err := dec.Token() // ']'
+			return a, err
+		}
+		return nil, fmt.Errorf("unexpected %v", t)
+	default:
+		return t, nil // string, json.Number, bool or nil
+	}
 }
 
 // CheckValue validates arguments already decoded by Decode, so a caller that

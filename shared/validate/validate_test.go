@@ -2,6 +2,7 @@ package validate
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -257,5 +258,35 @@ func TestRootLevelNonPropertyErrors(t *testing.T) {
 	}
 	if !strings.HasPrefix(e.Message, "arguments: ") {
 		t.Errorf("Message = %q, want it to start with the field", e.Message)
+	}
+}
+
+func TestDecodeRefusesAmbiguousAndHostileInput(t *testing.T) {
+	cases := map[string]string{
+		"duplicate key":        `{"path":"/etc/passwd","path":"a.txt"}`,
+		"nested duplicate key": `{"a":{"b":1,"b":2}}`,
+		"trailing data":        `{"a":1} x`,
+		"too deep":             strings.Repeat("[", 100) + strings.Repeat("]", 100),
+		"not JSON":             `{"a":`,
+	}
+	for name, in := range cases {
+		if _, err := Decode(json.RawMessage(in)); err == nil {
+			t.Errorf("%s: Decode(%q) accepted", name, in)
+		}
+	}
+	_, err := Decode(json.RawMessage(`{"k":1,"k":2}`))
+	if e := DecodeError(err); e.Code != mcperr.Validation || !strings.Contains(e.Message, `duplicate key "k"`) {
+		t.Fatalf("duplicate key error: %+v", e)
+	}
+	if e := DecodeError(errors.New("boom")); !strings.Contains(e.Message, "not valid JSON") {
+		t.Fatalf("plain decode error: %+v", e)
+	}
+	v, err := Decode(json.RawMessage(`{"a":[1,"x",true,null,{"b":12345678901234567890}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	arr := v.(map[string]any)["a"].([]any)
+	if arr[4].(map[string]any)["b"] != json.Number("12345678901234567890") || arr[2] != true || arr[3] != nil {
+		t.Fatalf("decoded %#v", v)
 	}
 }

@@ -163,7 +163,8 @@ func fileWrite(fsys *fsroot.FS) kit.Tool {
   "required": ["path", "content"],
   "additionalProperties": false
 }`),
-		Effect: kit.Destructive,
+		Effect:    kit.Destructive,
+		AuditOmit: []string{"content"},
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
 			a := struct {
 				Path       string

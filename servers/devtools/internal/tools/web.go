@@ -111,6 +111,7 @@ func webRequest(wc *webguard.Client) kit.Tool {
   "additionalProperties": false
 }`),
 		Effect:    kit.Destructive,
+		AuditOmit: []string{"body"},
 		OpenWorld: true,
 		Timeout:   cfg.MaxTimeout + 5*time.Second,
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
