@@ -291,31 +291,34 @@ func (f *httpFrontend) mcp(w http.ResponseWriter, r *http.Request) {
 	// A DELETE names a session: none is a bad request, and an unknown,
 	// terminated or foreign one is 404 as for any other request (mcp-go
 	// answers 200 for a session it does not know).
-	if r.Method == http.MethodDelete && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
-		if sid == "" {
-			writeJSONRPCError(w, http.StatusBadRequest, -32600, "Mcp-Session-Id header is required")
-			return
-		}
-		if terminated, err := f.sessions.validate(sid, agent, false); err != nil || terminated {
-			writeJSONRPCError(w, http.StatusNotFound, -32600, "unknown, expired or terminated session")
-			return
-		}
+	if r.Method == http.MethodDelete && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) &&
+		!f.ownSession(w, sid, agent, "Mcp-Session-Id header is required") {
+		return
 	}
 	// mcp-go does not validate the session of a standalone GET stream, and
 	// mints one when none is given: a GET could then listen on another
 	// agent's session, or open sessions past the cap without initialize.
 	// Clients of protocol 2026-07-28 have no GET stream; mcp-go answers them.
-	if r.Method == http.MethodGet && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
-		if sid == "" {
-			writeJSONRPCError(w, http.StatusBadRequest, -32600, "Mcp-Session-Id header is required: send initialize first")
-			return
-		}
-		if terminated, err := f.sessions.validate(sid, agent, false); err != nil || terminated {
-			writeJSONRPCError(w, http.StatusNotFound, -32600, "unknown, expired or terminated session")
-			return
-		}
+	if r.Method == http.MethodGet && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) &&
+		!f.ownSession(w, sid, agent, "Mcp-Session-Id header is required: send initialize first") {
+		return
 	}
 	f.stream.ServeHTTP(w, r)
+}
+
+// ownSession answers 400 when no session id is given and 404 when it is
+// unknown, expired, terminated or another agent's, and reports whether the
+// request may go on.
+func (f *httpFrontend) ownSession(w http.ResponseWriter, sid, agent, missing string) bool {
+	if sid == "" {
+		writeJSONRPCError(w, http.StatusBadRequest, -32600, missing)
+		return false
+	}
+	if terminated, err := f.sessions.validate(sid, agent, false); err != nil || terminated {
+		writeJSONRPCError(w, http.StatusNotFound, -32600, "unknown, expired or terminated session")
+		return false
+	}
+	return true
 }
 
 // msgHead is what the HTTP side reads of a message before mcp-go does.
