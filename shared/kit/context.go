@@ -8,6 +8,7 @@ const (
 	agentKey ctxKey = iota
 	stdioKey
 	correlationKey
+	reservationKey
 )
 
 // WithAgent records the identity a call is made under. Transports set it:

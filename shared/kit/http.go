@@ -261,10 +261,17 @@ func (f *httpFrontend) mcp(w http.ResponseWriter, r *http.Request) {
 		head, parsed := parseHead(body)
 		// mcp-go mints a new session for every initialize, whatever
 		// Mcp-Session-Id it carries, so the header must not skip the cap.
-		if head.Method == string(mcp.MethodInitialize) && !f.sessions.hasRoom() {
-			writeJSONRPCError(w, http.StatusServiceUnavailable, -32000,
-				fmt.Sprintf("too many sessions (limit %d); close one or retry later", f.o.MaxSessions))
-			return
+		if head.Method == string(mcp.MethodInitialize) {
+			// The slot is held from here until the session is generated, so
+			// concurrent initializes cannot overshoot the limit.
+			res := f.sessions.reserve()
+			if res == nil {
+				writeJSONRPCError(w, http.StatusServiceUnavailable, -32000,
+					fmt.Sprintf("too many sessions (limit %d); close one or retry later", f.o.MaxSessions))
+				return
+			}
+			defer f.sessions.release(res)
+			r = r.WithContext(context.WithValue(r.Context(), reservationKey, res))
 		}
 		// Protocol 2026-07-28 has no sessions; mcp-go serves it as it is.
 		if parsed && head.Method != "" && head.Method != string(mcp.MethodInitialize) && !head.modern(r.Header) {
@@ -397,10 +404,11 @@ func (u *unlessCancelled) Unwrap() http.ResponseWriter { return u.ResponseWriter
 // sseSessionID registers a 2024-11-05 SSE session like a streamable one:
 // counted against the cap and bound to the agent that opened the stream.
 func (f *httpFrontend) sseSessionID(_ context.Context, r *http.Request) (string, error) {
-	if !f.sessions.hasRoom() {
+	res := f.sessions.reserve()
+	if res == nil {
 		return "", fmt.Errorf("too many sessions (limit %d)", f.o.MaxSessions)
 	}
-	id := f.sessions.generate(AgentFrom(r.Context()))
+	id := f.sessions.generateFor(AgentFrom(r.Context()), res)
 	if a, ok := r.Context().Value(sseStreamKey{}).(*sseAnswers); ok {
 		a.sid = id
 	}

@@ -17,12 +17,15 @@ import (
 // agent's token is refused, so a leaked id does not carry privileges across
 // identities.
 type sessions struct {
-	mu   sync.Mutex
-	m    map[string]*session
-	gone map[string]time.Time // recently terminated, to answer 404 "terminated"
-	max  int
-	idle time.Duration
-	now  func() time.Time
+	mu sync.Mutex
+	m  map[string]*session
+	// reserved counts slots promised to initialize requests still being
+	// served, so that concurrent initializes cannot overshoot max.
+	reserved int
+	gone     map[string]time.Time // recently terminated, to answer 404 "terminated"
+	max      int
+	idle     time.Duration
+	now      func() time.Time
 }
 
 type session struct {
@@ -58,14 +61,43 @@ func (s *sessions) sweepLocked(now time.Time) {
 func (s *sessions) hasRoom() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.roomLocked()
+}
+
+func (s *sessions) roomLocked() bool {
 	if s.max <= 0 {
 		return true
 	}
-	if len(s.m) < s.max {
+	if len(s.m)+s.reserved < s.max {
 		return true
 	}
 	s.sweepLocked(s.now())
-	return len(s.m) < s.max
+	return len(s.m)+s.reserved < s.max
+}
+
+// reservation is a slot held for one initialize request until its session
+// is generated or the request ends.
+type reservation struct{ used bool }
+
+// reserve takes a slot, or returns nil when there is none.
+func (s *sessions) reserve() *reservation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.roomLocked() {
+		return nil
+	}
+	s.reserved++
+	return &reservation{}
+}
+
+// release gives back a slot whose session was never generated.
+func (s *sessions) release(r *reservation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r != nil && !r.used {
+		r.used = true
+		s.reserved--
+	}
 }
 
 func (s *sessions) count() int {
@@ -74,12 +106,19 @@ func (s *sessions) count() int {
 	return len(s.m)
 }
 
-func (s *sessions) generate(agent string) string {
+func (s *sessions) generate(agent string) string { return s.generateFor(agent, nil) }
+
+// generateFor creates a session, using up the reservation r if given.
+func (s *sessions) generateFor(agent string, r *reservation) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	id := sessionPrefix + hex.EncodeToString(b[:])
 	now := s.now()
 	s.mu.Lock()
+	if r != nil && !r.used {
+		r.used = true
+		s.reserved--
+	}
 	s.m[id] = &session{agent: agent, created: now, lastSeen: now}
 	s.mu.Unlock()
 	return id
@@ -129,16 +168,18 @@ func (s *sessions) ResolveSessionIdManager(r *http.Request) server.SessionIdMana
 	if r == nil {
 		return boundSessions{s: s, anyAgent: true}
 	}
-	return boundSessions{s: s, agent: AgentFrom(r.Context())}
+	res, _ := r.Context().Value(reservationKey).(*reservation)
+	return boundSessions{s: s, agent: AgentFrom(r.Context()), res: res}
 }
 
 type boundSessions struct {
 	s        *sessions
 	agent    string
 	anyAgent bool
+	res      *reservation
 }
 
-func (b boundSessions) Generate() string { return b.s.generate(b.agent) }
+func (b boundSessions) Generate() string { return b.s.generateFor(b.agent, b.res) }
 func (b boundSessions) Validate(id string) (bool, error) {
 	return b.s.validate(id, b.agent, b.anyAgent)
 }

@@ -3,8 +3,10 @@ package kit
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -193,5 +195,74 @@ func TestResolveSessionIdManager(t *testing.T) {
 	}
 	if term, _ := mgr.Validate(id); !term {
 		t.Fatal("session not terminated")
+	}
+}
+
+// TestSessionReservations: a slot held for an initialize in progress counts
+// against the limit until its session is generated or the slot released.
+func TestSessionReservations(t *testing.T) {
+	s, _ := newTestSessions(2, time.Minute)
+	r1, r2 := s.reserve(), s.reserve()
+	if r1 == nil || r2 == nil {
+		t.Fatal("two slots of two should be reservable")
+	}
+	if s.reserve() != nil || s.hasRoom() {
+		t.Fatal("a third reservation past the limit")
+	}
+	s.generateFor("a", r1)
+	s.release(r1) // already used: no effect
+	if s.reserve() != nil {
+		t.Fatal("one session and one reservation fill two slots")
+	}
+	s.release(r2)
+	s.release(r2) // twice: no effect
+	r3 := s.reserve()
+	if r3 == nil || s.reserve() != nil {
+		t.Fatal("a released slot should be reservable exactly once")
+	}
+	s.generateFor("b", r3)
+	if s.count() != 2 || s.hasRoom() {
+		t.Fatalf("count %d", s.count())
+	}
+}
+
+// TestConcurrentInitializesRespectTheLimit: many initializes at once never
+// create more sessions than MaxSessions.
+func TestConcurrentInitializesRespectTheLimit(t *testing.T) {
+	srv, err := New(Info{Name: "t"}, []Tool{{Name: "noop", Description: "x", InputSchema: []byte(`{"type":"object"}`),
+		Effect: ReadOnly, Handler: func(context.Context, *Call) (any, error) { return "ok", nil }}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, shutdown, err := srv.HTTPHandler(HTTPOptions{Addr: "127.0.0.1:0", AuthToken: "token-0123456789abcdef", MaxSessions: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = shutdown(context.Background()) }()
+	const n = 12
+	codes := make(chan int, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+			req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer token-0123456789abcdef")
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			codes <- rec.Code
+		})
+	}
+	wg.Wait()
+	close(codes)
+	ok := 0
+	for c := range codes {
+		if c == http.StatusOK {
+			ok++
+		}
+	}
+	if ok != 3 {
+		t.Fatalf("%d initializes succeeded with MaxSessions=3", ok)
 	}
 }
