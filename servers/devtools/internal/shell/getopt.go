@@ -115,25 +115,6 @@ func (fs *flagSet) deny(reason string, names ...string) *flagSet {
 	return fs
 }
 
-// clone returns an independent copy, to derive one set from another.
-func (fs *flagSet) clone() *flagSet {
-	c := flags()
-	for k, v := range fs.short {
-		c.short[k] = v
-	}
-	for k, v := range fs.long {
-		c.long[k] = v
-	}
-	for k, v := range fs.deniedShort {
-		c.deniedShort[k] = v
-	}
-	for k, v := range fs.deniedLong {
-		c.deniedLong[k] = v
-	}
-	c.digits = fs.digits
-	return c
-}
-
 func (fs *flagSet) withDigits() *flagSet { fs.digits = true; return fs }
 
 // parsed is an argument list as the program will read it.

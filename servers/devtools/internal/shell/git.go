@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -141,23 +142,15 @@ var revFlags = flags(
 ).withDigits().deny(whyGitSign, "--show-signature").
 	deny("it reads revisions from standard input", "--stdin")
 
+// merge returns a new set holding every flag of sets (later sets win).
 func merge(sets ...*flagSet) *flagSet {
 	out := flags()
 	for _, s := range sets {
-		c := s.clone()
-		for k, v := range c.short {
-			out.short[k] = v
-		}
-		for k, v := range c.long {
-			out.long[k] = v
-		}
-		for k, v := range c.deniedShort {
-			out.deniedShort[k] = v
-		}
-		for k, v := range c.deniedLong {
-			out.deniedLong[k] = v
-		}
-		out.digits = out.digits || c.digits
+		maps.Copy(out.short, s.short)
+		maps.Copy(out.long, s.long)
+		maps.Copy(out.deniedShort, s.deniedShort)
+		maps.Copy(out.deniedLong, s.deniedLong)
+		out.digits = out.digits || s.digits
 	}
 	return out
 }
