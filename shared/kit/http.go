@@ -290,7 +290,7 @@ func (f *httpFrontend) mcp(w http.ResponseWriter, r *http.Request) {
 				case head.isRequest():
 					cancelled := f.pending.begin(sid, head.ID)
 					defer f.pending.done(sid, head.ID)
-					w = &unlessCancelled{ResponseWriter: w, cancelled: cancelled}
+					w = &unlessCancelled{passThrough: passThrough{w}, cancelled: cancelled}
 				}
 			}
 		}
@@ -361,7 +361,7 @@ func (h *msgHead) modern(hdr http.Header) bool {
 // an event stream that ends without it; mcp-go's writes of the answer (and
 // of later notifications) are dropped. mcp-go serialises its writes.
 type unlessCancelled struct {
-	http.ResponseWriter
+	passThrough
 	cancelled *atomic.Bool
 	status    int // 0 until the header is written
 }
@@ -391,15 +391,18 @@ func (u *unlessCancelled) Write(p []byte) (int, error) {
 	return u.ResponseWriter.Write(p)
 }
 
-// Flush keeps mcp-go's streaming (SSE upgrade) available.
-func (u *unlessCancelled) Flush() {
-	if fl, ok := u.ResponseWriter.(http.Flusher); ok {
+// passThrough is the part of a wrapping ResponseWriter that only passes
+// on: Flush keeps mcp-go's streaming (SSE) working, Unwrap lets
+// http.ResponseController reach the connection (write deadlines).
+type passThrough struct{ http.ResponseWriter }
+
+func (p passThrough) Flush() {
+	if fl, ok := p.ResponseWriter.(http.Flusher); ok {
 		fl.Flush()
 	}
 }
 
-// Unwrap lets http.ResponseController reach the connection (write deadlines).
-func (u *unlessCancelled) Unwrap() http.ResponseWriter { return u.ResponseWriter }
+func (p passThrough) Unwrap() http.ResponseWriter { return p.ResponseWriter }
 
 // sseSessionID registers a 2024-11-05 SSE session like a streamable one:
 // counted against the cap and bound to the agent that opened the stream.
@@ -454,7 +457,7 @@ type sseStreamKey struct{}
 // the client cancelled is not sent (see pendingRequests).
 func (f *httpFrontend) sseStream(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a := &sseAnswers{ResponseWriter: w, pending: f.pending}
+		a := &sseAnswers{passThrough: passThrough{w}, pending: f.pending}
 		next.ServeHTTP(a, r.WithContext(context.WithValue(r.Context(), sseStreamKey{}, a)))
 	})
 }
@@ -463,7 +466,7 @@ func (f *httpFrontend) sseStream(next http.Handler) http.Handler {
 // Write, on the handler's goroutine, which also names the session (in
 // sseSessionID) before the first event.
 type sseAnswers struct {
-	http.ResponseWriter
+	passThrough
 	pending *pendingRequests
 	sid     string
 }
@@ -478,14 +481,6 @@ func (a *sseAnswers) Write(p []byte) (int, error) {
 	}
 	return a.ResponseWriter.Write(p)
 }
-
-func (a *sseAnswers) Flush() {
-	if fl, ok := a.ResponseWriter.(http.Flusher); ok {
-		fl.Flush()
-	}
-}
-
-func (a *sseAnswers) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
 // responseID returns the id of a JSON-RPC response (a message with a result
 // or an error and no method), reading no further than it must: mcp-go puts
