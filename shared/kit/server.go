@@ -25,6 +25,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 	"github.com/mcp-fleet/mcp-fleet/shared/ratelimit"
+	"github.com/mcp-fleet/mcp-fleet/shared/untrusted"
 	"github.com/mcp-fleet/mcp-fleet/shared/validate"
 	"github.com/rs/zerolog"
 )
@@ -473,6 +474,9 @@ func errorResult(e *mcperr.Error) *mcp.CallToolResult {
 }
 
 func successResult(v any) (*mcp.CallToolResult, error) {
+	if u, ok := v.(Untrusted); ok {
+		return untrustedResult(u)
+	}
 	if s, ok := v.(string); ok {
 		return mcp.NewToolResultText(s), nil
 	}
@@ -483,6 +487,31 @@ func successResult(v any) (*mcp.CallToolResult, error) {
 	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{mcp.NewTextContent(string(b))},
+		StructuredContent: json.RawMessage(b),
+	}, nil
+}
+
+// Untrusted is a handler result that carries content from outside (a web
+// page, a mail body, rows anyone may have written). Its text part reaches the
+// model fenced as data (package untrusted); structuredContent carries Value
+// plain, for programs. Value is encoded once for both.
+type Untrusted struct {
+	// Source says where the content came from: a URL, "mail", "rows of t".
+	Source string
+	// Value is the result: a string (sent as text only) or a JSON value.
+	Value any
+}
+
+func untrustedResult(u Untrusted) (*mcp.CallToolResult, error) {
+	if s, ok := u.Value.(string); ok {
+		return mcp.NewToolResultText(untrusted.Fence(u.Source, s)), nil
+	}
+	b, err := json.Marshal(u.Value)
+	if err != nil {
+		return errorResult(mcperr.New(mcperr.Internal, "internal error: result could not be encoded")), nil
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(untrusted.Fence(u.Source, string(b)))},
 		StructuredContent: json.RawMessage(b),
 	}, nil
 }

@@ -97,9 +97,18 @@ func Invalid(field string, value any, expected, format string, args ...any) *Err
 	return &Error{Code: Validation, Message: fmt.Sprintf(format, args...), Field: field, Value: value, Expected: expected}
 }
 
-// Wrap classifies an arbitrary error. Context errors become TIMEOUT/CANCELLED;
-// an *Error inside the chain is returned as is; anything else is INTERNAL with
-// a generic message, because its text may carry paths, hosts or secrets.
+// Coded is implemented by a package's own error types that know how a
+// client should see them, so that no tool layer needs a mapping table: a
+// confinement error says NOT_FOUND or PERMISSION_DENIED itself.
+type Coded interface {
+	error
+	MCPError() *Error
+}
+
+// Wrap classifies an arbitrary error. An *Error or a Coded error inside the
+// chain gives its own form; context errors become TIMEOUT/CANCELLED; anything
+// else is INTERNAL with a generic message, because its text may carry paths,
+// hosts or secrets.
 func Wrap(err error) *Error {
 	if err == nil {
 		return nil
@@ -107,6 +116,15 @@ func Wrap(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
+	}
+	var c Coded
+	if errors.As(err, &c) {
+		if e := c.MCPError(); e != nil {
+			if e.cause == nil {
+				e.cause = err
+			}
+			return e
+		}
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):

@@ -317,3 +317,21 @@ func TestCodesComplete(t *testing.T) {
 		}
 	}
 }
+
+type codedErr struct{ path string }
+
+func (c codedErr) Error() string { return "open " + c.path + ": no such file" }
+func (c codedErr) MCPError() *Error {
+	return New(NotFound, "%s does not exist", c.path)
+}
+
+func TestWrapCoded(t *testing.T) {
+	err := fmt.Errorf("reading config: %w", codedErr{path: "a.txt"})
+	e := Wrap(err)
+	if e.Code != NotFound || e.Message != "a.txt does not exist" {
+		t.Fatalf("Wrap(coded) = %v", e)
+	}
+	if !errors.Is(e, err) && !errors.As(e, new(codedErr)) {
+		t.Fatalf("cause not kept: %v", e.Unwrap())
+	}
+}
