@@ -1,13 +1,16 @@
 package kit
 
-import "context"
+import (
+	"context"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/logging"
+)
 
 type ctxKey int
 
 const (
 	agentKey ctxKey = iota
 	stdioKey
-	correlationKey
 	reservationKey
 )
 
@@ -29,12 +32,9 @@ func withStdio(ctx context.Context) context.Context { return context.WithValue(c
 func isStdio(ctx context.Context) bool { b, _ := ctx.Value(stdioKey).(bool); return b }
 
 func withCorrelation(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, correlationKey, id)
+	return logging.WithCorrelationID(ctx, id)
 }
 
 // CorrelationID returns the id the kit gave the current call; upstream
 // clients send it on to make one call traceable across systems.
-func CorrelationID(ctx context.Context) string {
-	id, _ := ctx.Value(correlationKey).(string)
-	return id
-}
+func CorrelationID(ctx context.Context) string { return logging.CorrelationID(ctx) }

@@ -1,6 +1,7 @@
 package logging
 
 import (
+	"context"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -436,5 +437,15 @@ func TestRedactURL(t *testing.T) {
 	v := NewRedactor().Value(map[string]any{"url": "https://a.example/?access_token=zzz"}).(map[string]any)
 	if strings.Contains(v["url"].(string), "zzz") {
 		t.Fatalf("Value kept a URL secret: %v", v)
+	}
+}
+
+func TestCorrelationID(t *testing.T) {
+	ctx := context.Background()
+	if CorrelationID(ctx) != "" {
+		t.Fatal("empty context has an id")
+	}
+	if got := CorrelationID(WithCorrelationID(ctx, "abc-1")); got != "abc-1" {
+		t.Fatalf("CorrelationID = %q", got)
 	}
 }
