@@ -5,11 +5,9 @@
 package validate
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 
@@ -20,7 +18,15 @@ import (
 // Schema is a compiled input schema; compile once at registration.
 type Schema struct {
 	s *gojsonschema.Schema
+	// closed holds the top-level properties of an object schema that allows
+	// no others, so that unknown keys are refused before the full validator
+	// walks (and reports) every one of them.
+	closed map[string]bool
 }
+
+// maxReported bounds the problems listed in one validation error: enough
+// for a model to fix several at once, never a message the size of the input.
+const maxReported = 5
 
 // Compile parses and compiles a JSON Schema document.
 func Compile(raw json.RawMessage) (*Schema, error) {
@@ -31,7 +37,52 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compile schema: %w", err)
 	}
-	return &Schema{s: s}, nil
+	out := &Schema{s: s}
+	var top struct {
+		Properties           map[string]json.RawMessage `json:"properties"`
+		AdditionalProperties *bool                      `json:"additionalProperties"`
+		PatternProperties    json.RawMessage            `json:"patternProperties"`
+	}
+	if json.Unmarshal(raw, &top) == nil && top.AdditionalProperties != nil && !*top.AdditionalProperties && top.PatternProperties == nil {
+		out.closed = make(map[string]bool, len(top.Properties))
+		for k := range top.Properties {
+			out.closed[k] = true
+		}
+	}
+	return out, nil
+}
+
+// unknownKeys refuses top-level keys a closed schema does not know, naming
+// the first few and counting the rest.
+func (s *Schema) unknownKeys(v any) *mcperr.Error {
+	m, ok := v.(map[string]any)
+	if !ok || s.closed == nil {
+		return nil
+	}
+	var unknown []string
+	n := 0
+	for k := range m {
+		if !s.closed[k] {
+			n++
+			if len(unknown) < maxReported {
+				unknown = append(unknown, k)
+			}
+		}
+	}
+	if n <= maxReported {
+		return nil // few enough for the full validator to report with the rest
+	}
+	sort.Strings(unknown)
+	for i, k := range unknown {
+		unknown[i] = truncate(k)
+	}
+	msg := fmt.Sprintf("%d unknown arguments: %s and %d more", n, strings.Join(unknown, ", "), n-len(unknown))
+	known := make([]string, 0, len(s.closed))
+	for k := range s.closed {
+		known = append(known, k)
+	}
+	sort.Strings(known)
+	return mcperr.Invalid(unknown[0], nil, "one of: "+strings.Join(known, ", "), "%s", msg)
 }
 
 // Check validates raw JSON arguments. Missing or null arguments are treated as
@@ -46,91 +97,21 @@ func (s *Schema) Check(raw json.RawMessage) *mcperr.Error {
 
 // DecodeError describes a Decode failure to the client.
 func DecodeError(err error) *mcperr.Error {
-	if errors.Is(err, ErrDuplicateKey) {
+	switch {
+	case errors.Is(err, ErrDuplicateKey):
 		return mcperr.Invalid("arguments", nil, "each key once", "arguments are ambiguous: %v", err)
+	case errors.Is(err, ErrTooLarge):
+		return mcperr.Invalid("arguments", nil, "smaller arguments", "%v", err)
 	}
 	return mcperr.Invalid("arguments", nil, "a JSON object", "arguments are not valid JSON: %v", err)
-}
-
-// Decode parses arguments the way CheckValue expects them (numbers kept as
-// json.Number, so large integers keep their precision). Empty or null input
-// is an empty object. Trailing data after the value is an error.
-func Decode(raw json.RawMessage) (any, error) {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || string(trimmed) == "null" {
-		return map[string]any{}, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	dec.UseNumber()
-	v, err := decodeValue(dec, 0)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("unexpected data after the arguments object")
-	}
-	return v, nil
-}
-
-// maxDepth bounds nesting: no tool takes arguments this deep, and a bound
-// keeps a hostile document from costing unbounded recursion.
-const maxDepth = 64
-
-// ErrDuplicateKey is returned for an object that names a key twice. Such
-// arguments are ambiguous — the handler sees the last value, a reader of
-// the audit log may see the first — so they are refused outright.
-var ErrDuplicateKey = errors.New("duplicate key")
-
-// decodeValue reads one JSON value token by token, refusing duplicate keys.
-func decodeValue(dec *json.Decoder, depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("arguments nested deeper than %d levels", maxDepth)
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			m := map[string]any{}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, _ := kt.(string)
-				if _, dup := m[k]; dup {
-					return nil, fmt.Errorf("%w %q", ErrDuplicateKey, k)
-				}
-				if m[k], err = decodeValue(dec, depth+1); err != nil {
-					return nil, err
-				}
-			}
-			_, err := dec.Token() // '}'
-			return m, err
-		case '[':
-			a := []any{}
-			for dec.More() {
-				v, err := decodeValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				a = append(a, v)
-			}
-			_, err := dec.Token() // ']'
-			return a, err
-		}
-		return nil, fmt.Errorf("unexpected %v", t)
-	default:
-		return t, nil // string, json.Number, bool or nil
-	}
 }
 
 // CheckValue validates arguments already decoded by Decode, so a caller that
 // also needs the decoded value (the audit log) parses the JSON only once.
 func (s *Schema) CheckValue(v any) *mcperr.Error {
+	if e := s.unknownKeys(v); e != nil {
+		return e
+	}
 	res, err := s.s.Validate(gojsonschema.NewRawLoader(v))
 	if err != nil {
 		return mcperr.Invalid("arguments", nil, "a JSON object", "arguments could not be validated")
@@ -145,13 +126,16 @@ func (s *Schema) CheckValue(v any) *mcperr.Error {
 	first := errs[0]
 	msg := describe(first)
 	if len(errs) > 1 {
-		more := make([]string, 0, len(errs)-1)
-		for _, e := range errs[1:] {
+		more := make([]string, 0, maxReported)
+		for _, e := range errs[1:min(len(errs), maxReported)] {
 			more = append(more, describe(e))
 		}
 		msg += "; also: " + strings.Join(more, "; ")
+		if len(errs) > maxReported {
+			msg += fmt.Sprintf("; and %d more problems", len(errs)-maxReported)
+		}
 	}
-	return mcperr.Invalid(fieldOf(first), valueOf(first), expectedOf(first), "%s", msg)
+	return mcperr.Invalid(truncate(fieldOf(first)), valueOf(first), expectedOf(first), "%s", msg)
 }
 
 // fieldOf names the offending property with a dotted path ("filters.limit"),
@@ -237,7 +221,7 @@ func expectedOf(e gojsonschema.ResultError) string {
 }
 
 func describe(e gojsonschema.ResultError) string {
-	f := fieldOf(e)
+	f := truncate(fieldOf(e))
 	switch e.Type() {
 	case "required":
 		return fmt.Sprintf("%s is required", f)

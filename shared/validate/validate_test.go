@@ -3,6 +3,7 @@ package validate
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -289,4 +290,90 @@ func TestDecodeRefusesAmbiguousAndHostileInput(t *testing.T) {
 	if arr[4].(map[string]any)["b"] != json.Number("12345678901234567890") || arr[2] != true || arr[3] != nil {
 		t.Fatalf("decoded %#v", v)
 	}
+}
+
+func TestHostileArgumentsCostLittle(t *testing.T) {
+	s, err := Compile(json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"additionalProperties":false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString(`{"path":"a"`)
+	for i := 0; i < 50_000; i++ {
+		fmt.Fprintf(&b, `,"k%d":%d`, i, i)
+	}
+	b.WriteString("}")
+	v, err := Decode(json.RawMessage(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := s.CheckValue(v)
+	if e == nil || len(e.Message) > 300 || !strings.Contains(e.Message, "50000 unknown arguments") || !strings.Contains(e.Message, "and 49995 more") {
+		t.Fatalf("error not capped: %v", e)
+	}
+	// Over the value budget, decoding stops.
+	b.Reset()
+	b.WriteString("[")
+	for i := 0; i < DefaultLimits.MaxValues+1; i++ {
+		b.WriteString("0,")
+	}
+	b.WriteString("0]")
+	if _, err := Decode(json.RawMessage(b.String())); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("value budget: %v", err)
+	}
+	if e := DecodeError(fmt.Errorf("wrap: %w", ErrTooLarge)); e.Expected != "smaller arguments" {
+		t.Fatalf("DecodeError(too large) = %v", e)
+	}
+	if _, err := Decode(json.RawMessage(strings.Repeat("[", 100) + strings.Repeat("]", 100))); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("depth: %v", err)
+	}
+}
+
+func TestManyProblemsAreCapped(t *testing.T) {
+	s, err := Compile(json.RawMessage(`{"type":"object","properties":{"a":{"type":"array","items":{"type":"integer"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := make([]string, 1000)
+	for i := range items {
+		items[i] = `"x"`
+	}
+	v, _ := Decode(json.RawMessage(`{"a":[` + strings.Join(items, ",") + `]}`))
+	e := s.CheckValue(v)
+	if e == nil || strings.Count(e.Message, "Invalid type") > maxReported || !strings.Contains(e.Message, "and 995 more problems") {
+		t.Fatalf("problems not capped: %v", e)
+	}
+}
+
+func FuzzDecodeAgreesWithEncodingJSON(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":[1,2.5e-3,-0,"x\u00e9",true,false,null]}`, `{"a":}`, `[1,]`, `"\ud83d\ude00"`, `"\ud800x"`, `{"a":"\\"}`, "\"a\xffb\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := Limits{MaxDepth: 1000, MaxValues: 1 << 30}.Decode(b)
+		var w any
+		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec.UseNumber()
+		werr := dec.Decode(&w)
+		if !json.Valid(b) {
+			werr = errors.New("invalid")
+		}
+		trimmed := strings.TrimSpace(string(b))
+		if trimmed == "" || trimmed == "null" {
+			return
+		}
+		if errors.Is(err, ErrDuplicateKey) {
+			return
+		}
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("Decode(%q) err=%v, encoding/json err=%v", b, err, werr)
+		}
+		if err == nil {
+			a, _ := json.Marshal(v)
+			c, _ := json.Marshal(w)
+			if string(a) != string(c) {
+				t.Fatalf("Decode(%q) = %s, encoding/json = %s", b, a, c)
+			}
+		}
+	})
 }

@@ -1,0 +1,134 @@
+package wire
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
+// U+2028 and U+2029 are escaped so the output is also valid JavaScript.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigit(c>>4), hexDigit(c&0xF))
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigit(byte(r&0xF)))
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// AppendBytesAsString appends b (JSON text, usually) as a JSON string, the
+// way AppendString does, without converting it to a string first.
+func AppendBytesAsString(dst []byte, b []byte) []byte {
+	return AppendString(dst, unsafeString(b))
+}
+
+func hexDigit(b byte) byte { return "0123456789abcdef"[b&0xF] }
+
+func appendID(dst, id []byte) []byte {
+	if len(id) == 0 {
+		return append(dst, "null"...)
+	}
+	return append(dst, id...)
+}
+
+// AppendResult appends a whole response: {"jsonrpc":"2.0","id":…,"result":…}.
+// result must be one JSON value.
+func AppendResult(dst, id, result []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	dst = append(dst, `,"result":`...)
+	dst = append(dst, result...)
+	return append(dst, '}')
+}
+
+// AppendError appends an error response. data, if not nil, must be one JSON
+// value. A nil id is written as null (the request's id could not be read).
+func AppendError(dst, id []byte, code int, message string, data []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	dst = append(dst, `,"error":{"code":`...)
+	dst = strconv.AppendInt(dst, int64(code), 10)
+	dst = append(dst, `,"message":`...)
+	dst = AppendString(dst, message)
+	if data != nil {
+		dst = append(dst, `,"data":`...)
+		dst = append(dst, data...)
+	}
+	return append(dst, "}}"...)
+}
+
+// AppendNotification appends a notification; params may be nil.
+func AppendNotification(dst []byte, method string, params []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
+	dst = AppendString(dst, method)
+	if params != nil {
+		dst = append(dst, `,"params":`...)
+		dst = append(dst, params...)
+	}
+	return append(dst, '}')
+}
+
+// AppendRequest appends a request the server sends to its client.
+func AppendRequest(dst, id []byte, method string, params []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"method":`...)
+	dst = AppendString(dst, method)
+	if params != nil {
+		dst = append(dst, `,"params":`...)
+		dst = append(dst, params...)
+	}
+	return append(dst, '}')
+}
+
+// Truncate shortens s to at most n bytes on a rune boundary, marking the cut,
+// so that names and values echoed in errors stay small.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…(" + strconv.Itoa(len(s)) + " bytes)"
+}

@@ -1,0 +1,365 @@
+// Package wire reads and writes JSON-RPC 2.0 messages for the kit's
+// transports in one pass each way. Parse finds the envelope's members by
+// scanning, without building values, and keeps each member as a slice of the
+// input; the kit then decodes only what a method needs. The scanner has no
+// recursion and no depth limit of its own, so a hostile document cannot
+// exhaust the stack, and the id of a request whose params are too deep for
+// the decoder is still known and echoed in the error.
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// ErrSyntax is wrapped by every error for input that is not JSON.
+var ErrSyntax = errors.New("invalid JSON")
+
+func syntaxErr(off int, what string) error {
+	return fmt.Errorf("%w at offset %d: %s", ErrSyntax, off, what)
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the offset just past the JSON value starting at b[i]
+// (after leading space), checking its grammar. Containers are tracked on an
+// explicit stack, one byte per level.
+func skipValue(b []byte, i int) (int, error) {
+	var stack []byte // '{' or '['
+	i = skipSpace(b, i)
+	for {
+		if i >= len(b) {
+			return i, syntaxErr(i, "unexpected end of input")
+		}
+		// A value.
+		switch c := b[i]; {
+		case c == '{' || c == '[':
+			j := skipSpace(b, i+1)
+			if j < len(b) && (b[j] == '}' && c == '{' || b[j] == ']' && c == '[') {
+				i = j + 1
+				break
+			}
+			stack = append(stack, c)
+			i = j
+			if c == '{' {
+				var err error
+				if i, err = skipKey(b, i); err != nil {
+					return i, err
+				}
+			}
+			continue
+		case c == '"':
+			j, _, err := scanString(b, i)
+			if err != nil {
+				return j, err
+			}
+			i = j
+		case c == '-' || (c >= '0' && c <= '9'):
+			j, err := scanNumber(b, i)
+			if err != nil {
+				return j, err
+			}
+			i = j
+		case c == 't':
+			if !hasLiteral(b, i, "true") {
+				return i, syntaxErr(i, "invalid literal")
+			}
+			i += 4
+		case c == 'f':
+			if !hasLiteral(b, i, "false") {
+				return i, syntaxErr(i, "invalid literal")
+			}
+			i += 5
+		case c == 'n':
+			if !hasLiteral(b, i, "null") {
+				return i, syntaxErr(i, "invalid literal")
+			}
+			i += 4
+		default:
+			return i, syntaxErr(i, fmt.Sprintf("unexpected character %q", c))
+		}
+		// After a value: close containers or move to the next member.
+		for {
+			if len(stack) == 0 {
+				return i, nil
+			}
+			i = skipSpace(b, i)
+			if i >= len(b) {
+				return i, syntaxErr(i, "unexpected end of input")
+			}
+			top := stack[len(stack)-1]
+			if b[i] == ',' {
+				i = skipSpace(b, i+1)
+				if top == '{' {
+					var err error
+					if i, err = skipKey(b, i); err != nil {
+						return i, err
+					}
+				}
+				break
+			}
+			if (top == '{' && b[i] == '}') || (top == '[' && b[i] == ']') {
+				stack = stack[:len(stack)-1]
+				i++
+				continue
+			}
+			return i, syntaxErr(i, "expected , or end of container")
+		}
+	}
+}
+
+// skipKey reads `"key" :` and returns the offset of the value.
+func skipKey(b []byte, i int) (int, error) {
+	if i >= len(b) || b[i] != '"' {
+		return i, syntaxErr(i, "expected an object key")
+	}
+	j, _, err := scanString(b, i)
+	if err != nil {
+		return j, err
+	}
+	j = skipSpace(b, j)
+	if j >= len(b) || b[j] != ':' {
+		return j, syntaxErr(j, "expected :")
+	}
+	return skipSpace(b, j+1), nil
+}
+
+func hasLiteral(b []byte, i int, lit string) bool {
+	return len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit
+}
+
+// scanString checks the string starting at b[i] (a quote) and returns the
+// offset past it and whether it holds escapes.
+func scanString(b []byte, i int) (int, bool, error) {
+	escaped := false
+	for j := i + 1; j < len(b); {
+		c := b[j]
+		switch {
+		case c == '"':
+			return j + 1, escaped, nil
+		case c == '\\':
+			escaped = true
+			if j+1 >= len(b) {
+				return j, escaped, syntaxErr(j, "unterminated string")
+			}
+			switch b[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				if j+6 > len(b) || !isHex4(b[j+2:j+6]) {
+					return j, escaped, syntaxErr(j, "invalid \\u escape")
+				}
+				j += 6
+			default:
+				return j, escaped, syntaxErr(j, "invalid escape")
+			}
+		case c < 0x20:
+			return j, escaped, syntaxErr(j, "control character in string")
+		default:
+			j++
+		}
+	}
+	return len(b), escaped, syntaxErr(i, "unterminated string")
+}
+
+func isHex4(h []byte) bool {
+	for _, c := range h {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// scanNumber checks the number starting at b[i].
+func scanNumber(b []byte, i int) (int, error) {
+	j := i
+	if b[j] == '-' {
+		j++
+	}
+	if j >= len(b) {
+		return j, syntaxErr(j, "invalid number")
+	}
+	switch {
+	case b[j] == '0':
+		j++
+	case b[j] >= '1' && b[j] <= '9':
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+	default:
+		return j, syntaxErr(j, "invalid number")
+	}
+	if j < len(b) && b[j] == '.' {
+		j++
+		start := j
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		if j == start {
+			return j, syntaxErr(j, "invalid number")
+		}
+	}
+	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
+		j++
+		if j < len(b) && (b[j] == '+' || b[j] == '-') {
+			j++
+		}
+		start := j
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		if j == start {
+			return j, syntaxErr(j, "invalid number")
+		}
+	}
+	return j, nil
+}
+
+// Members calls fn for each member of the JSON object obj, in order, with
+// the decoded key and the raw value. It stops at fn's first error.
+func Members(obj []byte, fn func(key string, value []byte) error) error {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return fmt.Errorf("%w: not an object", ErrSyntax)
+	}
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return trailing(obj, i+1)
+	}
+	for {
+		if i >= len(obj) || obj[i] != '"' {
+			return syntaxErr(i, "expected an object key")
+		}
+		end, esc, err := scanString(obj, i)
+		if err != nil {
+			return err
+		}
+		key, err := stringValue(obj[i:end], esc)
+		if err != nil {
+			return err
+		}
+		i = skipSpace(obj, end)
+		if i >= len(obj) || obj[i] != ':' {
+			return syntaxErr(i, "expected :")
+		}
+		i = skipSpace(obj, i+1)
+		vend, err := skipValue(obj, i)
+		if err != nil {
+			return err
+		}
+		if err := fn(key, obj[i:vend]); err != nil {
+			return err
+		}
+		i = skipSpace(obj, vend)
+		if i >= len(obj) {
+			return syntaxErr(i, "unterminated object")
+		}
+		if obj[i] == '}' {
+			return trailing(obj, i+1)
+		}
+		if obj[i] != ',' {
+			return syntaxErr(i, "expected , or }")
+		}
+		i = skipSpace(obj, i+1)
+	}
+}
+
+func trailing(b []byte, i int) error {
+	if i = skipSpace(b, i); i != len(b) {
+		return syntaxErr(i, "data after the value")
+	}
+	return nil
+}
+
+// Valid reports whether b is exactly one JSON value.
+func Valid(b []byte) bool {
+	end, err := skipValue(b, 0)
+	return err == nil && skipSpace(b, end) == len(b)
+}
+
+// String decodes a raw JSON string value.
+func String(raw []byte) (string, error) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", errors.New("not a string")
+	}
+	end, esc, err := scanString(raw, 0)
+	if err != nil {
+		return "", err
+	}
+	if end != len(raw) {
+		return "", errors.New("not a single string")
+	}
+	return stringValue(raw, esc)
+}
+
+// stringValue decodes a scanned string (quotes included).
+func stringValue(q []byte, escaped bool) (string, error) {
+	body := q[1 : len(q)-1]
+	if !escaped {
+		if utf8.Valid(body) {
+			return string(body), nil
+		}
+		return string([]rune(string(body))), nil // invalid bytes become U+FFFD
+	}
+	out := make([]byte, 0, len(body))
+	for i := 0; i < len(body); {
+		c := body[i]
+		if c != '\\' {
+			out = append(out, c)
+			i++
+			continue
+		}
+		switch body[i+1] {
+		case '"', '\\', '/':
+			out = append(out, body[i+1])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r := hex4(body[i+2 : i+6])
+			i += 6
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
+					r2 = hex4(body[i+2 : i+6])
+				}
+				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+					i += 6
+					r = dec
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		}
+		i += 2
+	}
+	if !utf8.Valid(out) {
+		return string([]rune(string(out))), nil
+	}
+	return string(out), nil
+}
+
+func hex4(h []byte) rune {
+	n, _ := strconv.ParseUint(string(h), 16, 32)
+	return rune(n)
+}

@@ -1,0 +1,329 @@
+package validate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Limits bound what decoding one set of arguments may cost. The work of a
+// call stays proportional to its size: a hostile document of a million keys
+// is refused after MaxValues of them, before anything builds on it.
+type Limits struct {
+	// MaxDepth bounds nesting.
+	MaxDepth int
+	// MaxValues bounds the number of values (each object member, array item
+	// and scalar counts one).
+	MaxValues int
+}
+
+// DefaultLimits suit every tool in the fleet: no tool takes arguments
+// nested 64 deep, and 100 000 values is a large insert of rows.
+var DefaultLimits = Limits{MaxDepth: 64, MaxValues: 100_000}
+
+// ErrDuplicateKey is returned for an object that names a key twice. Such
+// arguments are ambiguous — the handler sees the last value, a reader of
+// the audit log may see the first — so they are refused outright.
+var ErrDuplicateKey = errors.New("duplicate key")
+
+// ErrTooLarge is returned when arguments exceed Limits.
+var ErrTooLarge = errors.New("arguments too large")
+
+// Decode parses arguments the way CheckValue expects them (numbers kept as
+// json.Number, so large integers keep their precision) within DefaultLimits.
+// Empty or null input is an empty object. Trailing data is an error.
+func Decode(raw json.RawMessage) (any, error) { return DefaultLimits.Decode(raw) }
+
+// Decode parses arguments within l.
+func (l Limits) Decode(raw json.RawMessage) (any, error) {
+	d := decoder{b: raw, limits: l}
+	d.space()
+	if d.i == len(d.b) {
+		return map[string]any{}, nil
+	}
+	if d.lit("null") {
+		d.space()
+		if d.i == len(d.b) {
+			return map[string]any{}, nil
+		}
+		return nil, d.fail("unexpected data after the arguments object")
+	}
+	v, err := d.value(0)
+	if err != nil {
+		return nil, err
+	}
+	d.space()
+	if d.i != len(d.b) {
+		return nil, d.fail("unexpected data after the arguments object")
+	}
+	return v, nil
+}
+
+type decoder struct {
+	b      []byte
+	i      int
+	values int
+	limits Limits
+}
+
+func (d *decoder) fail(what string) error {
+	return fmt.Errorf("%s (at byte %d)", what, d.i)
+}
+
+func (d *decoder) space() {
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+func (d *decoder) lit(s string) bool {
+	if len(d.b)-d.i >= len(s) && string(d.b[d.i:d.i+len(s)]) == s {
+		d.i += len(s)
+		return true
+	}
+	return false
+}
+
+func (d *decoder) value(depth int) (any, error) {
+	if depth > d.limits.MaxDepth {
+		return nil, fmt.Errorf("%w: nested deeper than %d levels", ErrTooLarge, d.limits.MaxDepth)
+	}
+	if d.values++; d.values > d.limits.MaxValues {
+		return nil, fmt.Errorf("%w: more than %d values", ErrTooLarge, d.limits.MaxValues)
+	}
+	d.space()
+	if d.i >= len(d.b) {
+		return nil, d.fail("unexpected end of input")
+	}
+	switch c := d.b[d.i]; {
+	case c == '{':
+		d.i++
+		m := map[string]any{}
+		d.space()
+		if d.i < len(d.b) && d.b[d.i] == '}' {
+			d.i++
+			return m, nil
+		}
+		for {
+			d.space()
+			if d.i >= len(d.b) || d.b[d.i] != '"' {
+				return nil, d.fail("expected an object key")
+			}
+			k, err := d.str()
+			if err != nil {
+				return nil, err
+			}
+			if _, dup := m[k]; dup {
+				return nil, fmt.Errorf("%w %q", ErrDuplicateKey, truncate(k))
+			}
+			d.space()
+			if d.i >= len(d.b) || d.b[d.i] != ':' {
+				return nil, d.fail("expected :")
+			}
+			d.i++
+			if m[k], err = d.value(depth + 1); err != nil {
+				return nil, err
+			}
+			d.space()
+			if d.i < len(d.b) && d.b[d.i] == ',' {
+				d.i++
+				continue
+			}
+			if d.i < len(d.b) && d.b[d.i] == '}' {
+				d.i++
+				return m, nil
+			}
+			return nil, d.fail("expected , or }")
+		}
+	case c == '[':
+		d.i++
+		a := []any{}
+		d.space()
+		if d.i < len(d.b) && d.b[d.i] == ']' {
+			d.i++
+			return a, nil
+		}
+		for {
+			v, err := d.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+			d.space()
+			if d.i < len(d.b) && d.b[d.i] == ',' {
+				d.i++
+				continue
+			}
+			if d.i < len(d.b) && d.b[d.i] == ']' {
+				d.i++
+				return a, nil
+			}
+			return nil, d.fail("expected , or ]")
+		}
+	case c == '"':
+		return d.str()
+	case c == '-' || c >= '0' && c <= '9':
+		return d.number()
+	case d.lit("true"):
+		return true, nil
+	case d.lit("false"):
+		return false, nil
+	case d.lit("null"):
+		return nil, nil
+	}
+	return nil, d.fail("unexpected character")
+}
+
+func (d *decoder) number() (json.Number, error) {
+	start := d.i
+	if d.b[d.i] == '-' {
+		d.i++
+	}
+	digits := func() int {
+		n := 0
+		for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
+			d.i++
+			n++
+		}
+		return n
+	}
+	if d.i < len(d.b) && d.b[d.i] == '0' {
+		d.i++
+	} else if digits() == 0 {
+		return "", d.fail("invalid number")
+	}
+	if d.i < len(d.b) && d.b[d.i] == '.' {
+		d.i++
+		if digits() == 0 {
+			return "", d.fail("invalid number")
+		}
+	}
+	if d.i < len(d.b) && (d.b[d.i] == 'e' || d.b[d.i] == 'E') {
+		d.i++
+		if d.i < len(d.b) && (d.b[d.i] == '+' || d.b[d.i] == '-') {
+			d.i++
+		}
+		if digits() == 0 {
+			return "", d.fail("invalid number")
+		}
+	}
+	return json.Number(d.b[start:d.i]), nil
+}
+
+// str reads a string at d.b[d.i] (a quote).
+func (d *decoder) str() (string, error) {
+	d.i++
+	start := d.i
+	// Fast path: no escapes, valid UTF-8.
+	for d.i < len(d.b) {
+		c := d.b[d.i]
+		if c == '"' {
+			s := d.b[start:d.i]
+			d.i++
+			if utf8.Valid(s) {
+				return string(s), nil
+			}
+			return string([]rune(string(s))), nil
+		}
+		if c == '\\' {
+			break
+		}
+		if c < 0x20 {
+			return "", d.fail("control character in string")
+		}
+		d.i++
+	}
+	out := append([]byte(nil), d.b[start:d.i]...)
+	for d.i < len(d.b) {
+		c := d.b[d.i]
+		switch {
+		case c == '"':
+			d.i++
+			if !utf8.Valid(out) {
+				return string([]rune(string(out))), nil
+			}
+			return string(out), nil
+		case c < 0x20:
+			return "", d.fail("control character in string")
+		case c != '\\':
+			out = append(out, c)
+			d.i++
+			continue
+		}
+		if d.i+1 >= len(d.b) {
+			break
+		}
+		e := d.b[d.i+1]
+		d.i += 2
+		switch e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := d.hex4()
+			if !ok {
+				return "", d.fail("invalid \\u escape")
+			}
+			if utf16.IsSurrogate(r) {
+				save := d.i
+				r2 := rune(-1)
+				if d.i+1 < len(d.b) && d.b[d.i] == '\\' && d.b[d.i+1] == 'u' {
+					d.i += 2
+					if x, ok := d.hex4(); ok {
+						r2 = x
+					}
+				}
+				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+					r = dec
+				} else {
+					d.i = save
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return "", d.fail("invalid escape")
+		}
+	}
+	return "", d.fail("unterminated string")
+}
+
+func (d *decoder) hex4() (rune, bool) {
+	if d.i+4 > len(d.b) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(d.b[d.i:d.i+4]), 16, 32)
+	if err != nil {
+		return 0, false
+	}
+	d.i += 4
+	return rune(n), true
+}
+
+func truncate(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	cut := 64
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
