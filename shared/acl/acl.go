@@ -27,6 +27,9 @@ type Policy struct {
 
 type agent struct {
 	tools map[string]bool
+	// resources, when the entry lists them, are exactly the resources the
+	// agent may read; nil means "follow the tool families".
+	resources map[string]bool
 }
 
 type fileFormat struct {
@@ -37,6 +40,9 @@ type fileFormat struct {
 type agentSpec struct {
 	Description string   `yaml:"description"`
 	Tools       []string `yaml:"tools"`
+	// Resources, when present (even empty), lists exactly the resources the
+	// agent may read, by name; absent, a resource follows its tool family.
+	Resources *[]string `yaml:"resources"`
 	// TokenSHA256 lists hex sha256 digests of bearer tokens that identify the
 	// agent over HTTP; the file never holds a usable token.
 	TokenSHA256 []string `yaml:"token_sha256"`
@@ -115,6 +121,15 @@ func Parse(raw []byte) (*Policy, error) {
 			}
 			a.tools[t] = true
 		}
+		if spec.Resources != nil {
+			a.resources = map[string]bool{}
+			for _, r := range *spec.Resources {
+				if !validToolName(r) {
+					return nil, fmt.Errorf("agent %q: resource %q is not a valid resource name", name, r)
+				}
+				a.resources[r] = true
+			}
+		}
 		for _, h := range spec.TokenSHA256 {
 			sum, err := parseDigest(h)
 			if err != nil {
@@ -160,6 +175,27 @@ func (p *Policy) Agents() []string {
 func (p *Policy) Allowed(agentName, tool string) bool {
 	a, ok := p.agents[agentName]
 	return ok && a.tools[tool]
+}
+
+// AllowedResource reports whether agent may read the resource named name,
+// which belongs to the tool family given (the tools that read or change
+// what it shows). The rule: an agent whose entry lists resources may read
+// exactly those; otherwise it may read a resource when it may call any tool
+// of its family. Unknown agents may read nothing.
+func (p *Policy) AllowedResource(agentName, name string, family []string) bool {
+	a, ok := p.agents[agentName]
+	if !ok {
+		return false
+	}
+	if a.resources != nil {
+		return a.resources[name]
+	}
+	for _, t := range family {
+		if a.tools[t] {
+			return true
+		}
+	}
+	return false
 }
 
 // Tools returns the tools granted to agent, sorted.

@@ -422,3 +422,41 @@ func TestRepoPolicy(t *testing.T) {
 		}
 	}
 }
+
+func TestAllowedResource(t *testing.T) {
+	p, err := Parse([]byte(`version: 1
+agents:
+  dev:
+    tools: [file_read, shell_execute]
+  reader:
+    tools: [file_read]
+    resources: [notes]
+  none:
+    tools: [file_read]
+    resources: []
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		agent, res string
+		family     []string
+		want       bool
+	}{
+		{"dev", "file", []string{"file_read", "file_write"}, true},
+		{"dev", "trips", []string{"get_trip"}, false},
+		{"dev", "orphan", nil, false},
+		{"reader", "file", []string{"file_read"}, false},
+		{"reader", "notes", nil, true},
+		{"none", "file", []string{"file_read"}, false},
+		{"stranger", "file", []string{"file_read"}, false},
+	}
+	for _, c := range cases {
+		if got := p.AllowedResource(c.agent, c.res, c.family); got != c.want {
+			t.Errorf("AllowedResource(%s, %s) = %v, want %v", c.agent, c.res, got, c.want)
+		}
+	}
+	if _, err := Parse([]byte("version: 1\nagents:\n  a:\n    tools: [x]\n    resources: [\"bad name!\"]\n")); err == nil {
+		t.Error("bad resource name accepted")
+	}
+}

@@ -18,5 +18,5 @@ func RunArgs(ctx context.Context, spec Spec, args []string, getenv func(string) 
 	if err := f.Parse(args, getenv); err != nil {
 		return err
 	}
-	return run(ctx, spec, &cfg, getenv, stdin, stdout, stderr)
+	return run(ctx, spec, &cfg, IO{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv})
 }

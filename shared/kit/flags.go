@@ -1,6 +1,7 @@
 package kit
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,11 +16,15 @@ import (
 // Flags is a flag set in which every flag has an environment variable: the
 // variable sets the value, a flag on the command line overrides it, and
 // --help shows both. Names in the seeds' spelling (MCP_HTTP_PORT…) are kept
-// as aliases.
+// as aliases. Every bad value is refused with one message shape: the flag
+// or variable, the value, what is wanted, and a suggestion where one is
+// obvious.
 type Flags struct {
 	fs     *flag.FlagSet
 	specs  []*flagSpec
 	byName map[string]*flagSpec
+	// args are the positional arguments left after Parse.
+	args []string
 }
 
 type flagSpec struct {
@@ -31,12 +36,18 @@ type flagSpec struct {
 	isBool  bool
 	secret  bool
 	envOnly bool
+	// check runs after parsing, on the final value.
+	check func() error
+	// envOnlyApply, when set, applies an environment value (lists: the
+	// variable replaces the default instead of extending it).
+	envOnlyApply func(string) error
 }
 
 // NewFlags starts a flag set for the named program.
 func NewFlags(program string) *Flags {
 	fs := flag.NewFlagSet(program, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	return &Flags{fs: fs, byName: map[string]*flagSpec{}}
 }
 
@@ -46,13 +57,35 @@ func (f *Flags) add(s *flagSpec) {
 	}
 	f.specs = append(f.specs, s)
 	f.byName[s.name] = s
+	if s.envOnly {
+		return
+	}
+	if s.isBool {
+		f.fs.BoolFunc(s.name, s.usage, s.apply)
+	} else {
+		f.fs.Func(s.name, s.usage, s.apply)
+	}
 }
 
 // String registers a string flag read from the first set variable of envs.
 func (f *Flags) String(p *string, name string, envs []string, def, usage string) {
 	*p = def
-	f.fs.StringVar(p, name, def, usage)
 	f.add(&flagSpec{name: name, envs: envs, usage: usage, def: def, apply: func(v string) error { *p = v; return nil }})
+}
+
+// Enum registers a string flag whose value must be one of allowed.
+func (f *Flags) Enum(p *string, name string, envs []string, def string, allowed []string, usage string) {
+	*p = def
+	f.add(&flagSpec{name: name, envs: envs, usage: usage + " (" + strings.Join(allowed, ", ") + ")", def: def,
+		apply: func(v string) error {
+			for _, a := range allowed {
+				if v == a {
+					*p = v
+					return nil
+				}
+			}
+			return fmt.Errorf("want one of %s, got %q%s", strings.Join(allowed, ", "), v, suggest(v, allowed))
+		}})
 }
 
 // Secret registers a value that is read from the environment only: command
@@ -62,10 +95,9 @@ func (f *Flags) Secret(p *string, env, usage string) {
 		apply: func(v string) error { *p = v; return nil }})
 }
 
-// Bool registers a boolean flag; env values are parsed by strconv.ParseBool.
+// Bool registers a boolean flag; values are true/false (1/0, t/f).
 func (f *Flags) Bool(p *bool, name string, envs []string, def bool, usage string) {
 	*p = def
-	f.fs.BoolVar(p, name, def, usage)
 	f.add(&flagSpec{name: name, envs: envs, usage: usage, def: strconv.FormatBool(def), isBool: true,
 		apply: func(v string) error {
 			b, err := strconv.ParseBool(v)
@@ -80,12 +112,11 @@ func (f *Flags) Bool(p *bool, name string, envs []string, def bool, usage string
 // Int registers an integer flag.
 func (f *Flags) Int(p *int, name string, envs []string, def int, usage string) {
 	*p = def
-	f.fs.IntVar(p, name, def, usage)
 	f.add(&flagSpec{name: name, envs: envs, usage: usage, def: strconv.Itoa(def),
 		apply: func(v string) error {
-			n, err := strconv.Atoi(v)
+			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil {
-				return fmt.Errorf("want an integer, got %q", v)
+				return fmt.Errorf("want a whole number, got %q", v)
 			}
 			*p = n
 			return nil
@@ -95,12 +126,18 @@ func (f *Flags) Int(p *int, name string, envs []string, def int, usage string) {
 // Duration registers a duration flag ("30s", "5m").
 func (f *Flags) Duration(p *time.Duration, name string, envs []string, def time.Duration, usage string) {
 	*p = def
-	f.fs.DurationVar(p, name, def, usage)
 	f.add(&flagSpec{name: name, envs: envs, usage: usage, def: def.String(),
 		apply: func(v string) error {
-			d, err := time.ParseDuration(v)
+			d, err := time.ParseDuration(strings.TrimSpace(v))
 			if err != nil {
-				return fmt.Errorf("want a duration such as 30s or 5m, got %q", v)
+				hint := ""
+				if _, nerr := strconv.Atoi(strings.TrimSpace(v)); nerr == nil {
+					hint = fmt.Sprintf(" (did you mean %ss?)", strings.TrimSpace(v))
+				}
+				return fmt.Errorf("want a duration such as 30s or 5m, got %q%s", v, hint)
+			}
+			if d < 0 {
+				return fmt.Errorf("want a positive duration, got %q", v)
 			}
 			*p = d
 			return nil
@@ -113,46 +150,73 @@ func (f *Flags) List(p *[]string, name string, env string, sep string, usage str
 	// The env value is applied before the command line; the first --name on
 	// the command line replaces it rather than extending it.
 	fromCLI := false
-	f.fs.Func(name, usage, func(v string) error {
+	split := func(v string) []string {
+		var out []string
+		for _, item := range strings.Split(v, sep) {
+			if item = strings.TrimSpace(item); item != "" {
+				out = append(out, item)
+			}
+		}
+		return out
+	}
+	s := &flagSpec{name: name, envs: []string{env}, usage: usage}
+	s.apply = func(v string) error {
 		if !fromCLI {
 			*p, fromCLI = nil, true
 		}
-		for _, item := range strings.Split(v, sep) {
-			if item = strings.TrimSpace(item); item != "" {
-				*p = append(*p, item)
-			}
-		}
+		*p = append(*p, split(v)...)
 		return nil
-	})
-	f.add(&flagSpec{name: name, envs: []string{env}, usage: usage,
-		apply: func(v string) error {
-			*p = nil
-			for _, item := range strings.Split(v, sep) {
-				if item = strings.TrimSpace(item); item != "" {
-					*p = append(*p, item)
-				}
-			}
-			return nil
-		}})
+	}
+	f.add(s)
+	// The environment replaces the default; it is not "the command line".
+	envApply := func(v string) error { *p = split(v); return nil }
+	s.envOnlyApply = envApply
 }
+
+// Check adds a test of the final value of flag name (after environment and
+// command line); its error is reported like a bad value.
+func (f *Flags) Check(name string, check func() error) {
+	s := f.byName[name]
+	if s == nil {
+		panic("kit: Check of unknown flag " + name)
+	}
+	s.check = check
+}
+
+// Args returns the positional arguments left after Parse.
+func (f *Flags) Args() []string { return f.args }
 
 // ErrHelp and ErrVersion are returned by Parse when the user asked for them.
 var (
 	ErrHelp    = flag.ErrHelp
-	ErrVersion = fmt.Errorf("version requested")
+	ErrVersion = errors.New("version requested")
 )
 
+// UsageError is a bad flag, variable or argument; Main exits 2 with it.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usageErr(format string, a ...any) error { return &UsageError{Msg: fmt.Sprintf(format, a...)} }
+
 // Parse applies the environment, then the command line. A command-line flag
-// given explicitly wins over its variable. Unknown flags and stray arguments
-// are errors: a mistyped option must never be silently ignored.
-func (f *Flags) Parse(args []string, getenv func(string) string) error {
+// given explicitly wins over its variable. Unknown flags are errors: a
+// mistyped option must never be silently ignored. Positional arguments are
+// refused unless allowArgs is set (subcommands read them through Args).
+func (f *Flags) Parse(args []string, getenv func(string) string, allowArgs ...bool) error {
 	var version bool
-	f.fs.BoolVar(&version, "version", false, "print version and exit")
+	if f.fs.Lookup("version") == nil {
+		f.fs.BoolVar(&version, "version", false, "print version and exit")
+	}
 	for _, s := range f.specs {
 		for _, e := range s.envs {
 			if v := getenv(e); v != "" {
-				if err := s.apply(v); err != nil {
-					return fmt.Errorf("%s: %w", e, err)
+				apply := s.apply
+				if s.envOnlyApply != nil {
+					apply = s.envOnlyApply
+				}
+				if err := apply(v); err != nil {
+					return usageErr("%s=%q: %v", e, shorten(v, s.secret), err)
 				}
 				break
 			}
@@ -162,10 +226,18 @@ func (f *Flags) Parse(args []string, getenv func(string) string) error {
 		if err == flag.ErrHelp {
 			return ErrHelp
 		}
-		return err
+		return f.explain(err)
 	}
-	if f.fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (flags start with --; see --help)", f.fs.Arg(0))
+	f.args = f.fs.Args()
+	if len(f.args) > 0 && !(len(allowArgs) > 0 && allowArgs[0]) {
+		return usageErr("unexpected argument %q (flags start with --; see --help)", f.args[0])
+	}
+	for _, s := range f.specs {
+		if s.check != nil {
+			if err := s.check(); err != nil {
+				return usageErr("--%s: %v", s.name, err)
+			}
+		}
 	}
 	if version {
 		return ErrVersion
@@ -173,9 +245,93 @@ func (f *Flags) Parse(args []string, getenv func(string) string) error {
 	return nil
 }
 
+// explain rewrites the flag package's errors into the kit's one shape.
+func (f *Flags) explain(err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return usageErr("unknown flag --%s%s (see --help)", name, suggest(name, f.names()))
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return usageErr("--%s needs a value (see --help)", name)
+	}
+	// invalid value "x" for flag -name: reason / invalid boolean value …
+	if i := strings.Index(msg, " for flag -"); i >= 0 {
+		rest := msg[i+len(" for flag -"):]
+		name, reason, _ := strings.Cut(rest, ": ")
+		return usageErr("--%s: %s", name, reason)
+	}
+	if i := strings.Index(msg, " for -"); i >= 0 {
+		rest := msg[i+len(" for -"):]
+		name, reason, _ := strings.Cut(rest, ": ")
+		return usageErr("--%s: %s", name, reason)
+	}
+	return usageErr("%s (see --help)", msg)
+}
+
+func (f *Flags) names() []string {
+	out := make([]string, 0, len(f.specs))
+	for _, s := range f.specs {
+		if !s.envOnly {
+			out = append(out, s.name)
+		}
+	}
+	return out
+}
+
+func shorten(v string, secret bool) string {
+	if secret {
+		return "…"
+	}
+	if len(v) > 80 {
+		return v[:80] + "…"
+	}
+	return v
+}
+
+// suggest names the closest candidate when one is close enough.
+func suggest(v string, candidates []string) string {
+	best, bestD := "", len(v)/2+2
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(v), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best == "" || best == v {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// Suggest is suggest for server code: "; did you mean "x"?" or "".
+func Suggest(v string, candidates []string) string { return suggest(v, candidates) }
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
 // Usage writes the help text: every flag with its variables and default.
 func (f *Flags) Usage(w io.Writer, program, summary string) {
 	fmt.Fprintf(w, "%s — %s\n\nUsage: %s [flags]\n\nFlags (each also read from the environment variable shown):\n", program, summary, program)
+	f.writeFlags(w)
+}
+
+func (f *Flags) writeFlags(w io.Writer) {
 	specs := append([]*flagSpec(nil), f.specs...)
 	sort.SliceStable(specs, func(i, j int) bool { return !specs[i].envOnly && specs[j].envOnly })
 	for _, s := range specs {
@@ -202,6 +358,28 @@ func (f *Flags) Usage(w io.Writer, program, summary string) {
 	}
 	fmt.Fprintf(w, "  %-28s print version and commit, then exit\n", "--version")
 	fmt.Fprintf(w, "  %-28s print this help, then exit\n", "--help")
+}
+
+// FlagInfo describes one flag, for generated reference docs.
+type FlagInfo struct {
+	Name    string // "" for environment-only values
+	Envs    []string
+	Default string
+	Usage   string
+	Secret  bool
+}
+
+// Describe lists the flags in registration order.
+func (f *Flags) Describe() []FlagInfo {
+	out := make([]FlagInfo, 0, len(f.specs))
+	for _, s := range f.specs {
+		fi := FlagInfo{Name: s.name, Envs: s.envs, Default: s.def, Usage: s.usage, Secret: s.secret}
+		if s.envOnly {
+			fi.Name = ""
+		}
+		out = append(out, fi)
+	}
+	return out
 }
 
 // ProgramName is the base name of the running binary.

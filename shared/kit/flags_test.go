@@ -112,9 +112,9 @@ func TestFlagsErrors(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{"bad bool env", nil, map[string]string{"T_VERBOSE": "maybe"}, `T_VERBOSE: want true or false, got "maybe"`},
-		{"bad int env", nil, map[string]string{"T_PORT": "eighty"}, `T_PORT: want an integer, got "eighty"`},
-		{"bad duration env", nil, map[string]string{"T_WAIT": "soon"}, `T_WAIT: want a duration`},
+		{"bad bool env", nil, map[string]string{"T_VERBOSE": "maybe"}, `T_VERBOSE="maybe": want true or false`},
+		{"bad int env", nil, map[string]string{"T_PORT": "eighty"}, `T_PORT="eighty": want a whole number`},
+		{"bad duration env", nil, map[string]string{"T_WAIT": "soon"}, `T_WAIT="soon": want a duration`},
 		{"bad alias env", nil, map[string]string{"T_NAME_OLD": "ok", "T_PORT": "1.5"}, "T_PORT"},
 		{"unknown flag", []string{"--nmae", "x"}, nil, "nmae"},
 		{"secret on the command line", []string{"--T_SECRET", "x"}, nil, "T_SECRET"},

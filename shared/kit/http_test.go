@@ -52,7 +52,7 @@ func startHTTP(t *testing.T, s *kit.Server, o kit.HTTPOptions) string {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = shutdown(ctx)
+		shutdown(ctx)
 		ts.Close()
 	})
 	return ts.URL
@@ -613,8 +613,8 @@ func TestHTTPDNSRebinding(t *testing.T) {
 }
 
 func TestHTTPBodyLimit(t *testing.T) {
-	s := newServer(t, kit.Options{})
-	base := startHTTP(t, s, kit.HTTPOptions{AuthToken: httpToken, MaxBodyBytes: int64(len(legacyInit) + 10)})
+	s := newServer(t, kit.Options{Limits: kit.Limits{MaxMessageBytes: int64(len(legacyInit) + 10)}})
+	base := startHTTP(t, s, kit.HTTPOptions{AuthToken: httpToken})
 	if r := post(t, base, httpToken, "", legacyInit); r.Status != http.StatusOK {
 		t.Fatalf("body under the limit: status %d", r.Status)
 	}
@@ -703,7 +703,7 @@ func TestCheckHTTPOptions(t *testing.T) {
 				if err != nil || h == nil || shutdown == nil {
 					t.Fatalf("unexpected error %v", err)
 				}
-				_ = shutdown(context.Background())
+				shutdown(context.Background())
 				return
 			}
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -988,7 +988,7 @@ func (e errReader) Read(p []byte) (int, error) {
 func TestHTTPHandlerDirect(t *testing.T) {
 	// The handler works without a network listener (httptest.NewRecorder).
 	s := newServer(t, kit.Options{})
-	h, shutdown, err := s.HTTPHandler(kit.HTTPOptions{Addr: "127.0.0.1:0", AuthToken: httpToken, MaxBodyBytes: 1 << 10})
+	h, shutdown, err := s.HTTPHandler(kit.HTTPOptions{Addr: "127.0.0.1:0", AuthToken: httpToken})
 	if err != nil {
 		t.Fatal(err)
 	}

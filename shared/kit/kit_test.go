@@ -1,7 +1,6 @@
 package kit_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -316,7 +315,7 @@ func TestBadDefinitions(t *testing.T) {
 }
 
 func TestFailuresKeepServerAlive(t *testing.T) {
-	var logs bytes.Buffer
+	var logs lockedBuffer
 	log := logging.New(&logs, "info", logging.NewRedactor("hunter2-secret"), "test")
 	s := newServer(t, kit.Options{Logger: &log, Redactor: logging.NewRedactor("hunter2-secret")})
 	c := mcptest.NewInProcess(t, s, "")
@@ -331,6 +330,7 @@ func TestFailuresKeepServerAlive(t *testing.T) {
 		t.Fatalf("typed error message lost: %q", b.Message)
 	}
 	mcptest.OK(t, c.Call("echo", map[string]any{"text": "still here"}), nil)
+	waitFor(t, "4 audit lines", func() bool { return strings.Count(logs.String(), `"event":"tool_call"`) == 4 })
 	if strings.Contains(logs.String(), "hunter2-secret") {
 		t.Fatal("secret value reached the logs")
 	}
@@ -397,7 +397,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestAuditLog(t *testing.T) {
-	var logs bytes.Buffer
+	var logs lockedBuffer
 	red := logging.NewRedactor()
 	log := logging.New(&logs, "info", red, "test")
 	s := newServer(t, kit.Options{Logger: &log, Redactor: red, Policy: mustPolicy(t)})
@@ -406,6 +406,7 @@ func TestAuditLog(t *testing.T) {
 	mcptest.OK(t, c.Call("echo", map[string]any{"text": long, "api_token": "tok-abcdef-123456"}), nil)
 	mcptest.OK(t, c.Call("echo", map[string]any{"text": "https://x.example/?token=url-secret-123"}), nil)
 	mcptest.FailCode(t, c.Call("write", map[string]any{}), mcperr.PermissionDeny)
+	waitFor(t, "3 audit lines", func() bool { return strings.Count(logs.String(), `"event":"tool_call"`) == 3 })
 
 	var lines []map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
@@ -481,7 +482,7 @@ func TestConcurrentCalls(t *testing.T) {
 // as their size only, and arguments naming a key twice are refused before
 // they reach the handler or the log.
 func TestAuditOmitAndDuplicateKeys(t *testing.T) {
-	var logs bytes.Buffer
+	var logs lockedBuffer
 	log := logging.New(&logs, "info", nil, "test")
 	tools := testTools(nil)
 	tools[0].AuditOmit = []string{"text"}
@@ -491,16 +492,14 @@ func TestAuditOmitAndDuplicateKeys(t *testing.T) {
 	}
 	c := mcptest.NewInProcess(t, s, "")
 	mcptest.OK(t, c.Call("echo", map[string]any{"text": "PRIVATE=hunter22"}), nil)
+	waitFor(t, "the audit line", func() bool { return strings.Contains(logs.String(), `"event":"tool_call"`) })
 	if strings.Contains(logs.String(), "hunter22") || !strings.Contains(logs.String(), `"text":"[omitted: 16 bytes]"`) {
 		t.Fatalf("audit line:\n%s", logs.String())
 	}
 
 	logs.Reset()
 	msg := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":"/etc/passwd","text":"ok"}}}`
-	raw, err := json.Marshal(s.MCP().HandleMessage(context.Background(), json.RawMessage(msg)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := s.Handle(context.Background(), "", []byte(msg))
 	if !strings.Contains(string(raw), `duplicate key \"text\"`) || !strings.Contains(string(raw), "VALIDATION_ERROR") {
 		t.Fatalf("duplicate keys: %s", raw)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -28,21 +29,52 @@ type Spec struct {
 	DefaultPort int
 	// Flags registers the server's own flags.
 	Flags func(f *Flags)
-	// Setup builds the server's tools once flags are parsed. The returned
-	// cleanup runs after the transport stops.
+	// Setup builds the server's tools once flags are parsed, and may add
+	// resources, workers, listeners and health checks through env. The
+	// returned cleanup runs after everything has stopped.
 	Setup func(ctx context.Context, env *Env) (tools []Tool, cleanup func(), err error)
+	// Commands are subcommands: `<server>-mcp <name> [flags]`. Every
+	// server also has "docs" (the Markdown reference).
+	Commands []Command
 }
 
-// Env is what Setup gets: the process's configuration and shared services.
+// Command is a subcommand, such as `gmail-mcp auth` or `avinode-mcp
+// webhooks`. It has its own flags and --help; with ServerFlags it also
+// accepts the server's flags (credentials, data directory…) and logging.
+// A command that registers workers or listeners on env keeps running them,
+// under the same signals and grace period as the server, after Run returns.
+type Command struct {
+	Name    string
+	Summary string
+	Flags   func(f *Flags)
+	// ServerFlags: also accept Spec.Flags and --log-level.
+	ServerFlags bool
+	Run         func(ctx context.Context, env *Env) error
+}
+
+// Env is what Setup and commands get: the process's configuration and
+// shared services, and the places to register what runs beside the tools.
 type Env struct {
 	Info     Info
 	Getenv   func(string) string
 	Logger   *zerolog.Logger
 	Redactor *logging.Redactor
 	Metrics  *metrics.Registry
+	Notifier *Notifier
+	Health   *Health
 	// ReadOnly tells a server that only read-only tools will be served, so it
 	// can open its backend read-only too.
 	ReadOnly bool
+	// Stdout is where a command writes its output (not the MCP stream).
+	Stdout io.Writer
+	// Args are a command's positional arguments.
+	Args []string
+
+	resources []Resource
+	templates []ResourceTemplate
+	workers   []Worker
+	listeners []Listener
+	limits    Limits
 }
 
 // DataDir returns (and creates, 0700) the server's local state directory.
@@ -54,139 +86,260 @@ func (e *Env) DataDir() (string, error) {
 	return datadir.Ensure(e.Info.Name, getenv)
 }
 
+// AddResource serves a static resource beside the tools.
+func (e *Env) AddResource(r Resource) { e.resources = append(e.resources, r) }
+
+// AddTemplate serves a resource template beside the tools.
+func (e *Env) AddTemplate(t ResourceTemplate) { e.templates = append(e.templates, t) }
+
+// AddWorker runs a background worker for as long as the process serves.
+func (e *Env) AddWorker(w Worker) { e.workers = append(e.workers, w) }
+
+// AddListener serves an extra HTTP listener beside the transport.
+func (e *Env) AddListener(l Listener) { e.listeners = append(e.listeners, l) }
+
+// AddHealthCheck adds a backend check to /healthz.
+func (e *Env) AddHealthCheck(name string, fn func(ctx context.Context) error) { e.Health.AddCheck(name, fn) }
+
 // Config is the kit's own part of the command line.
 type Config struct {
-	Transport    string
-	Host         string
-	Port         int
-	ACLFile      string
-	Agent        string
-	AuthToken    string
-	AgentTokens  string
-	ReadOnly     bool
-	Tools        []string
-	ExcludeTools []string
-	LogLevel     string
-	RateLimit    string
-	ToolTimeout  time.Duration
-	MaxSessions  int
-	SessionIdle  time.Duration
-	Origins      []string
-	AllowedHosts []string
-	NoAuth       bool
-	SSE          bool
+	Transport       string
+	Host            string
+	Port            int
+	ACLFile         string
+	Agent           string
+	AuthToken       string
+	AgentTokens     string
+	ReadOnly        bool
+	Tools           []string
+	ExcludeTools    []string
+	LogLevel        string
+	RateLimit       string
+	ToolTimeout     time.Duration
+	MaxSessions     int
+	SessionIdle     time.Duration
+	Origins         []string
+	AllowedHosts    []string
+	NoAuth          bool
+	SSE             bool
+	Grace           time.Duration
+	MaxCalls        int
+	MaxSessionCalls int
+	MaxMessageBytes int
+	MaxInflight     int
+}
+
+// minTokenLength: a bearer token shorter than this is refused at start-up.
+const minTokenLength = 16
+
+var logLevelNames = []string{"debug", "info", "warn", "error"}
+
+func registerLogLevel(f *Flags, p *string) {
+	f.Enum(p, "log-level", []string{"MCP_LOG_LEVEL", "LOG_LEVEL"}, "info", logLevelNames, "logs on stderr at this level or above")
 }
 
 func (c *Config) register(f *Flags, defaultPort int) {
-	f.String(&c.Transport, "transport", []string{"MCP_TRANSPORT"}, "stdio", "transport: stdio or http (streamable HTTP)")
+	f.Enum(&c.Transport, "transport", []string{"MCP_TRANSPORT"}, "stdio", []string{"stdio", "http"}, "transport: stdio, or http (streamable HTTP at /mcp)")
 	f.String(&c.Host, "host", []string{"MCP_HOST"}, "127.0.0.1", "HTTP listen address")
-	f.Int(&c.Port, "port", []string{"MCP_PORT", "MCP_HTTP_PORT"}, defaultPort, "HTTP listen port")
+	f.Int(&c.Port, "port", []string{"MCP_PORT", "MCP_HTTP_PORT"}, defaultPort, "HTTP listen port (0 picks a free one)")
 	f.String(&c.ACLFile, "acl", []string{"MCP_ACL_FILE"}, "", "agent-to-tool policy file (YAML); when set it is enforced")
 	f.String(&c.Agent, "agent", []string{"MCP_AGENT"}, "", "agent this stdio connection acts as (needs --acl)")
-	f.Secret(&c.AuthToken, "MCP_AUTH_TOKEN", "bearer token for HTTP when no ACL policy is used")
+	f.Secret(&c.AuthToken, "MCP_AUTH_TOKEN", fmt.Sprintf("bearer token for HTTP when no ACL policy is used (at least %d characters)", minTokenLength))
 	f.Secret(&c.AgentTokens, "MCP_AGENT_TOKENS", "agent=token pairs, comma separated, binding HTTP tokens to policy agents")
 	f.Bool(&c.ReadOnly, "read-only", []string{"MCP_READ_ONLY"}, false, "serve only tools that change nothing")
 	f.List(&c.Tools, "tools", "MCP_TOOLS", ",", "serve only these tools (comma separated or repeated)")
 	f.List(&c.ExcludeTools, "exclude-tools", "MCP_EXCLUDE_TOOLS", ",", "do not serve these tools")
-	f.String(&c.LogLevel, "log-level", []string{"MCP_LOG_LEVEL", "LOG_LEVEL"}, "info", "debug, info, warn or error (logs go to stderr)")
+	registerLogLevel(f, &c.LogLevel)
 	f.String(&c.RateLimit, "rate-limit", []string{"MCP_RATE_LIMIT"}, "", "per agent and tool, e.g. 60/min or 10/s,burst=20 (default off)")
 	f.Duration(&c.ToolTimeout, "tool-timeout", []string{"MCP_TOOL_TIMEOUT"}, 60*time.Second, "time limit of a tool call without its own")
 	f.Int(&c.MaxSessions, "max-sessions", []string{"MCP_MAX_SESSIONS"}, 100, "HTTP: most concurrent sessions")
-	f.Duration(&c.SessionIdle, "session-idle-timeout", []string{"MCP_SESSION_IDLE_TIMEOUT"}, 30*time.Minute, "HTTP: drop a session idle this long")
+	f.Duration(&c.SessionIdle, "session-idle-timeout", []string{"MCP_SESSION_IDLE_TIMEOUT"}, 30*time.Minute, "HTTP: end a session idle this long")
 	f.List(&c.Origins, "allowed-origins", "MCP_ALLOWED_ORIGINS", ",", "HTTP: browser origins allowed besides loopback ones")
 	f.List(&c.AllowedHosts, "allowed-hosts", "MCP_ALLOWED_HOSTS", ",", "HTTP: Host header values allowed besides loopback names")
 	f.Bool(&c.NoAuth, "insecure-no-auth", []string{"MCP_INSECURE_NO_AUTH"}, false, "HTTP: serve without a bearer token (loopback only; for local testing)")
 	f.Bool(&c.SSE, "sse", []string{"MCP_SSE"}, false, "HTTP: also serve the 2024-11-05 SSE transport at /sse and /message")
+	f.Duration(&c.Grace, "shutdown-grace", []string{"MCP_SHUTDOWN_GRACE"}, 10*time.Second, "on SIGINT/SIGTERM, time calls in flight get to finish")
+	f.Int(&c.MaxCalls, "max-calls", []string{"MCP_MAX_CALLS"}, DefaultMaxCalls, "tool calls and reads running at once in the process")
+	f.Int(&c.MaxSessionCalls, "max-session-calls", []string{"MCP_MAX_SESSION_CALLS"}, DefaultMaxSessionCalls, "tool calls and reads running at once per session")
+	f.Int(&c.MaxMessageBytes, "max-message-bytes", []string{"MCP_MAX_MESSAGE_BYTES"}, DefaultMaxMessageBytes, "largest JSON-RPC message (stdio line or HTTP body), bytes")
+	f.Int(&c.MaxInflight, "max-inflight-bytes", []string{"MCP_MAX_INFLIGHT_BYTES"}, DefaultMaxInflightBytes, "bytes of messages served at once in the process; more is refused with a retryable error")
+	positive := func(p *int) func() error {
+		return func() error {
+			if *p <= 0 {
+				return fmt.Errorf("want a positive number, got %d", *p)
+			}
+			return nil
+		}
+	}
+	f.Check("port", func() error {
+		if c.Port < 0 || c.Port > 65535 {
+			return fmt.Errorf("want a port number 0–65535, got %d", c.Port)
+		}
+		return nil
+	})
+	for name, p := range map[string]*int{"max-sessions": &c.MaxSessions, "max-calls": &c.MaxCalls,
+		"max-session-calls": &c.MaxSessionCalls, "max-message-bytes": &c.MaxMessageBytes, "max-inflight-bytes": &c.MaxInflight} {
+		f.Check(name, positive(p))
+	}
+	f.Check("tool-timeout", func() error {
+		if c.ToolTimeout <= 0 {
+			return errors.New("want a positive duration such as 30s")
+		}
+		return nil
+	})
+	f.Check("rate-limit", func() error {
+		_, err := ratelimit.Parse(c.RateLimit)
+		return err
+	})
 }
 
 // policy loads the ACL and binds tokens, refusing every combination that
 // would silently grant or silently deny.
 func (c *Config) policy() (*acl.Policy, error) {
+	if c.AuthToken != "" && len(c.AuthToken) < minTokenLength {
+		return nil, usageErr("MCP_AUTH_TOKEN is %d characters; use at least %d (for example: openssl rand -hex 24)", len(c.AuthToken), minTokenLength)
+	}
 	if c.ACLFile == "" {
 		if c.Agent != "" {
-			return nil, errors.New("MCP_AGENT/--agent is set but no ACL policy is configured (--acl or MCP_ACL_FILE): an identity without a policy would grant everything")
+			return nil, usageErr("MCP_AGENT/--agent is set but no ACL policy is configured (--acl or MCP_ACL_FILE): an identity without a policy would grant everything")
 		}
 		if c.AgentTokens != "" {
-			return nil, errors.New("MCP_AGENT_TOKENS is set but no ACL policy is configured (--acl or MCP_ACL_FILE)")
+			return nil, usageErr("MCP_AGENT_TOKENS is set but no ACL policy is configured (--acl or MCP_ACL_FILE)")
 		}
 		return nil, nil
 	}
 	p, err := acl.Load(c.ACLFile)
 	if err != nil {
-		return nil, err
+		return nil, usageErr("--acl %s: %v", c.ACLFile, err)
 	}
 	if c.Agent != "" && !p.HasAgent(c.Agent) {
-		return nil, fmt.Errorf("agent %q is not in the ACL policy %s (known: %s)", c.Agent, c.ACLFile, strings.Join(p.Agents(), ", "))
+		return nil, usageErr("--agent %q is not in the ACL policy %s (known: %s)%s", c.Agent, c.ACLFile, strings.Join(p.Agents(), ", "), suggest(c.Agent, p.Agents()))
 	}
 	if c.AgentTokens != "" {
 		toks, err := acl.ParseAgentTokens(c.AgentTokens)
 		if err != nil {
-			return nil, err
+			return nil, usageErr("MCP_AGENT_TOKENS: %v", err)
 		}
 		for tok, agent := range toks {
+			if len(tok) < minTokenLength {
+				return nil, usageErr("MCP_AGENT_TOKENS: the token of agent %q is %d characters; use at least %d", agent, len(tok), minTokenLength)
+			}
 			if err := p.AddToken(agent, tok); err != nil {
-				return nil, err
+				return nil, usageErr("MCP_AGENT_TOKENS: %v", err)
 			}
 		}
 	}
 	if c.Transport == "stdio" && c.Agent == "" {
-		return nil, fmt.Errorf("an ACL policy is configured but no agent: set MCP_AGENT or --agent to one of %s", strings.Join(p.Agents(), ", "))
+		return nil, usageErr("an ACL policy is configured but no agent: set MCP_AGENT or --agent to one of %s", strings.Join(p.Agents(), ", "))
 	}
 	return p, nil
 }
 
 const defaultGCPercent = 75
 
-// Main runs a server binary: flags and environment, logging, tools, then
-// the chosen transport until SIGINT/SIGTERM or stdin closes. It returns the
-// process exit code. stdout carries protocol messages only.
+// IO is the process's standard streams and environment, so Main can be
+// driven by tests.
+type IO struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+	// StdinIsTerminal: stdin is a terminal (a person, not an MCP client).
+	StdinIsTerminal bool
+}
+
+// Main runs a server binary: a subcommand, or by default the server — flags
+// and environment, logging, tools, then the transport with its workers and
+// listeners until SIGINT/SIGTERM or stdin closes. It returns the exit code:
+// 0, 1 on a failure while running, 2 for bad flags, values or arguments.
+// stdout carries protocol messages only.
 func Main(spec Spec, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return MainIO(spec, args, IO{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, StdinIsTerminal: isTerminal(stdin)})
+}
+
+// MainIO is Main with the terminal check made by the caller.
+func MainIO(spec Spec, args []string, io IO) int {
 	program := spec.Name + "-mcp"
+	if getenvOr(io.Getenv, "GOGC") == "" {
+		// These servers keep a few MB live; collecting at 75% growth instead
+		// of 100% keeps the resident set of a long session ~2 MB smaller for
+		// a few percent of CPU. GOGC in the environment still wins.
+		debug.SetGCPercent(defaultGCPercent)
+	}
+	commands := append(append([]Command(nil), spec.Commands...), docsCommand(spec))
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		for _, c := range commands {
+			if c.Name == args[0] {
+				return runCommand(spec, c, args[1:], io)
+			}
+		}
+		names := make([]string, 0, len(commands))
+		for _, c := range commands {
+			names = append(names, c.Name)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(io.Stderr, "%s: unknown command %q%s (commands: %s; see --help)\n", program, args[0], suggest(args[0], names), strings.Join(names, ", "))
+		return 2
+	}
 	f := NewFlags(program)
 	var cfg Config
 	cfg.register(f, spec.DefaultPort)
 	if spec.Flags != nil {
 		spec.Flags(f)
 	}
-	switch err := f.Parse(args, getenv); {
+	switch err := f.Parse(args, io.Getenv); {
 	case errors.Is(err, ErrHelp):
-		f.Usage(stdout, program, spec.Summary)
+		f.Usage(io.Stdout, program, spec.Summary)
+		writeCommands(io.Stdout, program, commands)
 		return 0
 	case errors.Is(err, ErrVersion):
-		fmt.Fprintf(stdout, "%s %s (commit %s)\n", program, spec.Version, spec.Commit)
+		fmt.Fprintf(io.Stdout, "%s %s (commit %s)\n", program, spec.Version, spec.Commit)
 		return 0
 	case err != nil:
-		fmt.Fprintf(stderr, "%s: %v\n", program, err)
+		fmt.Fprintf(io.Stderr, "%s: %v\n", program, err)
 		return 2
-	}
-	if getenv("GOGC") == "" {
-		// These servers keep a few MB live; collecting at 75% growth instead
-		// of 100% keeps the resident set of a long session ~2 MB smaller for
-		// a few percent of CPU. GOGC in the environment still wins.
-		debug.SetGCPercent(defaultGCPercent)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, spec, &cfg, getenv, stdin, stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", program, err)
+	if err := run(ctx, spec, &cfg, io); err != nil {
+		fmt.Fprintf(io.Stderr, "%s: %v\n", program, err)
+		var ue *UsageError
+		if errors.As(err, &ue) {
+			return 2
+		}
 		return 1
 	}
 	return 0
 }
 
-func run(ctx context.Context, spec Spec, cfg *Config, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	switch cfg.Transport {
-	case "stdio", "http":
-	default:
-		return fmt.Errorf("transport %q: want stdio or http", cfg.Transport)
+func getenvOr(getenv func(string) string, k string) string {
+	if getenv == nil {
+		return os.Getenv(k)
 	}
+	return getenv(k)
+}
+
+func writeCommands(w io.Writer, program string, commands []Command) {
+	fmt.Fprintf(w, "\nCommands (%s <command> --help for their flags):\n", program)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-28s %s\n", c.Name, c.Summary)
+	}
+}
+
+func newEnv(spec Spec, getenv func(string) string, stderr io.Writer, level string, red *logging.Redactor) *Env {
+	log := logging.New(stderr, level, red, spec.Name)
+	return &Env{Info: spec.Info, Getenv: getenv, Logger: &log, Redactor: red, Metrics: metrics.New(spec.Name),
+		Notifier: NewNotifier(), Health: NewHealth()}
+}
+
+func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 	policy, err := cfg.policy()
 	if err != nil {
 		return err
 	}
 	limiter, err := ratelimit.Parse(cfg.RateLimit)
 	if err != nil {
-		return err
+		return usageErr("--rate-limit: %v", err)
 	}
 	red := logging.NewRedactor(cfg.AuthToken)
 	if toks, err := acl.ParseAgentTokens(cfg.AgentTokens); err == nil {
@@ -194,9 +347,9 @@ func run(ctx context.Context, spec Spec, cfg *Config, getenv func(string) string
 			red.Add(tok)
 		}
 	}
-	log := logging.New(stderr, cfg.LogLevel, red, spec.Name)
-	reg := metrics.New(spec.Name)
-	env := &Env{Info: spec.Info, Getenv: getenv, Logger: &log, Redactor: red, Metrics: reg, ReadOnly: cfg.ReadOnly}
+	env := newEnv(spec, io.Getenv, io.Stderr, cfg.LogLevel, red)
+	env.ReadOnly = cfg.ReadOnly
+	log := env.Logger
 	tools, cleanup, err := spec.Setup(ctx, env)
 	if err != nil {
 		return err
@@ -206,18 +359,92 @@ func run(ctx context.Context, spec Spec, cfg *Config, getenv func(string) string
 	}
 	srv, err := New(spec.Info, tools, Options{
 		Policy: policy, ReadOnly: cfg.ReadOnly, Include: cfg.Tools, Exclude: cfg.ExcludeTools,
-		DefaultTimeout: cfg.ToolTimeout, Limiter: limiter, Logger: &log, Redactor: red, Metrics: reg,
+		Resources: env.resources, Templates: env.templates, Notifier: env.Notifier,
+		DefaultTimeout: cfg.ToolTimeout, Grace: cfg.Grace, Limiter: limiter, Logger: log, Redactor: red, Metrics: env.Metrics,
+		Limits: Limits{MaxCalls: cfg.MaxCalls, MaxSessionCalls: cfg.MaxSessionCalls,
+			MaxMessageBytes: int64(cfg.MaxMessageBytes), MaxInflightBytes: int64(cfg.MaxInflight)},
 	})
 	if err != nil {
-		return err
+		return usageErr("%v", err)
 	}
+	defer srv.stopWatches()
+	var serve func(ctx context.Context) error
 	if cfg.Transport == "http" {
-		return srv.ServeHTTP(ctx, HTTPOptions{
+		o := HTTPOptions{
 			Addr: net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port)), AuthToken: cfg.AuthToken, NoAuth: cfg.NoAuth,
 			AllowedOrigins: cfg.Origins, AllowedHosts: cfg.AllowedHosts, MaxSessions: cfg.MaxSessions,
-			SessionIdle: cfg.SessionIdle, SSE: cfg.SSE,
-		}, nil)
+			SessionIdle: cfg.SessionIdle, SSE: cfg.SSE, Health: env.Health, Grace: cfg.Grace,
+		}
+		if err := srv.checkHTTPOptions(o); err != nil {
+			return usageErr("%v", err)
+		}
+		serve = func(ctx context.Context) error { return srv.ServeHTTP(ctx, o, nil) }
+	} else {
+		if io.StdinIsTerminal {
+			fmt.Fprintf(io.Stderr, "%s-mcp is an MCP server: it speaks JSON-RPC on stdin/stdout and is waiting for an MCP client.\n"+
+				"Add it to your client (Claude Desktop, Claude Code, Cursor, VS Code — see configs/clients/), or try it with the\n"+
+				"MCP Inspector: npx @modelcontextprotocol/inspector %s. Press Ctrl-D to quit.\n", spec.Name, os.Args[0])
+		}
+		log.Info().Str("agent", cfg.Agent).Strs("tools", srv.ToolNames()).Msg("serving stdio")
+		serve = func(ctx context.Context) error { return srv.ServeStdio(ctx, cfg.Agent, io.Stdin, io.Stdout) }
 	}
-	log.Info().Str("agent", cfg.Agent).Strs("tools", srv.ToolNames()).Msg("serving stdio")
-	return srv.ServeStdio(ctx, cfg.Agent, stdin, stdout)
+	g := &group{log: log, health: env.Health, grace: cfg.Grace}
+	return g.run(ctx, serve, env.listeners, env.workers)
+}
+
+// runCommand runs a subcommand with its own flags.
+func runCommand(spec Spec, c Command, args []string, io IO) int {
+	program := spec.Name + "-mcp " + c.Name
+	f := NewFlags(program)
+	var level string
+	if c.ServerFlags {
+		registerLogLevel(f, &level)
+		if spec.Flags != nil {
+			spec.Flags(f)
+		}
+	} else {
+		level = "info"
+	}
+	if c.Flags != nil {
+		c.Flags(f)
+	}
+	switch err := f.Parse(args, io.Getenv, true); {
+	case errors.Is(err, ErrHelp):
+		f.Usage(io.Stdout, program, c.Summary)
+		return 0
+	case errors.Is(err, ErrVersion):
+		fmt.Fprintf(io.Stdout, "%s-mcp %s (commit %s)\n", spec.Name, spec.Version, spec.Commit)
+		return 0
+	case err != nil:
+		fmt.Fprintf(io.Stderr, "%s: %v\n", program, err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env := newEnv(spec, io.Getenv, io.Stderr, level, logging.NewRedactor())
+	env.Stdout, env.Args = io.Stdout, f.Args()
+	err := c.Run(ctx, env)
+	if err == nil && (len(env.workers) > 0 || len(env.listeners) > 0) {
+		g := &group{log: env.Logger, health: env.Health, grace: 10 * time.Second}
+		err = g.run(ctx, nil, env.listeners, env.workers)
+	}
+	if err != nil {
+		fmt.Fprintf(io.Stderr, "%s: %v\n", program, err)
+		var ue *UsageError
+		if errors.As(err, &ue) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+// isTerminal reports whether r is a character device (a terminal).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

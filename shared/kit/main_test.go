@@ -237,7 +237,7 @@ func TestMainRefusesBadConfiguration(t *testing.T) {
 		want []string
 	}{
 		{"unknown flag", []string{"--read-onyl"}, nil, 2, []string{"read-onyl"}},
-		{"stray argument", []string{"serve"}, nil, 2, []string{`unexpected argument "serve"`}},
+		{"unknown command", []string{"serve"}, nil, 2, []string{`unknown command "serve"`, "commands: docs"}},
 		{"stray argument after flags", []string{"--read-only", "extra"}, nil, 2, []string{`"extra"`}},
 		{"secret as a flag", []string{"--MCP_AUTH_TOKEN=x"}, nil, 2, []string{"MCP_AUTH_TOKEN"}},
 		{"bad bool env", nil, map[string]string{"MCP_READ_ONLY": "maybe"}, 2, []string{"MCP_READ_ONLY", `"maybe"`}},
@@ -245,23 +245,23 @@ func TestMainRefusesBadConfiguration(t *testing.T) {
 		{"bad int alias env", nil, map[string]string{"MCP_HTTP_PORT": "abc"}, 2, []string{"MCP_HTTP_PORT"}},
 		{"bad duration env", nil, map[string]string{"MCP_TOOL_TIMEOUT": "soon"}, 2, []string{"MCP_TOOL_TIMEOUT", `"soon"`}},
 		{"bad flag value", []string{"--port", "abc"}, nil, 2, []string{"port"}},
-		{"unknown transport", nil, map[string]string{"MCP_TRANSPORT": "carrier-pigeon"}, 1, []string{`"carrier-pigeon"`, "stdio or http"}},
-		{"agent without ACL", nil, map[string]string{"MCP_AGENT": "reader"}, 1, []string{"MCP_AGENT", "no ACL policy"}},
-		{"agent flag without ACL", []string{"--agent", "reader"}, nil, 1, []string{"no ACL policy"}},
-		{"agent tokens without ACL", nil, map[string]string{"MCP_AGENT_TOKENS": "reader=reader-token-0123456789"}, 1, []string{"MCP_AGENT_TOKENS", "no ACL policy"}},
-		{"agent not in the policy", nil, map[string]string{"MCP_ACL_FILE": aclFile, "MCP_AGENT": "ghost"}, 1, []string{`"ghost"`, "known: reader, writer"}},
-		{"ACL on stdio without an agent", nil, map[string]string{"MCP_ACL_FILE": aclFile}, 1, []string{"no agent", "MCP_AGENT", "reader, writer"}},
-		{"malformed ACL", nil, map[string]string{"MCP_ACL_FILE": badACL, "MCP_AGENT": "reader"}, 1, []string{"tols"}},
-		{"missing ACL", []string{"--acl", filepath.Join(t.TempDir(), "none.yaml"), "--agent", "reader"}, nil, 1, []string{"read ACL policy"}},
-		{"malformed agent tokens", nil, map[string]string{"MCP_ACL_FILE": aclFile, "MCP_AGENT": "reader", "MCP_AGENT_TOKENS": "reader"}, 1, []string{"agent=token"}},
-		{"token for an unknown agent", nil, map[string]string{"MCP_ACL_FILE": aclFile, "MCP_AGENT": "reader", "MCP_AGENT_TOKENS": "ghost=ghost-token-0123456789"}, 1, []string{`"ghost"`}},
-		{"bad rate limit", nil, map[string]string{"MCP_RATE_LIMIT": "lots"}, 1, []string{`rate limit "lots"`}},
-		{"unknown tool", nil, map[string]string{"MCP_TOOLS": "peek,nope"}, 1, []string{`"nope"`}},
-		{"unknown excluded tool", []string{"--exclude-tools", "nope"}, nil, 1, []string{`"nope"`}},
-		{"nothing left to serve", []string{"--read-only", "--tools", "poke"}, nil, 1, []string{"no tools left"}},
-		{"http without a token", nil, map[string]string{"MCP_TRANSPORT": "http", "MCP_PORT": "0"}, 1, []string{"bearer token"}},
-		{"http no-auth off loopback", []string{"--insecure-no-auth", "--host", "0.0.0.0"}, map[string]string{"MCP_TRANSPORT": "http", "MCP_PORT": "0"}, 1, []string{"loopback"}},
-		{"http single token with ACL", nil, map[string]string{"MCP_TRANSPORT": "http", "MCP_PORT": "0", "MCP_ACL_FILE": aclFile, "MCP_AUTH_TOKEN": "single-token-0123456789"}, 1, []string{"MCP_AUTH_TOKEN"}},
+		{"unknown transport", nil, map[string]string{"MCP_TRANSPORT": "carrier-pigeon"}, 2, []string{`"carrier-pigeon"`, "want one of stdio, http"}},
+		{"agent without ACL", nil, map[string]string{"MCP_AGENT": "reader"}, 2, []string{"MCP_AGENT", "no ACL policy"}},
+		{"agent flag without ACL", []string{"--agent", "reader"}, nil, 2, []string{"no ACL policy"}},
+		{"agent tokens without ACL", nil, map[string]string{"MCP_AGENT_TOKENS": "reader=reader-token-0123456789"}, 2, []string{"MCP_AGENT_TOKENS", "no ACL policy"}},
+		{"agent not in the policy", nil, map[string]string{"MCP_ACL_FILE": aclFile, "MCP_AGENT": "ghost"}, 2, []string{`"ghost"`, "known: reader, writer"}},
+		{"ACL on stdio without an agent", nil, map[string]string{"MCP_ACL_FILE": aclFile}, 2, []string{"no agent", "MCP_AGENT", "reader, writer"}},
+		{"malformed ACL", nil, map[string]string{"MCP_ACL_FILE": badACL, "MCP_AGENT": "reader"}, 2, []string{"tols"}},
+		{"missing ACL", []string{"--acl", filepath.Join(t.TempDir(), "none.yaml"), "--agent", "reader"}, nil, 2, []string{"read ACL policy"}},
+		{"malformed agent tokens", nil, map[string]string{"MCP_ACL_FILE": aclFile, "MCP_AGENT": "reader", "MCP_AGENT_TOKENS": "reader"}, 2, []string{"agent=token"}},
+		{"token for an unknown agent", nil, map[string]string{"MCP_ACL_FILE": aclFile, "MCP_AGENT": "reader", "MCP_AGENT_TOKENS": "ghost=ghost-token-0123456789"}, 2, []string{`"ghost"`}},
+		{"bad rate limit", nil, map[string]string{"MCP_RATE_LIMIT": "lots"}, 2, []string{`rate limit "lots"`}},
+		{"unknown tool", nil, map[string]string{"MCP_TOOLS": "peek,nope"}, 2, []string{`"nope"`}},
+		{"unknown excluded tool", []string{"--exclude-tools", "nope"}, nil, 2, []string{`"nope"`}},
+		{"nothing left to serve", []string{"--read-only", "--tools", "poke"}, nil, 2, []string{"no tools left"}},
+		{"http without a token", nil, map[string]string{"MCP_TRANSPORT": "http", "MCP_PORT": "0"}, 2, []string{"bearer token"}},
+		{"http no-auth off loopback", []string{"--insecure-no-auth", "--host", "0.0.0.0"}, map[string]string{"MCP_TRANSPORT": "http", "MCP_PORT": "0"}, 2, []string{"loopback"}},
+		{"http single token with ACL", nil, map[string]string{"MCP_TRANSPORT": "http", "MCP_PORT": "0", "MCP_ACL_FILE": aclFile, "MCP_AUTH_TOKEN": "single-token-0123456789"}, 2, []string{"MCP_AUTH_TOKEN"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -307,6 +307,25 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+func (b *lockedBuffer) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Reset()
+}
+
+// waitFor polls cond until it holds; the audit line of a call is written
+// just after its response, so a test that reads logs waits for it.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // stdioProc is Main serving stdio on pipes.

@@ -1,13 +1,13 @@
 package kit
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 )
 
 // DescriptionsPrompt is the name of the prompt every server offers: usage
@@ -16,19 +16,29 @@ import (
 // drift from them, and it lists only what the caller's agent may call.
 const DescriptionsPrompt = "tool-descriptions"
 
-func (s *Server) addDescriptionsPrompt() {
-	p := mcp.NewPrompt(DescriptionsPrompt,
-		mcp.WithPromptDescription(fmt.Sprintf("How to use the %s server's tools: what each does, its arguments, and whether it changes anything.", s.info.Name)))
-	s.mcp.AddPrompt(p, func(ctx context.Context, _ mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		return mcp.NewGetPromptResult(
-			fmt.Sprintf("Tool guide for %s", s.info.Name),
-			[]mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(s.Describe(ctx)))},
-		), nil
-	})
+func (s *Server) descriptionsPromptDescription() string {
+	return fmt.Sprintf("How to use the %s server's tools: what each does, its arguments, and whether it changes anything.", s.info.Name)
 }
 
-// Describe renders the tool guide for the agent in ctx.
-func (s *Server) Describe(ctx context.Context) string {
+func (s *Server) listPrompts(r *request) reply {
+	out := []byte(`{"prompts":[{"name":"` + DescriptionsPrompt + `","description":`)
+	out = wire.AppendString(out, s.descriptionsPromptDescription())
+	return s.ok(r, append(out, "}]}"...), true)
+}
+
+func (s *Server) getPrompt(r *request) reply {
+	if r.p.Name != DescriptionsPrompt {
+		return s.fail(r, wire.CodeInvalidParams, "unknown prompt "+strconv.Quote(wire.Truncate(r.p.Name, 64)), nil)
+	}
+	out := []byte(`{"description":`)
+	out = wire.AppendString(out, fmt.Sprintf("Tool guide for %s", s.info.Name))
+	out = append(out, `,"messages":[{"role":"user","content":{"type":"text","text":`...)
+	out = wire.AppendString(out, s.Describe(r.sess.agent))
+	return s.ok(r, append(out, "}}]}"...), false)
+}
+
+// Describe renders the tool guide for an agent ("" when no policy is set).
+func (s *Server) Describe(agent string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s tools\n\n", s.info.Name)
 	if s.info.Instructions != "" {
@@ -37,7 +47,7 @@ func (s *Server) Describe(ctx context.Context) string {
 	}
 	b.WriteString("Errors come back as a JSON object {code, message, data{field, value, expected, retryable}}: fix the named field for VALIDATION_ERROR, wait retry_after_seconds for RATE_LIMIT_ERROR, and do not repeat a call whose error says retryable=false.\n")
 	for _, t := range s.tools {
-		if !s.allowed(ctx, t.Name) {
+		if !s.allowed(agent, t.Name) {
 			continue
 		}
 		fmt.Fprintf(&b, "\n## %s\n%s\n", t.Name, t.Description)

@@ -3,51 +3,53 @@ package kit
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"net/http"
 	"sync"
 	"time"
-
-	"github.com/mark3labs/mcp-go/server"
 )
 
-// sessions tracks streamable-HTTP sessions (seed 001 FR-003): each id is
-// random, bound to the agent whose token created it, expires after an idle
-// period, and their number is capped. A session id presented with another
-// agent's token is refused, so a leaked id does not carry privileges across
-// identities.
+// sessions tracks the HTTP sessions of protocol versions before 2026-07-28
+// (streamable HTTP and the 2024-11-05 SSE transport): each id is random,
+// bound to the agent whose token created it, expires after an idle period,
+// and their number is capped. A session id presented with another agent's
+// token is refused, so a leaked id carries no privilege across identities.
 type sessions struct {
-	mu sync.Mutex
-	m  map[string]*session
+	srv *Server
+	mu  sync.Mutex
+	m   map[string]*httpSession
 	// reserved counts slots promised to initialize requests still being
 	// served, so that concurrent initializes cannot overshoot max.
 	reserved int
-	gone     map[string]time.Time // recently terminated, to answer 404 "terminated"
+	gone     map[string]time.Time // recently ended, to answer 404 "terminated"
 	max      int
 	idle     time.Duration
 	now      func() time.Time
 }
 
-type session struct {
+type httpSession struct {
+	id       string
 	agent    string
 	created  time.Time
 	lastSeen time.Time
+	// streams counts open GET/SSE streams; a session with one never idles.
+	streams int
+	// state is the protocol session it carries.
+	state *session
 }
 
 const sessionPrefix = "mcp-session-"
 
-func newSessions(max int, idle time.Duration) *sessions {
-	return &sessions{m: map[string]*session{}, gone: map[string]time.Time{}, max: max, idle: idle, now: time.Now}
+func newSessions(srv *Server, max int, idle time.Duration) *sessions {
+	return &sessions{srv: srv, m: map[string]*httpSession{}, gone: map[string]time.Time{}, max: max, idle: idle, now: time.Now}
 }
 
-var errSessionUnknown = errors.New("unknown or expired session")
-
-// sweepLocked drops idle sessions; the caller holds mu.
-func (s *sessions) sweepLocked(now time.Time) {
+// sweepLocked ends idle sessions; the caller holds mu. The sessions' own
+// state is closed by the caller, outside the lock.
+func (s *sessions) sweepLocked(now time.Time) (ended []*session) {
 	for id, se := range s.m {
-		if s.idle > 0 && now.Sub(se.lastSeen) > s.idle {
+		if s.idle > 0 && se.streams == 0 && now.Sub(se.lastSeen) > s.idle {
 			delete(s.m, id)
 			s.gone[id] = now
+			ended = append(ended, se.state)
 		}
 	}
 	for id, t := range s.gone {
@@ -55,42 +57,48 @@ func (s *sessions) sweepLocked(now time.Time) {
 			delete(s.gone, id)
 		}
 	}
+	return ended
 }
 
-// hasRoom reports whether a new session may be created.
-func (s *sessions) hasRoom() bool {
+// sweep ends idle sessions.
+func (s *sessions) sweep() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.roomLocked()
+	ended := s.sweepLocked(s.now())
+	s.mu.Unlock()
+	for _, st := range ended {
+		st.close()
+	}
 }
 
-func (s *sessions) roomLocked() bool {
-	if s.max <= 0 {
-		return true
+func (s *sessions) roomLocked() (bool, []*session) {
+	if s.max <= 0 || len(s.m)+s.reserved < s.max {
+		return true, nil
 	}
-	if len(s.m)+s.reserved < s.max {
-		return true
-	}
-	s.sweepLocked(s.now())
-	return len(s.m)+s.reserved < s.max
+	ended := s.sweepLocked(s.now())
+	return len(s.m)+s.reserved < s.max, ended
 }
 
-// reservation is a slot held for one initialize request until its session
-// is generated or the request ends.
+// reservation is a slot held for one initialize until its session exists.
 type reservation struct{ used bool }
 
 // reserve takes a slot, or returns nil when there is none.
 func (s *sessions) reserve() *reservation {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.roomLocked() {
+	ok, ended := s.roomLocked()
+	if ok {
+		s.reserved++
+	}
+	s.mu.Unlock()
+	for _, st := range ended {
+		st.close()
+	}
+	if !ok {
 		return nil
 	}
-	s.reserved++
 	return &reservation{}
 }
 
-// release gives back a slot whose session was never generated.
+// release gives back a slot whose session was never created.
 func (s *sessions) release(r *reservation) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -106,83 +114,98 @@ func (s *sessions) count() int {
 	return len(s.m)
 }
 
-func (s *sessions) generate(agent string) string { return s.generateFor(agent, nil) }
-
-// generateFor creates a session, using up the reservation r if given.
-func (s *sessions) generateFor(agent string, r *reservation) string {
+// create makes a session for agent, using up the reservation r.
+func (s *sessions) create(agent string, via transport, r *reservation) *httpSession {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	id := sessionPrefix + hex.EncodeToString(b[:])
 	now := s.now()
+	hs := &httpSession{id: id, agent: agent, created: now, lastSeen: now, state: s.srv.newSession(id, agent, via)}
 	s.mu.Lock()
 	if r != nil && !r.used {
 		r.used = true
 		s.reserved--
 	}
-	s.m[id] = &session{agent: agent, created: now, lastSeen: now}
+	s.m[id] = hs
 	s.mu.Unlock()
-	return id
+	return hs
 }
 
-func (s *sessions) validate(id, agent string, anyAgent bool) (terminated bool, err error) {
+// lookupResult says why a session id was not found.
+type lookupResult int
+
+const (
+	sessionOK lookupResult = iota
+	sessionUnknown
+	sessionEnded
+)
+
+// lookup finds the session id names, for agent, and marks it used.
+func (s *sessions) lookup(id, agent string) (*httpSession, lookupResult) {
 	now := s.now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	se, ok := s.m[id]
-	if ok && s.idle > 0 && now.Sub(se.lastSeen) > s.idle {
+	hs, ok := s.m[id]
+	var expired *session
+	if ok && s.idle > 0 && hs.streams == 0 && now.Sub(hs.lastSeen) > s.idle {
 		delete(s.m, id)
 		s.gone[id] = now
-		ok = false
+		expired, ok = hs.state, false
 	}
-	if !ok {
+	var res lookupResult
+	switch {
+	case ok && hs.agent == agent:
+		hs.lastSeen = now
+		res = sessionOK
+	case ok:
+		res, hs = sessionUnknown, nil
+	default:
+		hs = nil
 		if _, was := s.gone[id]; was {
-			return true, nil
+			res = sessionEnded
+		} else {
+			res = sessionUnknown
 		}
-		return false, errSessionUnknown
 	}
-	if !anyAgent && se.agent != agent {
-		return false, errSessionUnknown
+	s.mu.Unlock()
+	if expired != nil {
+		expired.close()
 	}
-	se.lastSeen = now
-	return false, nil
+	return hs, res
 }
 
-func (s *sessions) terminate(id, agent string, anyAgent bool) (notAllowed bool, err error) {
+// stream marks a stream of hs open (+1) or closed (-1).
+func (s *sessions) stream(hs *httpSession, delta int) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	se, ok := s.m[id]
-	if !ok {
-		return false, nil
-	}
-	if !anyAgent && se.agent != agent {
-		return true, nil
+	hs.streams += delta
+	hs.lastSeen = s.now()
+	s.mu.Unlock()
+}
+
+// terminate ends the session id if agent owns it.
+func (s *sessions) terminate(id, agent string) bool {
+	s.mu.Lock()
+	hs, ok := s.m[id]
+	if !ok || hs.agent != agent {
+		s.mu.Unlock()
+		return false
 	}
 	delete(s.m, id)
 	s.gone[id] = s.now()
-	return false, nil
+	s.mu.Unlock()
+	hs.state.close()
+	return true
 }
 
-// ResolveSessionIdManager gives mcp-go a manager bound to the request's
-// agent; mcp-go's own idle sweeper calls it with a nil request.
-func (s *sessions) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
-	if r == nil {
-		return boundSessions{s: s, anyAgent: true}
+// closeAll ends every session (at shutdown).
+func (s *sessions) closeAll() {
+	s.mu.Lock()
+	all := make([]*session, 0, len(s.m))
+	for id, hs := range s.m {
+		all = append(all, hs.state)
+		delete(s.m, id)
 	}
-	res, _ := r.Context().Value(reservationKey).(*reservation)
-	return boundSessions{s: s, agent: AgentFrom(r.Context()), res: res}
-}
-
-type boundSessions struct {
-	s        *sessions
-	agent    string
-	anyAgent bool
-	res      *reservation
-}
-
-func (b boundSessions) Generate() string { return b.s.generateFor(b.agent, b.res) }
-func (b boundSessions) Validate(id string) (bool, error) {
-	return b.s.validate(id, b.agent, b.anyAgent)
-}
-func (b boundSessions) Terminate(id string) (bool, error) {
-	return b.s.terminate(id, b.agent, b.anyAgent)
+	s.mu.Unlock()
+	for _, st := range all {
+		st.close()
+	}
 }

@@ -4,76 +4,37 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 )
 
-// maxStdioLine bounds one JSON-RPC message on stdin. The largest legitimate
-// message is a file write at its cap, base64-encoded; anything longer is
-// refused rather than buffered without end.
-const maxStdioLine = 64 << 20
-
-// stdioSession is the one client of a stdio server. It is per ServeStdio
-// call (mcp-go's own stdio session is a process-wide global).
-type stdioSession struct {
-	notifications chan mcp.JSONRPCNotification
-	initialized   atomic.Bool
-	level         atomic.Value // mcp.LoggingLevel
-	info          atomic.Value // mcp.Implementation
-	caps          atomic.Value // mcp.ClientCapabilities
-}
-
-func (s *stdioSession) SessionID() string { return "stdio" }
-func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
-	return s.notifications
-}
-func (s *stdioSession) Initialize()                                    { s.initialized.Store(true) }
-func (s *stdioSession) Initialized() bool                              { return s.initialized.Load() }
-func (s *stdioSession) SetLogLevel(l mcp.LoggingLevel)                 { s.level.Store(l) }
-func (s *stdioSession) SetClientInfo(i mcp.Implementation)             { s.info.Store(i) }
-func (s *stdioSession) SetClientCapabilities(c mcp.ClientCapabilities) { s.caps.Store(c) }
-func (s *stdioSession) GetLogLevel() mcp.LoggingLevel {
-	if l, ok := s.level.Load().(mcp.LoggingLevel); ok {
-		return l
-	}
-	return mcp.LoggingLevelError
-}
-func (s *stdioSession) GetClientInfo() mcp.Implementation {
-	i, _ := s.info.Load().(mcp.Implementation)
-	return i
-}
-func (s *stdioSession) GetClientCapabilities() mcp.ClientCapabilities {
-	c, _ := s.caps.Load().(mcp.ClientCapabilities)
-	return c
-}
-
-// ServeStdio serves one client on in/out until in closes or ctx ends.
+// ServeStdio serves one client on in/out until in closes or ctx ends. The
+// client acts as agent (from MCP_AGENT; "" without a policy).
 //
 // Reading is a turn passed between goroutines (leader/follower): the one
 // holding the turn reads a line; if it is a request, it hands the turn to
 // an idle goroutine (starting one if none is idle) and serves the request
-// itself, then goes idle. The request is thus read, handled and answered
-// on one goroutine with no hand-off on its path — on a small machine each
-// hand-off is a wake-up the client waits for — while the next line, such
-// as notifications/cancelled for this very request, is read at once.
-// Long-lived goroutines also keep the stacks JSON encoding has grown.
+// itself. A request is thus read, handled and answered on one goroutine with
+// no hand-off on its path — on a small machine each hand-off is a wake-up
+// the client waits for — while the next line, such as notifications/cancelled
+// for this very request, is read at once. Notifications and resource updates
+// are written by one more goroutine that drains the session's outbox.
 func (s *Server) ServeStdio(ctx context.Context, agent string, in io.Reader, out io.Writer) error {
-	ctx, cancel := context.WithCancel(ctx)
+	stop := ctx
+	// Calls run under their own context: a shutdown signal (stop) lets
+	// calls in flight finish within the grace period; a closed stdin means
+	// the client is gone and stops them at once.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	sess := &stdioSession{notifications: make(chan mcp.JSONRPCNotification, 64)}
-	if err := s.mcp.RegisterSession(ctx, sess); err != nil {
-		return fmt.Errorf("register stdio session: %w", err)
-	}
-	defer s.mcp.UnregisterSession(context.Background(), sess.SessionID())
-	ctx = s.mcp.WithContext(withStdio(WithAgent(ctx, agent)), sess)
-
 	w := &lineWriter{w: out}
+	sess := s.newSession("stdio", agent, overStdio)
+	defer sess.close()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	inflight := newTracker()
@@ -81,32 +42,44 @@ func (s *Server) ServeStdio(ctx context.Context, agent string, in io.Reader, out
 	defer cancel() // a closed stdin means the client is gone: stop its calls
 	wg.Go(func() {
 		for {
-			select {
-			case n := <-sess.notifications:
-				w.writeJSON(n)
-			case <-ctx.Done():
+			msg, ok := sess.out.next(ctx)
+			if !ok {
+				return
+			}
+			if w.writeLine(msg) != nil {
 				return
 			}
 		}
 	})
-
-	// Only served requests are waited for: a goroutine blocked reading
-	// stdin when a signal ends ctx is left behind, as the process is ending.
-	l := &stdioLoop{s: s, ctx: ctx, w: w, r: bufio.NewReaderSize(in, 64<<10),
-		turn: make(chan struct{}, 1), done: make(chan error, 1), inflight: inflight, pending: newPendingRequests()}
+	l := &stdioLoop{s: s, ctx: ctx, sess: sess, w: w, r: bufio.NewReaderSize(in, 64<<10),
+		turn: make(chan struct{}, 1), done: make(chan error, 1), inflight: inflight}
 	l.turn <- struct{}{}
 	l.spawn()
 	select {
 	case err := <-l.done:
 		return err
-	case <-ctx.Done():
+	case <-stop.Done():
+	}
+	// Shutting down: admit no new request, give those in flight the grace
+	// period, then cancel them.
+	done := make(chan struct{})
+	go func() { inflight.closeAndWait(); close(done) }()
+	timer := time.NewTimer(s.grace())
+	defer timer.Stop()
+	select {
+	case <-done:
 		return nil
+	case <-timer.C:
+		cancel()
+		<-done
+		return fmt.Errorf("calls still running after the %s grace period were cancelled", s.grace())
 	}
 }
 
 type stdioLoop struct {
 	s    *Server
 	ctx  context.Context
+	sess *session
 	w    *lineWriter
 	r    *bufio.Reader
 	turn chan struct{} // holding it means: you read the next line
@@ -114,8 +87,6 @@ type stdioLoop struct {
 	done chan error    // the reader that met the end of input reports here
 	// inflight counts requests being served.
 	inflight *tracker
-	// pending lets notifications/cancelled suppress a request's answer.
-	pending *pendingRequests
 }
 
 func (l *stdioLoop) spawn() { go l.run() }
@@ -131,9 +102,11 @@ func (l *stdioLoop) run() {
 			return
 		}
 		for {
-			line, err := readLine(l.r)
+			line, err := readLine(l.r, l.s.budget.l.MaxMessageBytes)
 			if err != nil && !errors.Is(err, errLineTooLong) {
-				l.dispatch(line) // a last line without a newline still counts
+				if len(bytes.TrimSpace(line)) > 0 {
+					l.handle(line, false) // a last line without a newline still counts
+				}
 				if errors.Is(err, io.EOF) {
 					err = nil
 				} else {
@@ -143,33 +116,96 @@ func (l *stdioLoop) run() {
 				return
 			}
 			if errors.Is(err, errLineTooLong) {
-				l.w.writeJSON(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.PARSE_ERROR,
-					fmt.Sprintf("message longer than %d bytes", maxStdioLine), nil))
+				_ = l.w.writeLine(wire.AppendError(nil, nil, wire.CodeInvalidRequest,
+					fmt.Sprintf("message longer than %d bytes (--max-message-bytes)", l.s.budget.l.MaxMessageBytes), nil))
 				continue
 			}
-			switch kind, head := classify(line); kind {
-			case lineRequest:
-				if !l.inflight.begin() {
-					return // shutting down
-				}
-				// Pass the turn on, then serve this request here.
-				if l.idle.Load() == 0 {
-					l.spawn()
-				}
-				l.turn <- struct{}{}
-				l.serve(line, head)
-				l.inflight.end()
-			case lineNotification:
-				l.notify(line, head) // notifications run in order, on the reader
-				continue
-			case lineInvalid:
-				l.w.writeJSON(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.PARSE_ERROR, "Parse error", nil))
-				continue
-			default:
-				continue // blank, or a response to a request this server never sends
+			if l.handle(line, true) {
+				break // this goroutine served a request; it waits for the turn again
 			}
-			break
 		}
+	}
+}
+
+// handle processes one line. When async is set and the line is a request,
+// it passes the read turn on before serving and reports true.
+func (l *stdioLoop) handle(line []byte, async bool) (servedRequest bool) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return false
+	}
+	m, err := wire.Parse(line)
+	switch {
+	case errors.Is(err, wire.ErrBatch):
+		_ = l.w.writeLine(wire.AppendError(nil, nil, wire.CodeInvalidRequest, err.Error(), nil))
+		return false
+	case err != nil:
+		_ = l.w.writeLine(wire.AppendError(nil, nil, wire.CodeParseError, "Parse error: "+err.Error(), nil))
+		return false
+	}
+	switch m.Kind {
+	case wire.Notification:
+		l.s.notification(l.sess, m)
+		return false
+	case wire.Response:
+		l.sess.answer(m, line)
+		return false
+	case wire.Invalid:
+		if m.HasMethod && !m.HasID {
+			// A notification is never answered, malformed or not.
+			l.s.log.Debug().Str("problem", m.Problem).Msg("malformed notification ignored")
+			return false
+		}
+		_ = l.w.writeLine(wire.AppendError(nil, m.ID, wire.CodeInvalidRequest, "Invalid request: "+m.Problem, nil))
+		return false
+	}
+	release := l.s.budget.acquireBytes(l.sess.budget, int64(len(line)))
+	if release == nil {
+		_ = l.w.writeLine(busyError(m.ID))
+		l.s.metrics.Count("messages_refused", "Messages refused because the in-flight byte budget was spent.", 1)
+		return false
+	}
+	if !l.inflight.begin() {
+		release()
+		return false // shutting down
+	}
+	if async {
+		// Pass the turn on, then serve this request here.
+		if l.idle.Load() == 0 {
+			l.spawn()
+		}
+		l.turn <- struct{}{}
+	}
+	l.serve(m, len(line))
+	release()
+	l.inflight.end()
+	return async
+}
+
+// busyError is the JSON-RPC answer to a message refused for lack of budget.
+func busyError(id []byte) []byte {
+	return wire.AppendError(nil, id, wire.CodeServerBusy,
+		"the server is busy: too much work in flight; retry in a second", []byte(`{"retryAfterSeconds":1}`))
+}
+
+// serve answers a request, unless the client cancelled it meanwhile.
+func (l *stdioLoop) serve(m wire.Message, size int) {
+	ctx, cancel := context.WithCancel(l.ctx)
+	defer cancel()
+	fl, done := l.sess.begin(m.ID, cancel)
+	p, err := parseParams(m.Params)
+	if err != nil {
+		done()
+		_ = l.w.writeLine(wire.AppendError(nil, m.ID, wire.CodeInvalidParams, err.Error(), nil))
+		return
+	}
+	r := &request{sess: l.sess, id: m.ID, method: m.Method, p: p, reply: l.w.writeLine, size: size}
+	rep := l.s.serve(ctx, r)
+	done()
+	if rep.body != nil && (!fl.cancelled.Load() || m.Method == "initialize") {
+		_ = l.w.writeLine(rep.body)
+	}
+	if rep.after != nil {
+		rep.after()
 	}
 }
 
@@ -215,88 +251,15 @@ func (t *tracker) closeAndWait() {
 	}
 }
 
-type lineKind int
-
-const (
-	lineSkip lineKind = iota
-	lineInvalid
-	lineNotification
-	lineRequest
-)
-
-// lineHead is the part of a line the loop reads; mcp-go parses the rest.
-type lineHead struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-}
-
-// classify looks at a line's id and method only.
-func classify(line []byte) (lineKind, lineHead) {
-	var head lineHead
-	if len(bytes.TrimSpace(line)) == 0 {
-		return lineSkip, head
-	}
-	if json.Unmarshal(line, &head) != nil {
-		return lineInvalid, head
-	}
-	hasID := len(head.ID) > 0 && string(head.ID) != "null"
-	switch {
-	case head.Method == "":
-		return lineSkip, head
-	case hasID:
-		return lineRequest, head
-	}
-	return lineNotification, head
-}
-
-// dispatch serves a request or a notification, and skips anything else.
-func (l *stdioLoop) dispatch(line []byte) {
-	switch kind, head := classify(line); kind {
-	case lineRequest:
-		l.serve(line, head)
-	case lineNotification:
-		l.notify(line, head)
-	}
-}
-
-// serve answers a request, unless the client cancelled it meanwhile.
-// (initialize cannot be cancelled, so it is not tracked.)
-func (l *stdioLoop) serve(line []byte, head lineHead) {
-	if head.Method == string(mcp.MethodInitialize) {
-		l.handle(line)
-		return
-	}
-	l.pending.begin("", head.ID)
-	resp := l.s.mcp.HandleMessage(l.ctx, line)
-	if cancelled := l.pending.done("", head.ID); resp != nil && !cancelled {
-		l.w.writeResponse(resp)
-	}
-}
-
-// notify hands a notification to mcp-go; a cancellation first marks its
-// request, so that the answer its handler still returns is dropped.
-func (l *stdioLoop) notify(line []byte, head lineHead) {
-	if isCancelNotification(head.Method) {
-		l.pending.cancel("", cancelledRequestID(line))
-	}
-	l.handle(line)
-}
-
-func (l *stdioLoop) handle(line []byte) {
-	if resp := l.s.mcp.HandleMessage(l.ctx, line); resp != nil {
-		l.w.writeResponse(resp)
-	}
-}
-
 var errLineTooLong = errors.New("line too long")
 
 // readLine returns one newline-terminated line (without the newline),
-// refusing lines over maxStdioLine and skipping the rest of such a line.
-func readLine(r *bufio.Reader) ([]byte, error) {
+// refusing lines over max bytes and skipping the rest of such a line.
+func readLine(r *bufio.Reader, max int64) ([]byte, error) {
 	var buf []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if len(buf)+len(chunk) > maxStdioLine {
+		if int64(len(buf)+len(chunk)) > max {
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = r.ReadSlice('\n')
 			}
@@ -304,6 +267,10 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 				return nil, err
 			}
 			return nil, errLineTooLong
+		}
+		if buf == nil && err == nil {
+			// The common case: the whole line is in the reader's buffer.
+			return bytes.TrimRight(append([]byte(nil), chunk...), "\r\n"), nil
 		}
 		buf = append(buf, chunk...)
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -315,48 +282,18 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 
 // lineWriter writes whole JSON-RPC messages, one per line, one write each.
 type lineWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
 }
 
-func (lw *lineWriter) write(b []byte) {
+func (lw *lineWriter) writeLine(msg []byte) error {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
-	_, _ = lw.w.Write(b)
-}
-
-func (lw *lineWriter) writeJSON(v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return
+	lw.buf = append(append(lw.buf[:0], msg...), '\n')
+	_, err := lw.w.Write(lw.buf)
+	if cap(lw.buf) > 1<<20 {
+		lw.buf = nil // do not keep a large message's buffer
 	}
-	lw.write(append(b, '\n'))
-}
-
-// writeResponse encodes a tool result once: encoding/json would re-validate
-// and re-compact the result's own MarshalJSON output inside the envelope,
-// a second pass over what is often the largest part of the message.
-func (lw *lineWriter) writeResponse(resp mcp.JSONRPCMessage) {
-	r, ok := resp.(mcp.JSONRPCResponse)
-	var result json.Marshaler
-	if ok {
-		result, _ = r.Result.(json.Marshaler)
-	}
-	if result == nil {
-		lw.writeJSON(resp)
-		return
-	}
-	id, err1 := json.Marshal(r.ID)
-	body, err2 := result.MarshalJSON()
-	if err1 != nil || err2 != nil {
-		lw.writeJSON(resp)
-		return
-	}
-	b := make([]byte, 0, len(body)+len(id)+40)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"result":`...)
-	b = append(b, body...)
-	b = append(b, "}\n"...)
-	lw.write(b)
+	return err
 }

@@ -158,9 +158,9 @@ func waitCancelled(t *testing.T, pr *probe) {
 func TestStdioLineTooLong(t *testing.T) {
 	s := newServer(t, kit.Options{})
 	p := startStdioPeer(t, s, "")
-	big := strings.Repeat("x", 64<<20+10)
+	big := strings.Repeat("x", kit.DefaultMaxMessageBytes+10)
 	go func() { _, _ = io.WriteString(p.in, big+"\n") }()
-	if m := p.recv(t); m["error"].(map[string]any)["code"].(float64) != -32700 {
+	if m := p.recv(t); m["error"].(map[string]any)["code"].(float64) != -32600 || m["id"] != nil {
 		t.Fatalf("oversized line: %v", m)
 	}
 	p.send(t, initLine)

@@ -7,9 +7,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
-	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
-	"github.com/rs/zerolog"
 )
 
 // Effect says what a tool does to the world. It is mandatory: the kit derives
@@ -58,6 +55,11 @@ type Tool struct {
 	OpenWorld bool
 	// Timeout bounds one call; zero means the server default.
 	Timeout time.Duration
+	// MaxConcurrent caps the calls of this tool running at once in the
+	// process (0: only the server-wide caps apply). A tool that starts
+	// processes or holds scarce connections sets a small number; calls past
+	// it wait briefly for a slot, then fail with RATE_LIMIT_ERROR.
+	MaxConcurrent int
 	// AuditOmit names top-level arguments whose values the audit line
 	// replaces with their size: contents that are data, not intent (a file
 	// body, a request body), and may hold secrets no key name reveals.
@@ -66,49 +68,11 @@ type Tool struct {
 }
 
 // Handler does a tool's work. It returns a value that the kit sends as JSON
-// (text and structuredContent), or an error; an *mcperr.Error reaches the
-// client as is, anything else as INTERNAL_ERROR with its text kept in logs.
-// A handler may also return a ready *mcp.CallToolResult.
+// (text and structuredContent), a string (text only), an Untrusted value, or
+// an error; an *mcperr.Error or mcperr.Coded error reaches the client as its
+// code and message, anything else as INTERNAL_ERROR with its text kept in
+// logs.
 type Handler func(ctx context.Context, call *Call) (any, error)
-
-// Call is one invocation as a handler sees it.
-type Call struct {
-	Tool  string
-	Agent string
-	// Args are the raw JSON arguments, already validated against the schema.
-	Args json.RawMessage
-	// Log carries the correlation id, tool and agent.
-	Log *zerolog.Logger
-	req mcp.CallToolRequest
-	srv *server.MCPServer
-}
-
-// Bind decodes the validated arguments into v.
-func (c *Call) Bind(v any) error {
-	if len(c.Args) == 0 {
-		return nil
-	}
-	if err := json.Unmarshal(c.Args, v); err != nil {
-		return mcperr.Invalid("arguments", nil, "arguments matching the tool's schema", "cannot decode arguments: %v", err)
-	}
-	return nil
-}
-
-// Progress sends notifications/progress when, and only when, the client
-// asked for it with a progress token. Errors are ignored: progress is advice.
-func (c *Call) Progress(ctx context.Context, progress, total float64, message string) {
-	if c.srv == nil || c.req.Params.Meta == nil || c.req.Params.Meta.ProgressToken == nil {
-		return
-	}
-	params := map[string]any{"progressToken": c.req.Params.Meta.ProgressToken, "progress": progress}
-	if total > 0 {
-		params["total"] = total
-	}
-	if message != "" {
-		params["message"] = message
-	}
-	_ = c.srv.SendNotificationToClient(ctx, "notifications/progress", params)
-}
 
 // validToolName: a lowercase letter, then up to 63 of a-z 0-9 _. (By hand:
 // a counted-repetition regexp costs start-up time in every server.)
@@ -139,6 +103,9 @@ func (t *Tool) check() error {
 	}
 	if t.Handler == nil {
 		return fmt.Errorf("tool %q: no handler", t.Name)
+	}
+	if t.MaxConcurrent < 0 {
+		return fmt.Errorf("tool %q: MaxConcurrent must not be negative", t.Name)
 	}
 	var schema struct {
 		Type string `json:"type"`
@@ -172,4 +139,29 @@ func (t *Tool) Definition() mcp.Tool {
 		def.RawOutputSchema = t.OutputSchema
 	}
 	return def
+}
+
+// annotationsJSON is the annotations object of tools/list.
+type annotationsJSON struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    bool   `json:"readOnlyHint"`
+	DestructiveHint bool   `json:"destructiveHint"`
+	IdempotentHint  bool   `json:"idempotentHint"`
+	OpenWorldHint   bool   `json:"openWorldHint"`
+}
+
+// listJSON is the tool's entry in tools/list, encoded once at registration.
+func (t *Tool) listJSON() ([]byte, error) {
+	a := t.Annotations()
+	return json.Marshal(struct {
+		Name         string          `json:"name"`
+		Title        string          `json:"title,omitempty"`
+		Description  string          `json:"description"`
+		InputSchema  json.RawMessage `json:"inputSchema"`
+		OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+		Annotations  annotationsJSON `json:"annotations"`
+	}{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, annotationsJSON{
+		Title: t.Title, ReadOnlyHint: *a.ReadOnlyHint, DestructiveHint: *a.DestructiveHint,
+		IdempotentHint: *a.IdempotentHint, OpenWorldHint: *a.OpenWorldHint,
+	}})
 }

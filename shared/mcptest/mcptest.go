@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,21 +34,33 @@ type Client struct {
 	Init   *mcp.InitializeResult
 }
 
-// NewInProcess connects an in-process client to s, calling as agent.
-func NewInProcess(t testing.TB, s *kit.Server, agent string) *Client {
+// NewInProcess connects a real MCP client (mcp-go's) to s through a pair of
+// pipes served by s.ServeStdio, calling as agent: the same engine a stdio
+// process runs, without a process. Options are mcp-go client options (for
+// example client.WithElicitationHandler, client.WithLegacyProtocolOnly).
+func NewInProcess(t testing.TB, s *kit.Server, agent string, opts ...client.ClientOption) *Client {
 	t.Helper()
-	c, err := client.NewInProcessClient(s.MCP())
-	if err != nil {
-		t.Fatalf("in-process client: %v", err)
-	}
-	cl := &Client{t: t, c: c, agent: agent}
+	clientIn, serverOut := io.Pipe()
+	serverIn, clientOut := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- s.ServeStdio(ctx, agent, serverIn, serverOut)
+		_ = serverOut.Close()
+	}()
+	tr := transport.NewIO(clientIn, clientOut, io.NopCloser(strings.NewReader("")))
+	cl := &Client{t: t, c: client.NewClient(tr, opts...), agent: agent}
+	t.Cleanup(func() {
+		_ = clientOut.Close()
+		cancel()
+		<-done
+	})
 	cl.start()
 	return cl
 }
 
 func (c *Client) ctx() (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	return kit.WithAgent(ctx, c.agent), cancel
+	return context.WithTimeout(context.Background(), 30*time.Second)
 }
 
 func (c *Client) start() {
@@ -104,7 +117,7 @@ func (c *Client) Call(name string, args any) *mcp.CallToolResult {
 
 // CallErr invokes a tool and returns protocol errors to the caller.
 func (c *Client) CallErr(parent context.Context, name string, args any) (*mcp.CallToolResult, error) {
-	ctx, cancel := context.WithTimeout(kit.WithAgent(parent, c.agent), 60*time.Second)
+	ctx, cancel := context.WithTimeout(parent, 60*time.Second)
 	defer cancel()
 	req := mcp.CallToolRequest{}
 	req.Params.Name = name
@@ -200,6 +213,11 @@ func Build(t testing.TB, pkg string) string {
 // and connects a real stdio client to it. The server's stderr is captured in
 // Client.Stderr.
 func StartStdio(t testing.TB, bin string, env []string, args ...string) *Client {
+	return StartStdioWith(t, bin, env, args, nil)
+}
+
+// StartStdioWith is StartStdio with mcp-go client options.
+func StartStdioWith(t testing.TB, bin string, env []string, args []string, opts []client.ClientOption) *Client {
 	t.Helper()
 	stderr := &syncBuffer{}
 	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
@@ -213,7 +231,7 @@ func StartStdio(t testing.TB, bin string, env []string, args ...string) *Client 
 	if err := tr.Start(context.Background()); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
 	}
-	c := &Client{t: t, c: client.NewClient(tr), stderr: stderr}
+	c := &Client{t: t, c: client.NewClient(tr, opts...), stderr: stderr}
 	c.start()
 	return c
 }

@@ -33,6 +33,7 @@ type Registry struct {
 	tools   map[string]*toolStats
 	started time.Time
 	prom    *prometheus.Registry
+	events  events
 }
 
 type toolStats struct {
@@ -46,9 +47,10 @@ type toolStats struct {
 // New makes a registry whose Prometheus side also exports Go runtime and
 // process metrics under the given server name.
 func New(server string) *Registry {
-	r := &Registry{tools: map[string]*toolStats{}, started: time.Now(), prom: prometheus.NewRegistry()}
+	r := &Registry{tools: map[string]*toolStats{}, started: time.Now(), prom: prometheus.NewRegistry(),
+		events: events{m: map[string]*event{}, server: server}}
 	r.prom.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	r.prom.MustRegister(&collector{r: r, server: server})
+	r.prom.MustRegister(&collector{r: r, server: server}, &r.events)
 	return r
 }
 

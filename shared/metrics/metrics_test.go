@@ -424,3 +424,18 @@ func TestConcurrentObserve(t *testing.T) {
 		t.Errorf("calls=%d errors=%d, want %d and %d", calls, errs, goroutines*per, goroutines*per/10)
 	}
 }
+
+func TestEventCounters(t *testing.T) {
+	r := New("test")
+	r.Count("notifications_dropped", "Notifications dropped.", 2)
+	r.Count("notifications_dropped", "Notifications dropped.", 3)
+	r.Count("budget_refused", "Refused.", 1)
+	if ev := r.Events(); ev["notifications_dropped"] != 5 || ev["budget_refused"] != 1 {
+		t.Fatalf("Events = %v", ev)
+	}
+	rec := httptest.NewRecorder()
+	r.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if !strings.Contains(rec.Body.String(), `mcp_notifications_dropped_total{server="test"} 5`) {
+		t.Fatalf("event counter not exported:\n%s", rec.Body.String())
+	}
+}

@@ -84,11 +84,7 @@ func listedTools(t *testing.T) map[string]json.RawMessage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp := s.MCP().HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
-	raw, err := json.Marshal(resp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := s.Handle(context.Background(), "", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
 	var msg struct {
 		Result struct {
 			Tools      []json.RawMessage `json:"tools"`

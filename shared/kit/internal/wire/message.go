@@ -43,12 +43,15 @@ const (
 // Message is one JSON-RPC message. Its raw members are slices of the input,
 // which must not change while the message is in use.
 type Message struct {
-	Kind   Kind
-	ID     []byte // raw id; nil when absent or not usable
-	Method string
-	Params []byte // raw params; nil when absent
-	Result []byte
-	Error  []byte
+	Kind Kind
+	// HasID: the message has an id member, usable or not.
+	HasID     bool
+	HasMethod bool
+	ID        []byte // raw id; nil when absent or not usable
+	Method    string
+	Params    []byte // raw params; nil when absent
+	Result    []byte
+	Error     []byte
 	// Problem says why a message is Invalid.
 	Problem string
 }
@@ -115,7 +118,8 @@ func Parse(b []byte) (Message, error) {
 	if err != nil {
 		return m, err
 	}
-	if seen&fID != 0 && validID(rawID) {
+	m.HasID, m.HasMethod = seen&fID != 0, seen&fMethod != 0
+	if m.HasID && validID(rawID) {
 		m.ID = rawID
 	}
 	switch {

@@ -1,0 +1,179 @@
+package kit
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Limits bound the work a server takes on at once, so that no burst of
+// requests — hostile or not — can take its memory or starve a ping. A call
+// past a limit waits up to QueueWait for room, then fails with a retryable
+// error (RATE_LIMIT_ERROR in a tool result, HTTP 503 with Retry-After or the
+// JSON-RPC error -32000 for whole messages).
+type Limits struct {
+	// MaxCalls caps tool calls and resource reads running at once in the
+	// process; MaxSessionCalls caps them per session.
+	MaxCalls        int
+	MaxSessionCalls int
+	// QueueWait is how long a call may wait for a free slot.
+	QueueWait time.Duration
+	// MaxMessageBytes caps one JSON-RPC message (a stdio line, an HTTP body).
+	MaxMessageBytes int64
+	// MaxInflightBytes caps the bytes of messages being served at once in
+	// the process; MaxSessionBytes per session. Small messages (pings,
+	// cancellations, most calls) are never refused for bytes.
+	MaxInflightBytes int64
+	MaxSessionBytes  int64
+}
+
+// Defaults of Limits.
+const (
+	DefaultMaxCalls         = 64
+	DefaultMaxSessionCalls  = 16
+	DefaultQueueWait        = 2 * time.Second
+	DefaultMaxMessageBytes  = 16 << 20
+	DefaultMaxInflightBytes = 64 << 20
+	DefaultMaxSessionBytes  = 32 << 20
+	// freeMessageBytes: messages this small skip the byte budget, so a ping
+	// or a cancellation always gets through.
+	freeMessageBytes = 64 << 10
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxCalls <= 0 {
+		l.MaxCalls = DefaultMaxCalls
+	}
+	if l.MaxSessionCalls <= 0 {
+		l.MaxSessionCalls = DefaultMaxSessionCalls
+	}
+	if l.QueueWait <= 0 {
+		l.QueueWait = DefaultQueueWait
+	}
+	if l.MaxMessageBytes <= 0 {
+		l.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if l.MaxInflightBytes <= 0 {
+		l.MaxInflightBytes = DefaultMaxInflightBytes
+	}
+	if l.MaxSessionBytes <= 0 {
+		l.MaxSessionBytes = DefaultMaxSessionBytes
+	}
+	if l.MaxSessionBytes > l.MaxInflightBytes {
+		l.MaxSessionBytes = l.MaxInflightBytes
+	}
+	if l.MaxMessageBytes > l.MaxSessionBytes {
+		l.MaxMessageBytes = l.MaxSessionBytes
+	}
+	return l
+}
+
+// budget enforces Limits for the process.
+type budget struct {
+	l     Limits
+	calls chan struct{}
+	bytes weighted
+}
+
+func newBudget(l Limits) *budget {
+	return &budget{l: l, calls: make(chan struct{}, l.MaxCalls), bytes: weighted{max: l.MaxInflightBytes}}
+}
+
+// sessionBudget is one session's share.
+type sessionBudget struct {
+	calls chan struct{}
+	bytes weighted
+}
+
+func (b *budget) forSession() *sessionBudget {
+	return &sessionBudget{calls: make(chan struct{}, b.l.MaxSessionCalls), bytes: weighted{max: b.l.MaxSessionBytes}}
+}
+
+// acquireCall takes a slot in each of the given semaphores (nil ones are
+// skipped), waiting up to QueueWait in all; it returns the release, or nil
+// when there was no room in time.
+func (b *budget) acquireCall(ctx context.Context, sems ...chan struct{}) func() {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	taken := make([]chan struct{}, 0, len(sems))
+	release := func() {
+		for _, s := range taken {
+			<-s
+		}
+	}
+	for _, s := range sems {
+		if s == nil {
+			continue
+		}
+		select {
+		case s <- struct{}{}:
+			taken = append(taken, s)
+			continue
+		default:
+		}
+		if timer == nil {
+			timer = time.NewTimer(b.l.QueueWait)
+		}
+		select {
+		case s <- struct{}{}:
+			taken = append(taken, s)
+		case <-timer.C:
+			release()
+			return nil
+		case <-ctx.Done():
+			release()
+			return nil
+		}
+	}
+	return release
+}
+
+// acquireBytes charges a message of n bytes to the process and session
+// budgets without waiting; it returns the release, or nil when either is
+// spent. Small messages are free.
+func (b *budget) acquireBytes(se *sessionBudget, n int64) func() {
+	if n <= freeMessageBytes {
+		return func() {}
+	}
+	if !b.bytes.try(n) {
+		return nil
+	}
+	if se != nil && !se.bytes.try(n) {
+		b.bytes.release(n)
+		return nil
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			b.bytes.release(n)
+			if se != nil {
+				se.bytes.release(n)
+			}
+		})
+	}
+}
+
+// weighted is a non-blocking counting budget.
+type weighted struct {
+	max  int64
+	used atomic.Int64
+}
+
+func (w *weighted) try(n int64) bool {
+	for {
+		cur := w.used.Load()
+		if cur+n > w.max {
+			return false
+		}
+		if w.used.CompareAndSwap(cur, cur+n) {
+			return true
+		}
+	}
+}
+
+func (w *weighted) release(n int64) { w.used.Add(-n) }

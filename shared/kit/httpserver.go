@@ -1,0 +1,355 @@
+package kit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/acl"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
+)
+
+// HTTPOptions configure the HTTP side: streamable HTTP at /mcp, /healthz,
+// /metrics, and optionally the 2024-11-05 SSE transport.
+type HTTPOptions struct {
+	// Addr is host:port to listen on.
+	Addr string
+	// AuthToken is the single bearer token of a server without a policy.
+	AuthToken string
+	// NoAuth serves without a token; allowed only on a loopback address.
+	NoAuth bool
+	// AllowedOrigins are browser origins (scheme://host[:port]) allowed to
+	// call; loopback origins are allowed when listening on loopback.
+	AllowedOrigins []string
+	// AllowedHosts are extra Host header values accepted (besides loopback
+	// names on a loopback listener, and the listen host itself).
+	AllowedHosts []string
+	MaxSessions  int
+	SessionIdle  time.Duration
+	// SSE also serves the 2024-11-05 HTTP+SSE transport at /sse and /message.
+	SSE bool
+	// Health reports the process's health for /healthz; nil means always ok.
+	Health *Health
+	// Grace bounds how long shutdown waits for requests in flight (10s).
+	Grace time.Duration
+}
+
+// httpFrontend is the HTTP side of a server.
+type httpFrontend struct {
+	s        *Server
+	o        HTTPOptions
+	loopback bool
+	listen   string
+	sessions *sessions
+	// closingCtx ends at shutdown: event streams close, sessions end.
+	closingCtx context.Context
+	closeNow   context.CancelFunc
+	// workCtx ends when the shutdown grace period is over: requests still
+	// served on SSE streams are cancelled.
+	workCtx    context.Context
+	cancelWork context.CancelFunc
+	// background counts requests served after their POST was answered
+	// (the 2024-11-05 SSE transport), so shutdown can wait for them.
+	background sync.WaitGroup
+}
+
+func isLoopbackHost(h string) bool {
+	h = strings.Trim(h, "[]")
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkHTTPOptions refuses configurations that would expose tools without
+// authentication.
+func (s *Server) checkHTTPOptions(o HTTPOptions) error {
+	host, _, err := net.SplitHostPort(o.Addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %w", o.Addr, err)
+	}
+	hasTokens := o.AuthToken != "" || (s.opts.Policy != nil && s.opts.Policy.HasTokens())
+	if s.opts.Policy != nil && o.AuthToken != "" {
+		return errors.New("MCP_AUTH_TOKEN is for a server without a policy; with an ACL policy, bind tokens to agents (MCP_AGENT_TOKENS or token_sha256 in the policy)")
+	}
+	if o.NoAuth {
+		if !isLoopbackHost(host) {
+			return fmt.Errorf("--insecure-no-auth is only allowed on a loopback address, not %q", host)
+		}
+		if s.opts.Policy != nil {
+			return errors.New("--insecure-no-auth cannot be combined with an ACL policy: agents are identified by their tokens")
+		}
+		return nil
+	}
+	if !hasTokens {
+		return errors.New("the HTTP transport needs a bearer token: set MCP_AUTH_TOKEN (or MCP_AGENT_TOKENS with an ACL policy); --insecure-no-auth is accepted on loopback only")
+	}
+	return nil
+}
+
+// HTTPHandler returns the full HTTP handler and a function that, at
+// shutdown, ends its event streams, waits (until ctx ends) for requests
+// answered on SSE streams, and ends its sessions.
+func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, func(ctx context.Context), error) {
+	if err := s.checkHTTPOptions(o); err != nil {
+		return nil, nil, err
+	}
+	host, _, _ := net.SplitHostPort(o.Addr)
+	f := &httpFrontend{s: s, o: o, loopback: isLoopbackHost(host) || host == "", listen: host,
+		sessions: newSessions(s, o.MaxSessions, o.SessionIdle)}
+	f.closingCtx, f.closeNow = context.WithCancel(context.Background())
+	f.workCtx, f.cancelWork = context.WithCancel(context.Background())
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", f.health)
+	mux.Handle("/metrics", f.guard(s.metrics.Handler()))
+	mux.Handle("/mcp", f.guard(http.HandlerFunc(f.mcp)))
+	if o.SSE {
+		mux.Handle("/sse", f.guard(http.HandlerFunc(f.sseStream)))
+		mux.Handle("/message", f.guard(http.HandlerFunc(f.sseMessage)))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeHTTPError(w, http.StatusNotFound, "not found: the MCP endpoint is /mcp")
+	})
+	if o.SessionIdle > 0 {
+		go func() {
+			t := time.NewTicker(min(o.SessionIdle/2, time.Minute))
+			defer t.Stop()
+			for {
+				select {
+				case <-t.C:
+					f.sessions.sweep()
+				case <-f.closingCtx.Done():
+					return
+				}
+			}
+		}()
+	}
+	shutdown := func(ctx context.Context) {
+		f.closeNow()
+		done := make(chan struct{})
+		go func() { f.background.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			f.cancelWork()
+			<-done
+		}
+		f.cancelWork()
+		f.sessions.closeAll()
+	}
+	return mux, shutdown, nil
+}
+
+func (f *httpFrontend) health(w http.ResponseWriter, r *http.Request) {
+	if !f.hostAllowed(r.Host) {
+		writeHTTPError(w, http.StatusForbidden, "Forbidden: invalid Host header")
+		return
+	}
+	f.o.Health.serve(w, r, map[string]any{"server": f.s.info.Name, "version": f.s.info.Version,
+		"tools": len(f.s.tools), "sessions": f.sessions.count()})
+}
+
+// guard applies, in order: Host and Origin checks (DNS rebinding), bearer
+// authentication, and puts the caller's agent in the request context.
+func (f *httpFrontend) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !f.hostAllowed(r.Host) {
+			writeHTTPError(w, http.StatusForbidden, "Forbidden: invalid Host header")
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && !f.originAllowed(origin) {
+			writeHTTPError(w, http.StatusForbidden, "Forbidden: invalid Origin header")
+			return
+		}
+		agent, ok := f.authenticate(r)
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-fleet"`)
+			writeRPCError(w, http.StatusUnauthorized, nil, -32001, "unauthorized: a valid bearer token is required")
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(WithAgent(r.Context(), agent)))
+	})
+}
+
+func (f *httpFrontend) authenticate(r *http.Request) (string, bool) {
+	if f.o.NoAuth {
+		return "", true
+	}
+	h := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	if p := f.s.opts.Policy; p != nil {
+		return p.AgentForToken(tok)
+	}
+	return "", acl.TokenEqual(tok, f.o.AuthToken)
+}
+
+func (f *httpFrontend) hostAllowed(host string) bool {
+	if host == "" {
+		return false
+	}
+	h, _, err := net.SplitHostPort(host)
+	if err != nil {
+		h = host
+	}
+	if f.loopback {
+		if isLoopbackHost(h) {
+			return true
+		}
+	} else if strings.EqualFold(h, f.listen) {
+		return true
+	} else if f.listen == "0.0.0.0" || f.listen == "::" {
+		// A server deliberately exposed on all interfaces is reached by
+		// names we cannot know; DNS rebinding targets loopback listeners.
+		return len(f.o.AllowedHosts) == 0 || contains(f.o.AllowedHosts, h)
+	}
+	return contains(f.o.AllowedHosts, h)
+}
+
+func (f *httpFrontend) originAllowed(origin string) bool {
+	for _, o := range f.o.AllowedOrigins {
+		if strings.EqualFold(strings.TrimRight(o, "/"), origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return f.loopback && isLoopbackHost(u.Hostname())
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeRPCError answers with a JSON-RPC error and an HTTP status.
+func writeRPCError(w http.ResponseWriter, status int, id []byte, code int, msg string) {
+	writeJSON(w, status, wire.AppendError(nil, id, code, msg, nil))
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// writeHTTPError answers outside JSON-RPC (routing, Host checks).
+func writeHTTPError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(msg + "\n"))
+}
+
+// ServeHTTP listens on o.Addr until ctx ends, then shuts down gracefully:
+// it stops accepting, ends event streams and sessions, and gives requests
+// in flight up to o.Grace to finish. ready, when set, learns the address.
+func (s *Server) ServeHTTP(ctx context.Context, o HTTPOptions, ready func(addr net.Addr)) error {
+	h, endSessions, err := s.HTTPHandler(o)
+	if err != nil {
+		return err
+	}
+	raw, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.Addr, err)
+	}
+	s.log.Info().Str("addr", raw.Addr().String()).Strs("tools", s.ToolNames()).Msg("serving streamable HTTP on /mcp")
+	if ready != nil {
+		ready(raw.Addr())
+	}
+	return serveListener(ctx, raw, h, o.Grace, endSessions)
+}
+
+// serveListener serves h on ln until ctx ends, then shuts down within grace.
+func serveListener(ctx context.Context, raw net.Listener, h http.Handler, grace time.Duration, beforeShutdown func(context.Context)) error {
+	if grace <= 0 {
+		grace = 10 * time.Second
+	}
+	ln := &onceCloseListener{Listener: raw}
+	conns := &connTracker{conns: map[net.Conn]http.ConnState{}}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ConnState: conns.track, MaxHeaderBytes: 64 << 10}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	// Stop accepting, end streams, then close the connections that never
+	// carried a request: net/http's Shutdown counts such a connection as busy
+	// until it is 5 s old, and clients keep spare ones open. Requests in
+	// flight still finish.
+	_ = ln.Close()
+	if beforeShutdown != nil {
+		beforeShutdown(sctx)
+	}
+	conns.closeUnused()
+	err := srv.Shutdown(sctx)
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		_ = srv.Close()
+		return fmt.Errorf("requests still running after the %s grace period were cut off", grace)
+	}
+	return err
+}
+
+// connTracker follows the state of each connection (http.Server.ConnState).
+type connTracker struct {
+	mu    sync.Mutex
+	conns map[net.Conn]http.ConnState
+}
+
+func (c *connTracker) track(conn net.Conn, st http.ConnState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st == http.StateClosed || st == http.StateHijacked {
+		delete(c.conns, conn)
+		return
+	}
+	c.conns[conn] = st
+}
+
+// closeUnused closes the connections on which no request has started.
+func (c *connTracker) closeUnused() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for conn, st := range c.conns {
+		if st == http.StateNew {
+			_ = conn.Close()
+		}
+	}
+}
+
+// onceCloseListener may be closed before http.Server.Shutdown closes it
+// again; the second Close reports the first one's result.
+type onceCloseListener struct {
+	net.Listener
+	once sync.Once
+	err  error
+}
+
+func (l *onceCloseListener) Close() error {
+	l.once.Do(func() { l.err = l.Listener.Close() })
+	return l.err
+}

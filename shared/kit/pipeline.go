@@ -1,0 +1,408 @@
+package kit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
+	"github.com/mcp-fleet/mcp-fleet/shared/logging"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/untrusted"
+	"github.com/mcp-fleet/mcp-fleet/shared/validate"
+	"github.com/rs/zerolog"
+)
+
+// callTool runs a tools/call through the pipeline: decode, ACL, rate limit,
+// validation, concurrency slots, time limit, handler, error mapping. The
+// answer is encoded once; the audit line and metrics are written after the
+// response has gone out.
+func (s *Server) callTool(ctx context.Context, r *request) reply {
+	t := s.byName[r.p.Name]
+	if t == nil {
+		return s.fail(r, wire.CodeInvalidParams, "unknown tool "+strconv.Quote(wire.Truncate(r.p.Name, 64)), nil)
+	}
+	start := time.Now()
+	agent := r.sess.agent
+	cid := s.correlationID()
+	log := s.log.With().Str("correlation_id", cid).Str("tool", t.Name).Str("agent", agent).Logger()
+
+	args, failure := s.admit(ctx, r, t)
+	var res []byte
+	var release func()
+	if failure == nil {
+		release = s.budget.acquireCall(ctx, s.budget.calls, sessionSlots(r.sess), t.slots)
+		if release == nil {
+			failure = mcperr.New(mcperr.RateLimit, "the server is busy: too many calls of %s running; retry shortly", t.Name)
+			failure.RetryAfter = time.Second
+		}
+	}
+	if failure == nil {
+		var out any
+		var err error
+		call := &Call{Tool: t.Name, Agent: agent, Args: r.p.Arguments, Log: &log, srv: s, req: r}
+		out, err = s.runHandler(ctx, t, call, cid, &log)
+		release()
+		if err != nil {
+			var need *needInput
+			if errors.As(err, &need) && r.meta.modern {
+				return s.inputRequired(r, call, need)
+			}
+			var missing *missingCapability
+			if errors.As(err, &missing) && r.meta.modern {
+				return s.fail(r, wire.CodeMissingCapability, missing.Error(), nil)
+			}
+			var bad *badState
+			if errors.As(err, &bad) {
+				return s.fail(r, wire.CodeInvalidParams, bad.Error(), nil)
+			}
+			failure = s.classify(ctx, err, s.timeoutOf(t))
+			if failure.Code == mcperr.Internal {
+				log.Error().Err(s.redactErr(err)).Msg("tool failed with an internal error")
+			}
+		} else if res, err = encodeResult(out); err != nil {
+			log.Error().Err(err).Msg("tool result could not be encoded")
+			failure = mcperr.New(mcperr.Internal, "internal error: the result could not be encoded")
+		}
+	}
+	if failure != nil {
+		res = errorResult(failure)
+		s.clientLog(r, "warning", t.Name, map[string]any{"tool": t.Name, "error": failure.Body()})
+	}
+	rep := s.ok(r, res, false)
+	rep.after = func() {
+		d := time.Since(start)
+		code := mcperr.Code("")
+		if failure != nil {
+			code = failure.Code
+		}
+		s.metrics.Observe(t.Name, d, code)
+		s.audit(&log, t.AuditOmit, r.p.Arguments, args, d, failure)
+	}
+	return rep
+}
+
+// admit decodes and checks a call before it may run.
+func (s *Server) admit(ctx context.Context, r *request, t *registered) (any, *mcperr.Error) {
+	args, err := validate.Decode(r.p.Arguments)
+	if err != nil {
+		return nil, validate.DecodeError(err)
+	}
+	agent := r.sess.agent
+	if !s.allowed(agent, t.Name) {
+		return args, mcperr.New(mcperr.PermissionDeny, "agent %q may not call %s", agent, t.Name)
+	}
+	if ok, wait := s.opts.Limiter.Allow(agent, t.Name); !ok {
+		e := mcperr.New(mcperr.RateLimit, "rate limit for %s exceeded; retry in %s", t.Name, wait.Round(time.Millisecond))
+		e.RetryAfter = wait
+		return args, e
+	}
+	if verr := t.schema.CheckValue(args); verr != nil {
+		return args, verr
+	}
+	return args, nil
+}
+
+func sessionSlots(se *session) chan struct{} {
+	if se.budget == nil {
+		return nil
+	}
+	return se.budget.calls
+}
+
+func (s *Server) timeoutOf(t *registered) time.Duration {
+	if t.Timeout > 0 {
+		return t.Timeout
+	}
+	return s.opts.DefaultTimeout
+}
+
+// runHandler runs the handler under its time limit, turning a panic into an
+// internal error.
+func (s *Server) runHandler(ctx context.Context, t *registered, call *Call, cid string, log *zerolog.Logger) (out any, err error) {
+	cctx, cancel := context.WithTimeout(logging.WithCorrelationID(ctx, cid), s.timeoutOf(t))
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			log.Error().Str("panic", fmt.Sprint(p)).Bytes("stack", debug.Stack()).Msg("tool handler panicked")
+			out, err = nil, mcperr.New(mcperr.Internal, "internal error")
+		}
+	}()
+	out, err = t.Handler(cctx, call)
+	if err != nil && cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+		// Keep the handler's own code when it has one; else say which limit.
+		var e *mcperr.Error
+		var c mcperr.Coded
+		if !errors.As(err, &e) && !errors.As(err, &c) {
+			err = mcperr.New(mcperr.Timeout, "the call did not finish within its %s time limit", s.timeoutOf(t)).WithCause(err)
+		}
+	}
+	return out, err
+}
+
+// classify maps a handler error; a client's cancellation is CANCELLED.
+func (s *Server) classify(ctx context.Context, err error, timeout time.Duration) *mcperr.Error {
+	if ctx.Err() != nil {
+		var e *mcperr.Error
+		if !errors.As(err, &e) {
+			return mcperr.New(mcperr.Cancelled, "the request was cancelled by the client").WithCause(err)
+		}
+	}
+	e := mcperr.Wrap(err)
+	if e.Code == mcperr.Timeout && errors.Is(err, context.DeadlineExceeded) && e.Message == "the operation timed out" {
+		e.Message = fmt.Sprintf("the call did not finish within its %s time limit", timeout)
+	}
+	return e
+}
+
+func (s *Server) redactErr(err error) error {
+	if s.opts.Redactor == nil {
+		return err
+	}
+	return errors.New(s.opts.Redactor.String(err.Error()))
+}
+
+// encodeResult turns a handler's value into a CallToolResult object, encoding
+// the value once: its JSON is both the text (escaped) and structuredContent.
+func encodeResult(v any) ([]byte, error) {
+	switch t := v.(type) {
+	case string:
+		return textResult(t, nil), nil
+	case Untrusted:
+		if str, ok := t.Value.(string); ok {
+			return textResult(untrusted.Fence(t.Source, str), nil), nil
+		}
+		b, err := json.Marshal(t.Value)
+		if err != nil {
+			return nil, err
+		}
+		return textResult(untrusted.Fence(t.Source, string(b)), b), nil
+	case *mcp.CallToolResult:
+		return json.Marshal(t)
+	case json.RawMessage:
+		return textBytesResult(t, t), nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return textBytesResult(b, b), nil
+}
+
+// textResult: {"content":[{"type":"text","text":…}],"structuredContent":…}.
+// structuredContent must be an object; other JSON stays text only.
+func textResult(text string, structured []byte) []byte {
+	out := make([]byte, 0, len(text)+len(structured)+64)
+	out = append(out, `{"content":[{"type":"text","text":`...)
+	out = wire.AppendString(out, text)
+	out = append(out, "}]"...)
+	if len(structured) > 0 && structured[0] == '{' {
+		out = append(out, `,"structuredContent":`...)
+		out = append(out, structured...)
+	}
+	return append(out, '}')
+}
+
+func textBytesResult(text, structured []byte) []byte {
+	out := make([]byte, 0, 2*len(text)+64)
+	out = append(out, `{"content":[{"type":"text","text":`...)
+	out = wire.AppendBytesAsString(out, text)
+	out = append(out, "}]"...)
+	if len(structured) > 0 && structured[0] == '{' {
+		out = append(out, `,"structuredContent":`...)
+		out = append(out, structured...)
+	}
+	return append(out, '}')
+}
+
+// errorResult is a tool error: isError with the structured body.
+func errorResult(e *mcperr.Error) []byte {
+	body := e.JSON()
+	out := textBytesResult(body, body)
+	return append(out[:len(out)-1], `,"isError":true}`...)
+}
+
+// auditArgLimit caps each string in the audit log, and auditValues the
+// values shown: file contents and hostile documents are arguments too, and
+// logs are not a place for them.
+const (
+	auditArgLimit = 256
+	auditValues   = 64
+)
+
+func (s *Server) audit(log *zerolog.Logger, omit []string, raw []byte, args any, d time.Duration, failure *mcperr.Error) {
+	ev := log.Info()
+	if failure != nil {
+		ev = log.Warn().Str("error_code", string(failure.Code))
+	}
+	if !ev.Enabled() {
+		return
+	}
+	switch {
+	case args == nil && len(raw) > 0:
+		ev = ev.Int("args_bytes", len(raw))
+	case args != nil && !needsRewrite(args, omit) && len(raw) <= 4*auditArgLimit:
+		var buf bytes.Buffer
+		if json.Compact(&buf, raw) == nil {
+			ev = ev.RawJSON("args", buf.Bytes())
+		}
+	case args != nil:
+		// Secret-named keys, long strings, omitted arguments and large
+		// documents are rewritten; secret values anywhere are masked by the
+		// log writer.
+		budget := auditValues
+		v := prune(s.opts.Redactor.Value(args), &budget, 0)
+		if m, ok := v.(map[string]any); ok {
+			for _, k := range omit {
+				if val, ok := args.(map[string]any)[k]; ok {
+					m[k] = omittedNote(val)
+				}
+			}
+		}
+		if b, err := json.Marshal(v); err == nil {
+			ev = ev.RawJSON("args", b)
+		}
+	}
+	outcome := "ok"
+	if failure != nil {
+		outcome = "error"
+	}
+	ev.Str("event", "tool_call").Str("outcome", outcome).Dur("duration", d).Msg("tool call")
+}
+
+// omittedNote stands in for an omitted argument: its size, not its content.
+func omittedNote(v any) string {
+	if s, ok := v.(string); ok {
+		return "[omitted: " + strconv.Itoa(len(s)) + " bytes]"
+	}
+	b, _ := json.Marshal(v)
+	return "[omitted: " + strconv.Itoa(len(b)) + " bytes of JSON]"
+}
+
+// needsRewrite reports whether decoded arguments hold a secret-named key, an
+// omitted argument, or a string too long for a log line.
+func needsRewrite(v any, omit []string) bool {
+	if m, ok := v.(map[string]any); ok {
+		for _, k := range omit {
+			if _, ok := m[k]; ok {
+				return true
+			}
+		}
+	}
+	return secretOrLong(v)
+}
+
+func secretOrLong(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, val := range t {
+			if logging.IsSecretKey(k) || secretOrLong(val) {
+				return true
+			}
+		}
+	case []any:
+		for _, val := range t {
+			if secretOrLong(val) {
+				return true
+			}
+		}
+	case string:
+		if len(t) > auditArgLimit {
+			return true
+		}
+		_, secretURL := logging.RedactURL(t)
+		return secretURL
+	}
+	return false
+}
+
+// prune copies v for the audit line within a budget of values, cutting long
+// strings; what is cut is counted.
+func prune(v any, budget *int, depth int) any {
+	*budget--
+	switch t := v.(type) {
+	case map[string]any:
+		if depth >= 8 {
+			return "[object of " + strconv.Itoa(len(t)) + " members]"
+		}
+		out := make(map[string]any, min(len(t), auditValues))
+		n := 0
+		for k, val := range t {
+			if *budget <= 0 {
+				out["…"] = strconv.Itoa(len(t)-n) + " more members"
+				break
+			}
+			out[cut(k)] = prune(val, budget, depth+1)
+			n++
+		}
+		return out
+	case []any:
+		if depth >= 8 {
+			return "[array of " + strconv.Itoa(len(t)) + " items]"
+		}
+		out := make([]any, 0, min(len(t), auditValues))
+		for i, val := range t {
+			if *budget <= 0 {
+				out = append(out, strconv.Itoa(len(t)-i)+" more items")
+				break
+			}
+			out = append(out, prune(val, budget, depth+1))
+		}
+		return out
+	case string:
+		return cut(t)
+	}
+	return v
+}
+
+func cut(s string) string {
+	if len(s) <= auditArgLimit {
+		return s
+	}
+	n := auditArgLimit
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…(" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// clientLog sends notifications/message to the caller when it asked for
+// log messages at this level or lower: through logging/setLevel (before
+// protocol 2026-07-28) or the request's own logLevel (from 2026-07-28).
+func (s *Server) clientLog(r *request, level, logger string, data any) {
+	want := r.meta.logLevel
+	if !r.meta.modern {
+		r.sess.mu.Lock()
+		want = r.sess.level
+		r.sess.mu.Unlock()
+	}
+	li := levelIndex(level)
+	if want < 0 || li < want || r.reply == nil {
+		return
+	}
+	b, err := json.Marshal(struct {
+		Level  string `json:"level"`
+		Logger string `json:"logger,omitempty"`
+		Data   any    `json:"data"`
+	}{level, logger, data})
+	if err != nil {
+		return
+	}
+	_ = r.reply(wire.AppendNotification(nil, "notifications/message", b))
+}
+
+// httpStatusFor is the status of a message-level refusal (budgets).
+func httpStatusFor(code int) int {
+	if code == wire.CodeServerBusy {
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusBadRequest
+}
