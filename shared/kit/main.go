@@ -99,7 +99,9 @@ func (e *Env) AddWorker(w Worker) { e.workers = append(e.workers, w) }
 func (e *Env) AddListener(l Listener) { e.listeners = append(e.listeners, l) }
 
 // AddHealthCheck adds a backend check to /healthz.
-func (e *Env) AddHealthCheck(name string, fn func(ctx context.Context) error) { e.Health.AddCheck(name, fn) }
+func (e *Env) AddHealthCheck(name string, fn func(ctx context.Context) error) {
+	e.Health.AddCheck(name, fn)
+}
 
 // Config is the kit's own part of the command line.
 type Config struct {

@@ -291,4 +291,3 @@ func (s *Server) listen(ctx context.Context, r *request) reply {
 	meta := append([]byte(`"`+metaSubID+`":`), r.id...)
 	return reply{body: wire.AppendResult(nil, r.id, s.decorate([]byte(`{}`), "complete", false, meta)), status: 200}
 }
-

@@ -17,10 +17,10 @@ import (
 type transport int
 
 const (
-	overStdio transport = iota
-	overHTTP            // streamable HTTP, protocol before 2026-07-28
-	overSSE             // the 2024-11-05 HTTP+SSE transport
-	overStateless       // one streamable HTTP request of protocol 2026-07-28
+	overStdio     transport = iota
+	overHTTP                // streamable HTTP, protocol before 2026-07-28
+	overSSE                 // the 2024-11-05 HTTP+SSE transport
+	overStateless           // one streamable HTTP request of protocol 2026-07-28
 )
 
 // session is one client connection's protocol state: what initialize
@@ -59,9 +59,11 @@ type inflight struct {
 
 // clientCaps are the optional client capabilities the kit uses.
 type clientCaps struct {
-	Roots       *struct{ ListChanged bool `json:"listChanged"` } `json:"roots"`
-	Sampling    json.RawMessage                                 `json:"sampling"`
-	Elicitation json.RawMessage                                 `json:"elicitation"`
+	Roots *struct {
+		ListChanged bool `json:"listChanged"`
+	} `json:"roots"`
+	Sampling    json.RawMessage `json:"sampling"`
+	Elicitation json.RawMessage `json:"elicitation"`
 }
 
 func (c clientCaps) has(method string) bool {
