@@ -5,10 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"time"
 
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/fsroot"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
@@ -17,35 +16,6 @@ import (
 // FileTools returns the file tools, all confined to fsys's roots.
 func FileTools(fsys *fsroot.FS) []kit.Tool {
 	return []kit.Tool{fileRead(fsys), fileWrite(fsys), fileList(fsys), fileDelete(fsys), fileInfo(fsys), fileSearch(fsys)}
-}
-
-// fsError maps the confined filesystem's error kinds onto the fleet's codes.
-// fsroot messages are written for the agent (no host paths, no OS text), so
-// they are passed on as they are.
-func fsError(err error) error {
-	var fe *fsroot.Error
-	if !errors.As(err, &fe) {
-		return err
-	}
-	field := fe.Field
-	if field == "" {
-		field = "path"
-	}
-	switch fe.Kind {
-	case fsroot.NotFound:
-		return mcperr.New(mcperr.NotFound, "%s", fe.Msg).WithCause(err)
-	case fsroot.Denied:
-		return mcperr.New(mcperr.PermissionDeny, "%s", fe.Msg).WithCause(err)
-	case fsroot.Exists, fsroot.NotEmpty:
-		return mcperr.New(mcperr.Conflict, "%s", fe.Msg).WithCause(err)
-	case fsroot.Invalid, fsroot.TooLarge, fsroot.NotRegular, fsroot.NotDir, fsroot.IsDir:
-		e := mcperr.Invalid(field, fe.Path, "", "%s", fe.Msg).WithCause(err)
-		if field != "path" {
-			e.Value = nil
-		}
-		return e
-	}
-	return mcperr.New(mcperr.Internal, "%s", fe.Msg).WithCause(err)
 }
 
 func stamp(t time.Time) string {
@@ -114,7 +84,7 @@ func fileRead(fsys *fsroot.FS) kit.Tool {
 			r, err := fsys.Read(a.Path, fsroot.ReadOptions{Encoding: a.Encoding, Offset: a.Offset, Limit: a.Limit,
 				Head: a.Head, Tail: a.Tail, MaxBytes: a.MaxBytes})
 			if err != nil {
-				return nil, fsError(err)
+				return nil, err
 			}
 			out := readResult{Path: r.Path, Root: r.Root, Content: r.Content, Encoding: r.Encoding, Size: r.Size,
 				Truncated: r.Truncated, Modified: stamp(r.ModTime)}
@@ -181,11 +151,6 @@ func fileWrite(fsys *fsroot.FS) kit.Tool {
 			if err != nil {
 				return nil, err
 			}
-			// Checked here, not left to fsroot, whose error would blame "path".
-			if int64(len(data)) > lim.MaxWriteBytes {
-				return nil, mcperr.Invalid("content", nil, "at most "+itoa(lim.MaxWriteBytes)+" bytes after decoding",
-					"content is %d bytes, over the write cap of %s", len(data), bytesize.Format(lim.MaxWriteBytes))
-			}
 			opt := fsroot.WriteOptions{CreateDirs: a.CreateDirs == nil || *a.CreateDirs,
 				Overwrite: a.Overwrite == nil || *a.Overwrite, Append: a.Append}
 			if a.Append {
@@ -196,7 +161,7 @@ func fileWrite(fsys *fsroot.FS) kit.Tool {
 			}
 			fi, err := fsys.Write(a.Path, data, opt)
 			if err != nil {
-				return nil, fsError(err)
+				return nil, err
 			}
 			return map[string]any{"written": len(data), "file": infoOf(fi)}, nil
 		},
@@ -270,7 +235,7 @@ func fileList(fsys *fsroot.FS) kit.Tool {
 			}
 			r, err := fsys.List(a.Path, fsroot.ListOptions{Recursive: a.Recursive, MaxDepth: a.MaxDepth, IncludeHidden: a.IncludeHidden})
 			if err != nil {
-				return nil, fsError(err)
+				return nil, err
 			}
 			return map[string]any{"path": r.Path, "root": r.Root, "entries": entries(r.Entries),
 				"count": len(r.Entries), "truncated": r.Truncated}, nil
@@ -305,7 +270,7 @@ func fileDelete(fsys *fsroot.FS) kit.Tool {
 			}
 			r, err := fsys.Delete(a.Path, a.Recursive)
 			if err != nil {
-				return nil, fsError(err)
+				return nil, err
 			}
 			return map[string]any{"deleted": true, "path": r.Path, "root": r.Root, "type": r.Type, "removed": r.Removed}, nil
 		},
@@ -333,7 +298,7 @@ func fileInfo(fsys *fsroot.FS) kit.Tool {
 			}
 			fi, err := fsys.Stat(a.Path)
 			if err != nil {
-				return nil, fsError(err)
+				return nil, err
 			}
 			return infoOf(fi), nil
 		},
@@ -372,10 +337,7 @@ func fileSearch(fsys *fsroot.FS) kit.Tool {
 			}
 			r, err := fsys.SearchContext(ctx, a.Path, a.Pattern, fsroot.SearchOptions{IncludeHidden: a.IncludeHidden, MaxResults: a.MaxResults})
 			if err != nil {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				return nil, fsError(err)
+				return nil, err
 			}
 			return map[string]any{"path": r.Path, "root": r.Root, "pattern": r.Pattern, "matches": entries(r.Matches),
 				"count": len(r.Matches), "truncated": r.Truncated, "scanned": r.Scanned}, nil
