@@ -4,16 +4,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/shell"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
-	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 // ShellTools returns shell_execute, running commands under sh's policy.
@@ -97,7 +95,7 @@ func shellExecute(sh *shell.Shell) kit.Tool {
 			res, err := sh.Run(ctx, shell.Request{Command: a.Command, Argv: a.Argv, Cwd: a.Cwd, Timeout: timeout, Env: a.Env})
 			stop()
 			if err != nil {
-				return nil, shellError(err)
+				return nil, err // a *shell.Error says its own code; context errors are the kit's
 			}
 			out := shellResult{Command: res.Argv, ExitCode: res.ExitCode, Signal: res.Signal,
 				DurationMS: res.Duration.Milliseconds(), TimeoutMS: res.Timeout.Milliseconds(),
@@ -123,25 +121,6 @@ func text(b []byte) (string, bool) {
 		return string(b), false
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD"), true
-}
-
-// shellError maps the shell package's refusals onto the fleet's codes.
-// Messages are written for the agent (no OS text, no paths outside the
-// roots), so they are passed on as they are.
-func shellError(err error) error {
-	var se *shell.Error
-	if !errors.As(err, &se) {
-		return err // context errors: the kit reports TIMEOUT or CANCELLED
-	}
-	switch se.Kind {
-	case shell.Invalid:
-		return mcperr.Invalid(se.Field, nil, "", "%s", se.Msg).WithCause(err)
-	case shell.Denied:
-		return mcperr.New(mcperr.PermissionDeny, "%s", se.Msg).WithCause(err)
-	case shell.NotFound:
-		return mcperr.New(mcperr.NotFound, "%s", se.Msg).WithCause(err)
-	}
-	return mcperr.New(mcperr.Internal, "%s", se.Msg).WithCause(err)
 }
 
 // progressEvery is how often a running command reports that it is alive.
