@@ -5,13 +5,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
-	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/webguard"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
@@ -21,30 +20,6 @@ import (
 // dial-time guard.
 func WebTools(wc *webguard.Client) []kit.Tool {
 	return []kit.Tool{webRequest(wc), webFetch(wc)}
-}
-
-// webError maps the web client's failures onto the fleet's codes. Messages
-// from webguard are written for the caller (no query strings, no internals).
-func webError(err error) error {
-	var we *webguard.Error
-	if !errors.As(err, &we) {
-		return err // the caller's own cancellation or deadline: the kit classifies it
-	}
-	switch we.Kind {
-	case webguard.Invalid:
-		return mcperr.Invalid(we.Field, nil, "", "%s", we.Msg).WithCause(err)
-	case webguard.Refused:
-		return mcperr.New(mcperr.PermissionDeny, "%s", we.Msg).WithCause(err)
-	case webguard.Timeout:
-		return mcperr.New(mcperr.Timeout, "%s", we.Msg).WithCause(err)
-	case webguard.Unsupported:
-		return mcperr.Invalid("url", nil, "a URL serving an HTML page or text", "%s", we.Msg).WithCause(err)
-	}
-	e := mcperr.New(mcperr.Upstream, "%s", we.Msg).WithCause(err)
-	if we.Final {
-		e.WithRetryable(false)
-	}
-	return e
 }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
@@ -140,7 +115,7 @@ func webRequest(wc *webguard.Client) kit.Tool {
 			}
 			resp, err := wc.Do(ctx, req)
 			if err != nil {
-				return nil, webError(err)
+				return nil, err // a *webguard.Error says its own code; the caller's cancellation is the kit's
 			}
 			out := webResponse{URL: resp.URL, Status: resp.Status, StatusText: http.StatusText(resp.Status),
 				Headers: flatHeaders(resp.Header), ContentType: resp.MediaType, Size: len(resp.Body),
@@ -269,7 +244,7 @@ func webFetch(wc *webguard.Client) kit.Tool {
 			p, err := wc.Fetch(ctx, webguard.FetchRequest{URL: a.URL, Format: a.Format, MaxLength: a.MaxLength,
 				StartIndex: a.StartIndex, Timeout: time.Duration(a.TimeoutMs) * time.Millisecond})
 			if err != nil {
-				return nil, webError(err)
+				return nil, err // a *webguard.Error says its own code; the caller's cancellation is the kit's
 			}
 			out := fetchResult{URL: p.URL, Status: p.Status, ContentType: p.ContentType, Title: p.Title, Format: p.Format,
 				Content: p.Content, StartIndex: p.StartIndex, Length: p.Length, TotalLength: p.TotalLength, Truncated: p.Truncated,

@@ -432,9 +432,3 @@ func TestWebFetchLoopbackRefusedByDefault(t *testing.T) {
 		t.Errorf("refusal = %+v", b)
 	}
 }
-
-func TestWebErrorPassesOtherErrors(t *testing.T) {
-	if err := webError(context.Canceled); err != context.Canceled {
-		t.Fatalf("webError(context.Canceled) = %v", err)
-	}
-}
