@@ -17,7 +17,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/database"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/fsroot"
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/shell"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/tools"
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/webguard"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
@@ -1095,5 +1097,20 @@ func TestAll(t *testing.T) {
 	missing := filepath.Join(dir, "missing")
 	if _, _, err := tools.All(tools.Deps{Roots: []string{missing}}); err == nil || !strings.Contains(err.Error(), missing) {
 		t.Errorf("All() with a missing root: %v", err)
+	}
+	// Every other part's bad configuration is a start-up error naming it.
+	notADir := filepath.Join(dir, "file")
+	must(t, os.WriteFile(notADir, nil, 0o644))
+	for _, tc := range []struct {
+		deps tools.Deps
+		want string
+	}{
+		{tools.Deps{Roots: []string{dir}, Shell: shell.Config{MaxOutput: -1}}, "devtools shell: "},
+		{tools.Deps{Roots: []string{dir}, Web: webguard.Config{MaxTimeout: -time.Second}}, "devtools web: "},
+		{tools.Deps{Roots: []string{dir}, Database: database.Config{EmbeddedPath: filepath.Join(notADir, "devtools.db")}}, "devtools database: "},
+	} {
+		if _, _, err := tools.All(tc.deps); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("All() = %v, want an error starting %q", err, tc.want)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/webguard"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/schema"
 )
 
 // WebTools returns web_request and web_fetch, both going out through wc's
@@ -58,6 +59,19 @@ func flatHeaders(h http.Header) map[string]string {
 	return out
 }
 
+type webRequestArgs struct {
+	URL     string            `json:"url" jsonschema:"absolute http or https URL" mcp:"minLength=1,maxLength=8192"`
+	Method  string            `json:"method,omitempty" jsonschema:"HTTP method" mcp:"enum={methods},default=GET"`
+	Headers map[string]string `json:"headers,omitempty" jsonschema:"request headers, name to value" mcp:"maxProperties=100"`
+	// Body is any JSON value: a string is sent as its text, anything else
+	// as JSON.
+	Body            json.RawMessage `json:"body,omitempty" jsonschema:"request body: a string is sent as is, any other JSON value is sent as JSON"`
+	BodyEncoding    string          `json:"body_encoding,omitempty" jsonschema:"how a string body is encoded; base64 sends binary data" mcp:"enum=utf-8|base64,default=utf-8"`
+	TimeoutMs       int64           `json:"timeout_ms,omitempty" jsonschema:"time limit for the whole exchange, in milliseconds" mcp:"min=1,max={maxTimeoutMs},default={defaultTimeoutMs}"`
+	MaxBytes        int64           `json:"max_bytes,omitempty" jsonschema:"lower the response body cap for this call" mcp:"min=1,max={maxResponseBytes}"`
+	FollowRedirects *bool           `json:"follow_redirects,omitempty" jsonschema:"follow redirects; false returns a 3xx response as it is" mcp:"default=true"`
+}
+
 func webRequest(wc *webguard.Client) kit.Tool {
 	cfg := wc.Config()
 	return kit.Tool{
@@ -70,36 +84,14 @@ func webRequest(wc *webguard.Client) kit.Tool {
 			", timeout " + secs(cfg.DefaultTimeout) + " by default and at most " + secs(cfg.MaxTimeout) + ", " + redirectsText(cfg.MaxRedirects) + ". " +
 			"Loopback, private, link-local and cloud metadata addresses are refused (PERMISSION_DENIED) unless an operator allowed the range (metadata never), also when reached through DNS or a redirect; URLs with user:password@ are refused. " +
 			"Headers Host, User-Agent (" + wc.UserAgent() + "), Content-Length and hop-by-hop headers cannot be set.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "url": {"type": "string", "minLength": 1, "maxLength": 8192, "description": "absolute http or https URL"},
-    "method": {"type": "string", "enum": ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"], "default": "GET", "description": "HTTP method"},
-    "headers": {"type": "object", "maxProperties": 100, "additionalProperties": {"type": "string"}, "description": "request headers, name to value"},
-    "body": {"description": "request body: a string is sent as is, any other JSON value is sent as JSON"},
-    "body_encoding": {"type": "string", "enum": ["utf-8", "base64"], "default": "utf-8", "description": "how a string body is encoded; base64 sends binary data"},
-    "timeout_ms": {"type": "integer", "minimum": 1, "maximum": ` + itoa(ms(cfg.MaxTimeout)) + `, "default": ` + itoa(ms(cfg.DefaultTimeout)) + `, "description": "time limit for the whole exchange, in milliseconds"},
-    "max_bytes": {"type": "integer", "minimum": 1, "maximum": ` + itoa(cfg.MaxResponseBytes) + `, "description": "lower the response body cap for this call"},
-    "follow_redirects": {"type": "boolean", "default": true, "description": "follow redirects; false returns a 3xx response as it is"}
-  },
-  "required": ["url"],
-  "additionalProperties": false
-}`),
+		InputSchema: schema.MustFor[webRequestArgs](schema.Vars{"methods": strings.Join(webguard.Methods, "|"),
+			"maxTimeoutMs": ms(cfg.MaxTimeout), "defaultTimeoutMs": ms(cfg.DefaultTimeout), "maxResponseBytes": cfg.MaxResponseBytes}),
 		Effect:    kit.Destructive,
 		AuditOmit: []string{"body"},
 		OpenWorld: true,
 		Timeout:   cfg.MaxTimeout + 5*time.Second,
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a struct {
-				URL             string
-				Method          string
-				Headers         map[string]string
-				Body            json.RawMessage
-				BodyEncoding    string `json:"body_encoding"`
-				TimeoutMs       int64  `json:"timeout_ms"`
-				MaxBytes        int64  `json:"max_bytes"`
-				FollowRedirects *bool  `json:"follow_redirects"`
-			}
+			var a webRequestArgs
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}
@@ -204,6 +196,14 @@ type fetchResult struct {
 	DurationMs     int64  `json:"duration_ms"`
 }
 
+type webFetchArgs struct {
+	URL        string `json:"url" jsonschema:"absolute http or https URL" mcp:"minLength=1,maxLength=8192"`
+	Format     string `json:"format,omitempty" jsonschema:"how to return an HTML page" mcp:"enum=markdown|text|html,default=markdown"`
+	MaxLength  int    `json:"max_length,omitempty" jsonschema:"most characters to return" mcp:"min=1,max={maxMaxLength},default={defaultMaxLength}"`
+	StartIndex int    `json:"start_index,omitempty" jsonschema:"character offset to start from, for the next window of a long page" mcp:"min=0,default=0"`
+	TimeoutMs  int64  `json:"timeout_ms,omitempty" jsonschema:"time limit for the whole fetch, in milliseconds" mcp:"min=1,max={maxTimeoutMs},default={defaultTimeoutMs}"`
+}
+
 func webFetch(wc *webguard.Client) kit.Tool {
 	cfg := wc.Config()
 	return kit.Tool{
@@ -215,29 +215,13 @@ func webFetch(wc *webguard.Client) kit.Tool {
 			"Result: url (after redirects), status, content_type, title, size in bytes, total_length in characters. A non-2xx status is an UPSTREAM_ERROR naming it. " +
 			"Caps: download " + bytesize.Format(cfg.MaxFetchBytes) + " (body_truncated says the page was cut), timeout " + secs(cfg.DefaultTimeout) + " by default and at most " + secs(cfg.MaxTimeout) + ", " + redirectsText(cfg.MaxRedirects) + ". " +
 			"Loopback, private, link-local and cloud metadata addresses are refused (PERMISSION_DENIED) unless an operator allowed the range (metadata never), also through DNS or redirects.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "url": {"type": "string", "minLength": 1, "maxLength": 8192, "description": "absolute http or https URL"},
-    "format": {"type": "string", "enum": ["markdown", "text", "html"], "default": "markdown", "description": "how to return an HTML page"},
-    "max_length": {"type": "integer", "minimum": 1, "maximum": ` + itoa(webguard.MaxMaxLength) + `, "default": ` + itoa(webguard.DefaultMaxLength) + `, "description": "most characters to return"},
-    "start_index": {"type": "integer", "minimum": 0, "default": 0, "description": "character offset to start from, for the next window of a long page"},
-    "timeout_ms": {"type": "integer", "minimum": 1, "maximum": ` + itoa(ms(cfg.MaxTimeout)) + `, "default": ` + itoa(ms(cfg.DefaultTimeout)) + `, "description": "time limit for the whole fetch, in milliseconds"}
-  },
-  "required": ["url"],
-  "additionalProperties": false
-}`),
+		InputSchema: schema.MustFor[webFetchArgs](schema.Vars{"maxMaxLength": webguard.MaxMaxLength, "defaultMaxLength": webguard.DefaultMaxLength,
+			"maxTimeoutMs": ms(cfg.MaxTimeout), "defaultTimeoutMs": ms(cfg.DefaultTimeout)}),
 		Effect:    kit.ReadOnly,
 		OpenWorld: true,
 		Timeout:   cfg.MaxTimeout + 5*time.Second,
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a struct {
-				URL        string
-				Format     string
-				MaxLength  int   `json:"max_length"`
-				StartIndex int   `json:"start_index"`
-				TimeoutMs  int64 `json:"timeout_ms"`
-			}
+			var a webFetchArgs
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -430,5 +431,49 @@ func TestWebFetchLoopbackRefusedByDefault(t *testing.T) {
 	b = mcptest.FailCode(t, c.Call("web_fetch", map[string]any{"url": "http://dev.test:1/"}), mcperr.PermissionDeny)
 	if !strings.Contains(b.Message, "dev.test resolves to 127.0.0.1") {
 		t.Errorf("refusal = %+v", b)
+	}
+}
+
+// TestRequestBody covers what the schema cannot: a body that is not JSON
+// at all only reaches the handler from a caller bypassing the kit.
+func TestRequestBody(t *testing.T) {
+	for _, tc := range []struct {
+		raw, enc, want string
+		isJSON         bool
+		field          string
+	}{
+		{``, "", "", false, ""},
+		{`null`, "", "", false, ""},
+		{`"a=1"`, "", "a=1", false, ""},
+		{`"cmF3"`, "base64", "raw", false, ""},
+		{` {"a": [1, 2]} `, "", `{"a":[1,2]}`, true, ""},
+		{`"unterminated`, "", "", false, "body"},
+		{`{"a":`, "", "", false, "body"},
+		{`"***"`, "base64", "", false, "body"},
+		{`[1]`, "base64", "", false, "body_encoding"},
+	} {
+		got, isJSON, err := requestBody(json.RawMessage(tc.raw), tc.enc)
+		if tc.field != "" {
+			var e *mcperr.Error
+			if !errors.As(err, &e) || e.Code != mcperr.Validation || e.Field != tc.field {
+				t.Errorf("requestBody(%s, %q) error = %v, want a VALIDATION_ERROR on %s", tc.raw, tc.enc, err, tc.field)
+			}
+			continue
+		}
+		if err != nil || string(got) != tc.want || isJSON != tc.isJSON {
+			t.Errorf("requestBody(%s, %q) = %q, %v, %v", tc.raw, tc.enc, got, isJSON, err)
+		}
+	}
+}
+
+func TestWebDescriptionsFollowRedirectConfig(t *testing.T) {
+	wc, err := webguard.New(webguard.Config{MaxRedirects: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range WebTools(wc) {
+		if !strings.Contains(tool.Description, "redirects not followed") {
+			t.Errorf("%s description: %s", tool.Name, tool.Description)
+		}
 	}
 }
