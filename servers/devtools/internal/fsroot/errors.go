@@ -27,7 +27,7 @@ type Error struct {
 	// names the argument), TIMEOUT_ERROR or CANCELLED (the walk was
 	// stopped), INTERNAL_ERROR (I/O failures).
 	Code mcperr.Code
-	// Op is the operation, for logs: "read", "write", "list", ...
+	// Op is the operation: "read", "write", "list", ...
 	Op string
 	// Path is the path argument as the caller gave it.
 	Path string
@@ -38,13 +38,8 @@ type Error struct {
 	Err   error
 }
 
-// Error is Msg with the operation: what server logs show.
-func (e *Error) Error() string {
-	if e.Op == "" {
-		return e.Msg
-	}
-	return e.Op + ": " + e.Msg
-}
+// Error is Msg, which already says what failed on which path.
+func (e *Error) Error() string { return e.Msg }
 
 func (e *Error) Unwrap() error { return e.Err }
 
