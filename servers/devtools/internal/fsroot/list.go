@@ -6,7 +6,6 @@ import (
 	"os"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -178,7 +177,7 @@ func compilePattern(pattern string) (func(rel, name string) bool, int, *Error) {
 		return bad("pattern must not be empty")
 	}
 	if strings.HasPrefix(pat, "/") {
-		return bad("pattern " + strconv.Quote(pattern) + " must be relative to the searched directory")
+		return bad("pattern " + quote(pattern) + " must be relative to the searched directory")
 	}
 	var segs []string
 	for s := range strings.SplitSeq(pat, "/") {
@@ -186,17 +185,17 @@ func compilePattern(pattern string) (func(rel, name string) bool, int, *Error) {
 		case "", ".":
 			continue
 		case "..":
-			return bad("pattern " + strconv.Quote(pattern) + " must not contain \"..\"")
+			return bad("pattern " + quote(pattern) + " must not contain \"..\"")
 		}
 		if s != "**" {
 			if _, err := path.Match(s, ""); err != nil {
-				return bad("pattern " + strconv.Quote(pattern) + " has a malformed glob segment " + strconv.Quote(s))
+				return bad("pattern " + quote(pattern) + " has a malformed glob segment " + quote(s))
 			}
 		}
 		segs = append(segs, s)
 	}
 	if len(segs) == 0 {
-		return bad("pattern " + strconv.Quote(pattern) + " must name something to match")
+		return bad("pattern " + quote(pattern) + " must name something to match")
 	}
 	if len(segs) == 1 && !strings.Contains(pattern, "/") {
 		return func(_, name string) bool {
