@@ -9,89 +9,73 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
-// Kind classifies an [*Error] so the tool layer can map it onto its own
-// error codes without parsing messages.
-type Kind uint8
-
-const (
-	// IO is any failure not covered below (disk full, I/O error, closed FS).
-	IO Kind = iota
-	// NotFound: the path, or a directory on the way to it, does not exist.
-	NotFound
-	// Invalid: a bad argument; Error.Field names it.
-	Invalid
-	// Denied: the path is outside every root, escapes through ".." or a
-	// symlink, names a root where that is not allowed, or the OS refused.
-	Denied
-	// TooLarge: a size cap was hit; the message states the cap.
-	TooLarge
-	// NotRegular: the path is a device, fifo, socket or similar.
-	NotRegular
-	// NotDir: a directory was required.
-	NotDir
-	// Exists: the target exists and overwriting was not requested.
-	Exists
-	// NotEmpty: a directory has entries and recursion was not requested.
-	NotEmpty
-	// IsDir: a file was required but the path is a directory.
-	IsDir
-)
-
-var kindNames = [...]string{
-	IO:         "io",
-	NotFound:   "not_found",
-	Invalid:    "invalid",
-	Denied:     "denied",
-	TooLarge:   "too_large",
-	NotRegular: "not_regular",
-	NotDir:     "not_dir",
-	Exists:     "exists",
-	NotEmpty:   "not_empty",
-	IsDir:      "is_dir",
-}
-
-func (k Kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return "kind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// Error is the only error type the FS methods return. Msg is written for the
-// agent: it names Path as the caller gave it and never embeds OS error text.
-// Err keeps the underlying cause for server-side logs and errors.Is.
+// Error is the only error type the FS methods return. It carries its
+// client-facing form (it is an [mcperr.Coded]), so a tool returns it as it
+// is. Msg is written for the agent: a whole sentence that names the path as
+// the caller gave it (never when the path was refused for leaving the
+// roots), states the cap that was hit, and never embeds operating-system
+// error text, which could name other host paths. Err keeps the underlying
+// cause for server-side logs and errors.Is.
 type Error struct {
-	Kind  Kind
-	Op    string
-	Path  string
-	Field string // for Invalid: the argument at fault ("path", "offset", ...)
+	// Code is how a client sees the failure: NOT_FOUND, PERMISSION_DENIED
+	// (outside the roots, an escape, a root where none is allowed, or the
+	// OS refusing), CONFLICT (exists, not empty), VALIDATION_ERROR (Field
+	// names the argument), TIMEOUT_ERROR or CANCELLED (the walk was
+	// stopped), INTERNAL_ERROR (I/O failures).
+	Code mcperr.Code
+	// Op is the operation: "read", "write", "list", ...
+	Op string
+	// Path is the path argument as the caller gave it.
+	Path string
+	// Field is the argument at fault ("path", "offset", "pattern", ...);
+	// set for VALIDATION_ERROR only.
+	Field string
 	Msg   string
 	Err   error
 }
 
-func (e *Error) Error() string {
-	if e.Path == "" {
-		return e.Op + ": " + e.Msg
-	}
-	return e.Op + " " + strconv.Quote(e.Path) + ": " + e.Msg
-}
+// Error is Msg, which already says what failed on which path.
+func (e *Error) Error() string { return e.Msg }
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Is lets callers test kinds with the io/fs sentinels even when the error was
-// decided here rather than returned by the OS.
+// MCPError is the form a client sees: Msg under Code, with the field (and,
+// for a bad path, the path) of a validation error.
+func (e *Error) MCPError() *mcperr.Error {
+	if e.Code == mcperr.Validation {
+		field := e.Field
+		if field == "" {
+			field = "path"
+		}
+		var value any
+		if field == "path" && e.Path != "" {
+			value = e.Path
+		}
+		return mcperr.Invalid(field, value, "", "%s", e.Msg).WithCause(e)
+	}
+	code := e.Code
+	if code == "" {
+		code = mcperr.Internal
+	}
+	return mcperr.New(code, "%s", e.Msg).WithCause(e)
+}
+
+// Is lets callers test errors with the io/fs sentinels even when the error
+// was decided here rather than returned by the OS.
 func (e *Error) Is(target error) bool {
 	switch target {
 	case fs.ErrNotExist:
-		return e.Kind == NotFound
+		return e.Code == mcperr.NotFound
 	case fs.ErrExist:
-		return e.Kind == Exists
+		return e.Code == mcperr.Conflict
 	case fs.ErrPermission:
-		return e.Kind == Denied
+		return e.Code == mcperr.PermissionDeny
 	case fs.ErrInvalid:
-		return e.Kind == Invalid
+		return e.Code == mcperr.Validation
 	}
 	return false
 }
@@ -127,6 +111,11 @@ func isEscape(err error) bool {
 	return errors.As(err, &pe) && pe.Err.Error() == "path escapes from parent"
 }
 
+// msgEscapes is the refusal for a path that leaves its root. Like every
+// refusal for leaving the roots, it does not repeat the path: what was
+// asked for outside is not echoed back.
+const msgEscapes = "path leaves the root directory (through .. or a symbolic link)"
+
 // wrap turns an error from os.Root into an *Error for path p (as given).
 func wrap(op, p string, err error) *Error {
 	var fe *Error
@@ -142,41 +131,74 @@ func wrap(op, p string, err error) *Error {
 	e := &Error{Op: op, Path: p, Err: err}
 	switch {
 	case isEscape(err):
-		e.Kind, e.Msg = Denied, "path leaves the root directory (through .. or a symbolic link)"
+		e.Code, e.Msg = mcperr.PermissionDeny, msgEscapes
 	case errors.Is(err, fs.ErrNotExist):
-		e.Kind, e.Msg = NotFound, "no such file or directory"
+		e.Code, e.Msg = mcperr.NotFound, quote(p)+" does not exist"
 	case errors.Is(err, syscall.ENOTDIR):
-		e.Kind, e.Msg = NotDir, "a component of the path is not a directory"
+		e.Code, e.Field, e.Msg = mcperr.Validation, "path", "a component of "+quote(p)+" is not a directory"
 	case errors.Is(err, syscall.EISDIR):
-		e.Kind, e.Msg = IsDir, "is a directory"
+		e.Code, e.Field, e.Msg = mcperr.Validation, "path", quote(p)+" is a directory, not a file"
 	case errors.Is(err, syscall.ENOTEMPTY):
-		e.Kind, e.Msg = NotEmpty, "directory is not empty"
+		e.Code, e.Msg = mcperr.Conflict, "directory "+quote(p)+" is not empty"
 	case errors.Is(err, fs.ErrExist):
-		e.Kind, e.Msg = Exists, "already exists"
+		e.Code, e.Msg = mcperr.Conflict, quote(p)+" already exists"
 	case errors.Is(err, fs.ErrPermission):
-		e.Kind, e.Msg = Denied, "permission denied by the operating system"
+		e.Code, e.Msg = mcperr.PermissionDeny, "the operating system denied access to "+quote(p)
 	case errors.Is(err, syscall.ELOOP):
-		e.Kind, e.Field, e.Msg = Invalid, "path", "too many levels of symbolic links"
+		e.Code, e.Field, e.Msg = mcperr.Validation, "path", quote(p)+" goes through too many levels of symbolic links"
 	case errors.Is(err, syscall.ENAMETOOLONG):
-		e.Kind, e.Field, e.Msg = Invalid, "path", "path or file name too long"
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		e.Kind, e.Msg = IO, "stopped: "+err.Error()
+		e.Code, e.Field, e.Msg = mcperr.Validation, "path", quote(p)+" is too long for the file system (the path or one of its names)"
+	case errors.Is(err, context.DeadlineExceeded):
+		e.Code, e.Msg = mcperr.Timeout, op+" of "+quote(p)+" stopped: the call's time limit was reached"
+	case errors.Is(err, context.Canceled):
+		e.Code, e.Msg = mcperr.Cancelled, op+" of "+quote(p)+" stopped: the request was cancelled"
 	case errors.Is(err, fs.ErrClosed):
-		e.Kind, e.Msg = IO, "filesystem is closed"
+		e.Code, e.Msg = mcperr.Internal, "cannot "+op+" "+quote(p)+": the server's file system access is closed"
 	default:
-		e.Kind, e.Msg = IO, "I/O error"
-		var errno syscall.Errno
-		if errors.As(err, &errno) {
-			// An errno's text is generic ("no space left on device"), unlike
-			// the PathError around it, which would name the path.
-			e.Msg += ": " + errno.Error()
-		}
+		e.Code, e.Msg = mcperr.Internal, "cannot "+op+" "+quote(p)+": "+ioReason(err)
 	}
 	return e
 }
 
+// ioReason says in a few words of our own why an I/O operation failed; the
+// OS error around the errno would name the host path.
+func ioReason(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return "the disk is full"
+	case errors.Is(err, syscall.EDQUOT):
+		return "the disk quota is exhausted"
+	case errors.Is(err, syscall.EROFS):
+		return "the file system is read-only"
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return "the server has too many open files"
+	case errors.Is(err, syscall.EBUSY), errors.Is(err, syscall.ETXTBSY):
+		return "the file is busy"
+	}
+	return "an I/O error occurred"
+}
+
 func invalid(op, p, field, msg string) *Error {
-	return &Error{Kind: Invalid, Op: op, Path: p, Field: field, Msg: msg}
+	return &Error{Code: mcperr.Validation, Op: op, Path: p, Field: field, Msg: msg}
+}
+
+// maxQuoted bounds how much of a path a message repeats.
+const maxQuoted = 256
+
+// quote names a path argument in a message as the caller gave it; the
+// empty path, which means the first root, reads as such.
+func quote(p string) string {
+	if p == "" {
+		return "the root directory"
+	}
+	if len(p) > maxQuoted {
+		cut := maxQuoted
+		for cut > 0 && p[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		return strconv.Quote(p[:cut]) + "…"
+	}
+	return strconv.Quote(p)
 }
 
 // sizeText states a byte count exactly and readably, e.g. "10485760 bytes (10 MiB)".

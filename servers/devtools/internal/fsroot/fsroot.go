@@ -18,18 +18,23 @@
 // described, but never written or deleted. Results name
 // files by slash-separated paths relative to their root (see [ReadResult],
 // [FileInfo]) plus the root itself, which is configuration the agent is
-// shown anyway. Errors are [*Error] values whose messages name the path as
-// the caller gave it and never carry operating-system error text, which could
+// shown anyway. Errors are [*Error] values that carry their client-facing
+// code (they implement mcperr.Coded); their messages name the path as the
+// caller gave it and never carry operating-system error text, which could
 // reveal other host paths.
 package fsroot
 
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 // Limits bounds what a single call may cost. A zero field takes its value
@@ -61,7 +66,7 @@ func DefaultLimits() Limits {
 func (l Limits) withDefaults() (Limits, error) {
 	d := DefaultLimits()
 	if l.MaxReadBytes < 0 || l.MaxWriteBytes < 0 || l.MaxListEntries < 0 || l.MaxDepth < 0 || l.MaxSearchResults < 0 {
-		return l, &Error{Kind: Invalid, Op: "open", Field: "limits", Msg: "limits must not be negative"}
+		return l, &Error{Code: mcperr.Validation, Op: "open", Field: "limits", Msg: "limits must not be negative"}
 	}
 	if l.MaxReadBytes == 0 {
 		l.MaxReadBytes = d.MaxReadBytes
@@ -119,7 +124,7 @@ func Open(dirs []string, lim Limits) (*FS, error) {
 		return nil, err
 	}
 	if len(dirs) == 0 {
-		return nil, &Error{Kind: Invalid, Op: "open", Field: "dirs", Msg: "at least one root directory is required"}
+		return nil, &Error{Code: mcperr.Validation, Op: "open", Field: "dirs", Msg: "at least one root directory is required"}
 	}
 	f := &FS{lim: lim}
 	for _, d := range dirs {
@@ -133,11 +138,13 @@ func Open(dirs []string, lim Limits) (*FS, error) {
 
 func (f *FS) add(dir string) error {
 	if dir == "" || strings.IndexByte(dir, 0) >= 0 {
-		return &Error{Kind: Invalid, Op: "open", Field: "dirs", Path: dir, Msg: "root directory must be a non-empty path"}
+		return &Error{Code: mcperr.Validation, Op: "open", Field: "dirs", Path: dir,
+			Msg: "root directory " + strconv.Quote(dir) + " must be a non-empty path without NUL bytes"}
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return &Error{Kind: Invalid, Op: "open", Field: "dirs", Path: dir, Msg: "cannot make path absolute: " + err.Error(), Err: err}
+		return &Error{Code: mcperr.Validation, Op: "open", Field: "dirs", Path: dir,
+			Msg: "cannot make root directory " + strconv.Quote(dir) + " absolute: " + err.Error(), Err: err}
 	}
 	resolved, err := filepath.EvalSymlinks(abs)
 	if err != nil {
@@ -170,15 +177,23 @@ func (f *FS) add(dir string) error {
 	return nil
 }
 
+// openErr reports a root that cannot be opened. It is for the operator, so
+// it names the directory and the operating system's reason.
 func openErr(dir string, err error) error {
-	kind := IO
+	code := mcperr.Internal
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		kind = NotFound
+		code = mcperr.NotFound
 	case errors.Is(err, os.ErrPermission):
-		kind = Denied
+		code = mcperr.PermissionDeny
 	}
-	return &Error{Kind: kind, Op: "open", Field: "dirs", Path: dir, Msg: fmt.Sprintf("cannot open root directory: %v", err), Err: err}
+	reason := err
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		reason = pe.Err // the PathError would name the directory a second time
+	}
+	return &Error{Code: code, Op: "open", Field: "dirs", Path: dir,
+		Msg: fmt.Sprintf("cannot open root directory %q: %v", dir, reason), Err: err}
 }
 
 func (r *root) addPrefix(p string) {
@@ -241,7 +256,7 @@ func (t target) isRoot() bool { return t.rel == "." }
 // rejects what is lexically outside; os.Root does the enforcement.
 func (f *FS) resolve(op, p string) (target, error) {
 	if strings.IndexByte(p, 0) >= 0 {
-		return target{}, &Error{Kind: Invalid, Op: op, Path: p, Field: "path", Msg: "path contains a NUL byte"}
+		return target{}, invalid(op, p, "path", "path "+quote(p)+" contains a NUL byte")
 	}
 	if p == "" {
 		return target{root: f.roots[0], rel: ".", given: p}, nil
@@ -258,13 +273,14 @@ func (f *FS) resolve(op, p string) (target, error) {
 			}
 		}
 		if best == nil {
-			return target{}, &Error{Kind: Denied, Op: op, Path: p, Msg: "path is outside the allowed roots " + strings.Join(f.Roots(), ", ")}
+			return target{}, &Error{Code: mcperr.PermissionDeny, Op: op, Path: p,
+				Msg: "path is outside the allowed roots " + strings.Join(f.Roots(), ", ")}
 		}
 		return target{root: best, rel: bestRel, given: p}, nil
 	}
 	c := filepath.Clean(p)
 	if c != "." && !filepath.IsLocal(c) {
-		return target{}, &Error{Kind: Denied, Op: op, Path: p, Msg: "path escapes the root directory"}
+		return target{}, &Error{Code: mcperr.PermissionDeny, Op: op, Path: p, Msg: "path escapes the root directory through .."}
 	}
 	return target{root: f.roots[0], rel: c, given: p}, nil
 }
@@ -291,14 +307,15 @@ func within(dir, p string) (string, bool) {
 // subdirectory of another root.
 func (f *FS) guardRoots(op string, t target) error {
 	if t.isRoot() {
-		return &Error{Kind: Denied, Op: op, Path: t.given, Msg: "refusing to " + op + " a root directory"}
+		return &Error{Code: mcperr.PermissionDeny, Op: op, Path: t.given, Msg: "refusing to " + op + " a root directory"}
 	}
 	for _, pre := range t.root.prefixes {
 		abs := filepath.Join(pre, t.rel)
 		for _, r := range f.roots {
 			for _, rp := range r.prefixes {
 				if _, ok := within(abs, rp); ok {
-					return &Error{Kind: Denied, Op: op, Path: t.given, Msg: "refusing to " + op + " a path that is or contains the root " + r.name}
+					return &Error{Code: mcperr.PermissionDeny, Op: op, Path: t.given,
+						Msg: "refusing to " + op + " a path that is or contains the root " + r.name}
 				}
 			}
 		}

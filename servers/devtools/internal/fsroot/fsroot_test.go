@@ -2,6 +2,7 @@ package fsroot
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 // fixture lays out, under one temp dir:
@@ -83,15 +86,23 @@ func mustWrite(t *testing.T, p, content string) {
 	}
 }
 
-// wantKind fails unless err is an *Error of kind k.
-func wantKind(t *testing.T, err error, k Kind) *Error {
+// wantCode fails unless err is an *Error that a client sees under code c,
+// with its own message, and returns it.
+func wantCode(t *testing.T, err error, c mcperr.Code) *Error {
 	t.Helper()
 	var fe *Error
 	if !errors.As(err, &fe) {
-		t.Fatalf("error = %v (%T), want *Error of kind %v", err, err, k)
+		t.Fatalf("error = %v (%T), want *Error with code %s", err, err, c)
 	}
-	if fe.Kind != k {
-		t.Fatalf("kind = %v, want %v (error: %v)", fe.Kind, k, err)
+	me := mcperr.Wrap(err)
+	if me.Code != c || fe.Code != c {
+		t.Fatalf("code = %s (client sees %s), want %s (error: %v)", fe.Code, me.Code, c, err)
+	}
+	if me.Message != fe.Msg || me.Message == "" {
+		t.Fatalf("client message %q, want the error's own %q", me.Message, fe.Msg)
+	}
+	if !errors.Is(me, err) {
+		t.Fatalf("the client form lost its cause %v", err)
 	}
 	return fe
 }
@@ -111,22 +122,22 @@ func TestOpen(t *testing.T) {
 			name string
 			dirs []string
 			lim  Limits
-			kind Kind
+			code mcperr.Code
 		}{
-			{"no dirs", nil, Limits{}, Invalid},
-			{"empty dir", []string{""}, Limits{}, Invalid},
-			{"nul", []string{"a\x00b"}, Limits{}, Invalid},
-			{"missing", []string{filepath.Join(base, "missing")}, Limits{}, NotFound},
-			{"file", []string{filepath.Join(base, "file")}, Limits{}, IO},
-			{"second missing", []string{a, filepath.Join(base, "missing")}, Limits{}, NotFound},
-			{"negative limit", []string{a}, Limits{MaxDepth: -1}, Invalid},
+			{"no dirs", nil, Limits{}, mcperr.Validation},
+			{"empty dir", []string{""}, Limits{}, mcperr.Validation},
+			{"nul", []string{"a\x00b"}, Limits{}, mcperr.Validation},
+			{"missing", []string{filepath.Join(base, "missing")}, Limits{}, mcperr.NotFound},
+			{"file", []string{filepath.Join(base, "file")}, Limits{}, mcperr.Internal},
+			{"second missing", []string{a, filepath.Join(base, "missing")}, Limits{}, mcperr.NotFound},
+			{"negative limit", []string{a}, Limits{MaxDepth: -1}, mcperr.Validation},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				f, err := Open(tc.dirs, tc.lim)
 				if f != nil {
 					t.Fatal("got an FS with an error")
 				}
-				wantKind(t, err, tc.kind)
+				wantCode(t, err, tc.code)
 			})
 		}
 	})
@@ -156,7 +167,7 @@ func TestOpen(t *testing.T) {
 			t.Fatalf("second Close = %v", err)
 		}
 		_, err = f.Stat("x.txt")
-		if fe := wantKind(t, err, IO); !strings.Contains(fe.Msg, "closed") {
+		if fe := wantCode(t, err, mcperr.Internal); !strings.Contains(fe.Msg, "closed") {
 			t.Errorf("msg = %q", fe.Msg)
 		}
 	})
@@ -257,7 +268,7 @@ func TestEscapes(t *testing.T) {
 				continue
 			}
 			t.Run(name+"/"+p, func(t *testing.T) {
-				fe := wantKind(t, op(p), Denied)
+				fe := wantCode(t, op(p), mcperr.PermissionDeny)
 				if fe.Path != p && !strings.HasPrefix(name, "write-child") && !strings.HasPrefix(name, "delete-child") {
 					t.Errorf("error path = %q, want %q", fe.Path, p)
 				}
@@ -283,7 +294,7 @@ func TestEscapes(t *testing.T) {
 
 func f(fx *fixture) *FS { return fx.fs }
 
-func TestEscapeKinds(t *testing.T) {
+func TestEscapeCodes(t *testing.T) {
 	fx := newFixture(t, Limits{})
 	fx.symlink(t, "../outside/secret.txt", "out-file")
 	fx.symlink(t, "../outside", "out-dir")
@@ -303,7 +314,7 @@ func TestEscapeKinds(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := fx.fs.Read(tc.p, ReadOptions{})
-			fe := wantKind(t, err, Denied)
+			fe := wantCode(t, err, mcperr.PermissionDeny)
 			if fe.Path != tc.p {
 				t.Errorf("Path = %q, want %q", fe.Path, tc.p)
 			}
@@ -330,9 +341,9 @@ func TestSymlinksInside(t *testing.T) {
 		}
 	}
 	_, err := fx.fs.Read("loop1", ReadOptions{})
-	wantKind(t, err, Invalid)
+	wantCode(t, err, mcperr.Validation)
 	_, err = fx.fs.Write("loop1", []byte("x"), WriteOptions{Overwrite: true})
-	wantKind(t, err, Invalid)
+	wantCode(t, err, mcperr.Validation)
 
 	// List of a symlinked directory follows the link given as the path,
 	// but recursion never follows links found inside.
@@ -403,7 +414,7 @@ func TestMultipleRoots(t *testing.T) {
 	// replaced through it, nor through an ancestor.
 	for _, p := range []string{"nested", filepath.Join(a, "nested"), nested} {
 		_, err := fsys.Delete(p, true)
-		wantKind(t, err, Denied)
+		wantCode(t, err, mcperr.PermissionDeny)
 	}
 	mustMkdir(t, filepath.Join(b, "inner"))
 	fsys2, err := Open([]string{base, b}, Limits{})
@@ -412,9 +423,9 @@ func TestMultipleRoots(t *testing.T) {
 	}
 	defer fsys2.Close()
 	_, err = fsys2.Delete("b", true)
-	wantKind(t, err, Denied)
+	wantCode(t, err, mcperr.PermissionDeny)
 	_, err = fsys2.Delete(".", true)
-	wantKind(t, err, Denied)
+	wantCode(t, err, mcperr.PermissionDeny)
 	if _, err := os.Stat(filepath.Join(b, "inner")); err != nil {
 		t.Fatal("root b was damaged")
 	}
@@ -493,30 +504,79 @@ func assertNoTemp(t *testing.T, dir string) {
 }
 
 func TestErrorFormatting(t *testing.T) {
-	e := &Error{Kind: NotFound, Op: "read", Path: "a b.txt", Msg: "no such file or directory", Err: fs.ErrNotExist}
-	if got, want := e.Error(), `read "a b.txt": no such file or directory`; got != want {
-		t.Errorf("Error() = %q, want %q", got, want)
-	}
-	if got, want := (&Error{Op: "open", Msg: "m"}).Error(), "open: m"; got != want {
+	e := &Error{Code: mcperr.NotFound, Op: "read", Path: "a b.txt", Msg: `"a b.txt" does not exist`, Err: fs.ErrNotExist}
+	if got, want := e.Error(), `"a b.txt" does not exist`; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 	if !errors.Is(e, fs.ErrNotExist) || errors.Is(e, fs.ErrExist) {
 		t.Error("errors.Is mismatch")
 	}
-	for k, want := range map[Kind]string{IO: "io", NotFound: "not_found", Invalid: "invalid", Denied: "denied",
-		TooLarge: "too_large", NotRegular: "not_regular", NotDir: "not_dir", Exists: "exists",
-		NotEmpty: "not_empty", IsDir: "is_dir", Kind(200): "kind(200)"} {
-		if got := k.String(); got != want {
-			t.Errorf("Kind(%d).String() = %q, want %q", k, got, want)
+	for _, target := range []error{fs.ErrExist, fs.ErrPermission, fs.ErrInvalid, fs.ErrNotExist} {
+		if (&Error{Code: mcperr.Internal}).Is(target) {
+			t.Errorf("an internal error matches %v", target)
 		}
 	}
-	for _, target := range []error{fs.ErrExist, fs.ErrPermission, fs.ErrInvalid} {
-		if (&Error{Kind: IO}).Is(target) {
-			t.Errorf("IO error matches %v", target)
+	for code, target := range map[mcperr.Code]error{mcperr.Conflict: fs.ErrExist, mcperr.Validation: fs.ErrInvalid,
+		mcperr.PermissionDeny: fs.ErrPermission, mcperr.NotFound: fs.ErrNotExist} {
+		if !(&Error{Code: code}).Is(target) {
+			t.Errorf("%s does not match %v", code, target)
 		}
 	}
-	if !(&Error{Kind: Exists}).Is(fs.ErrExist) || !(&Error{Kind: Invalid}).Is(fs.ErrInvalid) {
-		t.Error("Is(sentinel) mismatch")
+}
+
+// TestQuote: a path is repeated in messages as given, quoted, and cut when
+// it is long (on a character boundary), so a message stays bounded.
+func TestQuote(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", "the root directory"},
+		{"a b.txt", `"a b.txt"`},
+		{"a\x00b", `"a\x00b"`},
+		{strings.Repeat("a", maxQuoted), `"` + strings.Repeat("a", maxQuoted) + `"`},
+		{strings.Repeat("a", maxQuoted+1), `"` + strings.Repeat("a", maxQuoted) + `"…`},
+		{"a" + strings.Repeat("é", maxQuoted), `"a` + strings.Repeat("é", (maxQuoted-1)/2) + `"…`},
+	} {
+		if got := quote(tc.in); got != tc.want {
+			t.Errorf("quote(%.20q…) = %.40q…, want %.40q…", tc.in, got, tc.want)
+		}
+	}
+	fx := newFixture(t, Limits{})
+	long := strings.Repeat("d/", 300) + "f.txt"
+	_, err := fx.fs.Read(long, ReadOptions{})
+	if fe := wantCode(t, err, mcperr.NotFound); len(fe.Msg) > maxQuoted+64 || fe.Path != long {
+		t.Errorf("message for a long path: %q (path %d bytes)", fe.Msg, len(fe.Path))
+	}
+}
+
+// TestClientForm: what a client sees of an *Error — code, message, field,
+// and the path as value only for a bad path.
+func TestClientForm(t *testing.T) {
+	cause := errors.New("lstat /host/proj/x: no such file or directory")
+	for _, tc := range []struct {
+		name  string
+		err   *Error
+		code  mcperr.Code
+		field string
+		value any
+	}{
+		{"not found", &Error{Code: mcperr.NotFound, Op: "read", Path: "x", Msg: `"x" does not exist`, Err: cause}, mcperr.NotFound, "", nil},
+		{"bad path", &Error{Code: mcperr.Validation, Op: "read", Path: "dir", Field: "path", Msg: `"dir" is a directory, not a file`}, mcperr.Validation, "path", "dir"},
+		{"bad path, field unset", &Error{Code: mcperr.Validation, Path: "dir", Msg: "m"}, mcperr.Validation, "path", "dir"},
+		{"bad other field", &Error{Code: mcperr.Validation, Path: "f.txt", Field: "offset", Msg: "offset 9 is past the end"}, mcperr.Validation, "offset", nil},
+		{"denied", &Error{Code: mcperr.PermissionDeny, Path: "../x", Msg: msgEscapes}, mcperr.PermissionDeny, "", nil},
+		{"no code", &Error{Msg: "m", Err: cause}, mcperr.Internal, "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			me := mcperr.Wrap(fmt.Errorf("tool: %w", tc.err))
+			if me.Code != tc.code || me.Message != tc.err.Msg || me.Field != tc.field || me.Value != tc.value {
+				t.Errorf("client form = %+v", me)
+			}
+			if !errors.Is(me, tc.err) {
+				t.Error("cause lost")
+			}
+			if strings.Contains(string(me.JSON()), "/host") {
+				t.Errorf("client form leaks the cause: %s", me.JSON())
+			}
+		})
 	}
 }
 

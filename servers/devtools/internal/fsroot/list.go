@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 // Entry is one item found by List or Search.
@@ -168,14 +170,14 @@ func (f *FS) SearchContext(ctx context.Context, p, pattern string, opt SearchOpt
 // pattern cannot match below a fixed depth, that depth (0: unbounded).
 func compilePattern(pattern string) (func(rel, name string) bool, int, *Error) {
 	bad := func(msg string) (func(string, string) bool, int, *Error) {
-		return nil, 0, &Error{Kind: Invalid, Field: "pattern", Msg: msg}
+		return nil, 0, &Error{Code: mcperr.Validation, Field: "pattern", Msg: msg}
 	}
 	pat := strings.TrimPrefix(pattern, "./")
 	if pat == "" {
 		return bad("pattern must not be empty")
 	}
 	if strings.HasPrefix(pat, "/") {
-		return bad("pattern must be relative to the searched directory")
+		return bad("pattern " + quote(pattern) + " must be relative to the searched directory")
 	}
 	var segs []string
 	for s := range strings.SplitSeq(pat, "/") {
@@ -183,17 +185,17 @@ func compilePattern(pattern string) (func(rel, name string) bool, int, *Error) {
 		case "", ".":
 			continue
 		case "..":
-			return bad("pattern must not contain \"..\"")
+			return bad("pattern " + quote(pattern) + " must not contain \"..\"")
 		}
 		if s != "**" {
 			if _, err := path.Match(s, ""); err != nil {
-				return bad("malformed glob segment " + s)
+				return bad("pattern " + quote(pattern) + " has a malformed glob segment " + quote(s))
 			}
 		}
 		segs = append(segs, s)
 	}
 	if len(segs) == 0 {
-		return bad("pattern must name something to match")
+		return bad("pattern " + quote(pattern) + " must name something to match")
 	}
 	if len(segs) == 1 && !strings.Contains(pattern, "/") {
 		return func(_, name string) bool {
@@ -256,7 +258,7 @@ func (w *walker) walkPath(t target) error {
 		return err
 	}
 	if !fi.IsDir() {
-		return &Error{Kind: NotDir, Msg: "is not a directory"}
+		return &Error{Code: mcperr.Validation, Field: "path", Msg: quote(t.given) + " is not a directory"}
 	}
 	dir, err := t.root.r.OpenRoot(t.rel)
 	if err != nil {

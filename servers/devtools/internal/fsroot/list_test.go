@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 // tree builds a small project used by List, Search and Delete tests.
@@ -114,17 +116,17 @@ func TestList(t *testing.T) {
 		name  string
 		p     string
 		opt   ListOptions
-		kind  Kind
+		code  mcperr.Code
 		field string
 	}{
-		{"file", "go.mod", ListOptions{}, NotDir, ""},
-		{"missing", "nope", ListOptions{}, NotFound, ""},
-		{"escaping link", "link-out", ListOptions{}, Denied, ""},
-		{"negative depth", "", ListOptions{MaxDepth: -1}, Invalid, "max_depth"},
+		{"file", "go.mod", ListOptions{}, mcperr.Validation, "path"},
+		{"missing", "nope", ListOptions{}, mcperr.NotFound, ""},
+		{"escaping link", "link-out", ListOptions{}, mcperr.PermissionDeny, ""},
+		{"negative depth", "", ListOptions{MaxDepth: -1}, mcperr.Validation, "max_depth"},
 	} {
 		t.Run("error/"+tc.name, func(t *testing.T) {
 			_, err := fx.fs.List(tc.p, tc.opt)
-			if fe := wantKind(t, err, tc.kind); fe.Field != tc.field || fe.Op != "list" || fe.Path != tc.p {
+			if fe := wantCode(t, err, tc.code); fe.Field != tc.field || fe.Op != "list" || fe.Path != tc.p {
 				t.Errorf("error = %+v", fe)
 			}
 		})
@@ -185,7 +187,7 @@ func TestSearch(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		_, err := fx.fs.SearchContext(ctx, "", "*", SearchOptions{})
-		wantKind(t, err, IO)
+		wantCode(t, err, mcperr.Cancelled)
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("err = %v", err)
 		}
@@ -194,23 +196,23 @@ func TestSearch(t *testing.T) {
 	for _, tc := range []struct {
 		name, p, pattern string
 		opt              SearchOptions
-		kind             Kind
+		code             mcperr.Code
 		field            string
 	}{
-		{"empty pattern", "", "", SearchOptions{}, Invalid, "pattern"},
-		{"only slashes", "", "//", SearchOptions{}, Invalid, "pattern"},
-		{"absolute pattern", "", "/etc/*", SearchOptions{}, Invalid, "pattern"},
-		{"dotdot pattern", "", "../*", SearchOptions{}, Invalid, "pattern"},
-		{"bad glob", "", "[a-", SearchOptions{}, Invalid, "pattern"},
-		{"bad glob segment", "", "a/[", SearchOptions{}, Invalid, "pattern"},
-		{"negative results", "", "*", SearchOptions{MaxResults: -1}, Invalid, "max_results"},
-		{"negative depth", "", "*", SearchOptions{MaxDepth: -1}, Invalid, "max_depth"},
-		{"file", "go.mod", "*", SearchOptions{}, NotDir, ""},
-		{"outside", "../outside", "*", SearchOptions{}, Denied, ""},
+		{"empty pattern", "", "", SearchOptions{}, mcperr.Validation, "pattern"},
+		{"only slashes", "", "//", SearchOptions{}, mcperr.Validation, "pattern"},
+		{"absolute pattern", "", "/etc/*", SearchOptions{}, mcperr.Validation, "pattern"},
+		{"dotdot pattern", "", "../*", SearchOptions{}, mcperr.Validation, "pattern"},
+		{"bad glob", "", "[a-", SearchOptions{}, mcperr.Validation, "pattern"},
+		{"bad glob segment", "", "a/[", SearchOptions{}, mcperr.Validation, "pattern"},
+		{"negative results", "", "*", SearchOptions{MaxResults: -1}, mcperr.Validation, "max_results"},
+		{"negative depth", "", "*", SearchOptions{MaxDepth: -1}, mcperr.Validation, "max_depth"},
+		{"file", "go.mod", "*", SearchOptions{}, mcperr.Validation, "path"},
+		{"outside", "../outside", "*", SearchOptions{}, mcperr.PermissionDeny, ""},
 	} {
 		t.Run("error/"+tc.name, func(t *testing.T) {
 			_, err := fx.fs.Search(tc.p, tc.pattern, tc.opt)
-			if fe := wantKind(t, err, tc.kind); fe.Field != tc.field || fe.Op != "search" || fe.Path != tc.p {
+			if fe := wantCode(t, err, tc.code); fe.Field != tc.field || fe.Op != "search" || fe.Path != tc.p {
 				t.Errorf("error = %+v", fe)
 			}
 		})
@@ -283,24 +285,24 @@ func TestDelete(t *testing.T) {
 		name      string
 		p         string
 		recursive bool
-		kind      Kind
+		code      mcperr.Code
 		msg       string
 	}{
-		{"non-empty without recursive", "keep", false, NotEmpty, "set recursive"},
-		{"missing", "nope", false, NotFound, "no such file"},
-		{"root dot", ".", true, Denied, "root"},
-		{"root empty", "", true, Denied, "root"},
-		{"root slash", "/", true, Denied, "outside the allowed roots"},
-		{"root absolute", fx.root, true, Denied, "root"},
-		{"root absolute slash", fx.root + "/", true, Denied, "root"},
-		{"root unclean", "keep/..", true, Denied, "root"},
-		{"root unclean absolute", fx.root + "/keep/..", true, Denied, "root"},
-		{"parent", "..", true, Denied, "escapes"},
-		{"sibling", fx.root + "-evil", true, Denied, "outside"},
+		{"non-empty without recursive", "keep", false, mcperr.Conflict, "set recursive"},
+		{"missing", "nope", false, mcperr.NotFound, "does not exist"},
+		{"root dot", ".", true, mcperr.PermissionDeny, "root"},
+		{"root empty", "", true, mcperr.PermissionDeny, "root"},
+		{"root slash", "/", true, mcperr.PermissionDeny, "outside the allowed roots"},
+		{"root absolute", fx.root, true, mcperr.PermissionDeny, "root"},
+		{"root absolute slash", fx.root + "/", true, mcperr.PermissionDeny, "root"},
+		{"root unclean", "keep/..", true, mcperr.PermissionDeny, "root"},
+		{"root unclean absolute", fx.root + "/keep/..", true, mcperr.PermissionDeny, "root"},
+		{"parent", "..", true, mcperr.PermissionDeny, "escapes"},
+		{"sibling", fx.root + "-evil", true, mcperr.PermissionDeny, "outside"},
 	} {
 		t.Run("error/"+tc.name, func(t *testing.T) {
 			_, err := fx.fs.Delete(tc.p, tc.recursive)
-			if fe := wantKind(t, err, tc.kind); !strings.Contains(fe.Msg, tc.msg) || fe.Op != "delete" || fe.Path != tc.p {
+			if fe := wantCode(t, err, tc.code); !strings.Contains(fe.Msg, tc.msg) || fe.Op != "delete" || fe.Path != tc.p {
 				t.Errorf("error = %+v", fe)
 			}
 		})
@@ -321,7 +323,7 @@ func TestDeleteThroughLink(t *testing.T) {
 	for _, rec := range []bool{false, true} {
 		for _, p := range []string{"out/secret.txt", "out/dir", "out/dir/inner.txt"} {
 			_, err := fx.fs.Delete(p, rec)
-			wantKind(t, err, Denied)
+			wantCode(t, err, mcperr.PermissionDeny)
 		}
 	}
 	// A tree holding links to the outside loses the links, not their targets.
@@ -368,8 +370,9 @@ func TestStat(t *testing.T) {
 			}
 		})
 	}
-	for p, k := range map[string]Kind{"nope": NotFound, "../outside": Denied, "link-out/secret.txt": Denied, "go.mod/x": NotDir} {
+	for p, c := range map[string]mcperr.Code{"nope": mcperr.NotFound, "../outside": mcperr.PermissionDeny,
+		"link-out/secret.txt": mcperr.PermissionDeny, "go.mod/x": mcperr.Validation} {
 		_, err := fx.fs.Stat(p)
-		wantKind(t, err, k)
+		wantCode(t, err, c)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 // Encodings accepted by [ReadOptions].
@@ -102,14 +104,14 @@ func (f *FS) Read(p string, opt ReadOptions) (*ReadResult, error) {
 	case opt.Offset > 0 || opt.Limit > 0:
 		err = readForward(file, fi.Size(), max(opt.Offset, 1), opt.Limit, capBytes, res)
 	default:
-		err = readWhole(file, fi.Size(), capBytes, enc, res)
+		err = readWhole(file, p, fi.Size(), capBytes, enc, res)
 	}
 	if err != nil {
 		return nil, wrap(op, p, err)
 	}
 	if enc == EncodingUTF8 && !utf8.ValidString(res.Content) {
-		return nil, &Error{Kind: Invalid, Op: op, Path: p, Field: "encoding",
-			Msg: "file is not valid UTF-8 (binary?); read it with encoding \"base64\" or \"hex\""}
+		return nil, invalid(op, p, "encoding",
+			quote(p)+" is not valid UTF-8 (binary?); read it with encoding \"base64\" or \"hex\"")
 	}
 	return res, nil
 }
@@ -180,9 +182,9 @@ func regularOnly(op, p string, fi fs.FileInfo) error {
 	case m.IsRegular():
 		return nil
 	case m.IsDir():
-		return &Error{Kind: IsDir, Op: op, Path: p, Msg: "is a directory, not a file"}
+		return invalid(op, p, "path", quote(p)+" is a directory, not a file")
 	default:
-		return &Error{Kind: NotRegular, Op: op, Path: p, Msg: "is a " + typeName(m) + ", not a regular file"}
+		return invalid(op, p, "path", quote(p)+" is a "+typeName(m)+", not a regular file")
 	}
 }
 
@@ -203,14 +205,14 @@ func typeName(m fs.FileMode) string {
 	return "special file"
 }
 
-func tooLargeRead(size, capBytes int64) *Error {
-	return &Error{Kind: TooLarge, Msg: "file is " + sizeText(size) + ", over the read cap of " + sizeText(capBytes) +
-		"; read a line window with offset/limit, head or tail"}
+func tooLargeRead(p string, size, capBytes int64) *Error {
+	return invalid("read", p, "path", quote(p)+" is "+sizeText(size)+", over the read cap of "+sizeText(capBytes)+
+		"; read a line window with offset/limit, head or tail")
 }
 
-func readWhole(file *os.File, size, capBytes int64, enc string, res *ReadResult) error {
+func readWhole(file *os.File, p string, size, capBytes int64, enc string, res *ReadResult) error {
 	if size > capBytes {
-		return tooLargeRead(size, capBytes)
+		return tooLargeRead(p, size, capBytes)
 	}
 	// The file may grow after Stat; read one byte past the cap to notice.
 	data, err := io.ReadAll(io.LimitReader(file, capBytes+1))
@@ -218,7 +220,7 @@ func readWhole(file *os.File, size, capBytes int64, enc string, res *ReadResult)
 		return err
 	}
 	if int64(len(data)) > capBytes {
-		return tooLargeRead(int64(len(data)), capBytes)
+		return tooLargeRead(p, int64(len(data)), capBytes)
 	}
 	switch enc {
 	case EncodingBase64:
@@ -297,7 +299,7 @@ func readForward(r io.Reader, size int64, first, limit int, capBytes int64, res 
 		}
 	}
 	if start == 0 && first > 1 && total >= 0 && first > total {
-		return &Error{Kind: Invalid, Field: "offset",
+		return &Error{Code: mcperr.Validation, Field: "offset",
 			Msg: "offset " + strconv.Itoa(first) + " is past the end of the file (" + strconv.Itoa(total) + " lines)"}
 	}
 	res.Content = string(buf)

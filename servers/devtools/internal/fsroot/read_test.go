@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 // lines returns "line 1\nline 2\n…line n\n".
@@ -94,35 +96,35 @@ func TestReadErrors(t *testing.T) {
 		name  string
 		p     string
 		opt   ReadOptions
-		kind  Kind
+		code  mcperr.Code
 		field string
 		msg   string
 	}{
-		{"missing", "nope.txt", ReadOptions{}, NotFound, "", "no such file"},
-		{"directory", "dir", ReadOptions{}, IsDir, "", "directory"},
-		{"root", "", ReadOptions{}, IsDir, "", "directory"},
-		{"parent is file", "ten.txt/x", ReadOptions{}, NotDir, "", "not a directory"},
-		{"nul", "a\x00b", ReadOptions{}, Invalid, "path", "NUL"},
-		{"over cap", "big.txt", ReadOptions{}, TooLarge, "", "over the read cap of 64 bytes (64 B)"},
-		{"over max bytes", "ten.txt", ReadOptions{MaxBytes: 10}, TooLarge, "", "10 bytes (10 B)"},
-		{"base64 over cap", "big.txt", ReadOptions{Encoding: "base64"}, TooLarge, "", "offset/limit, head or tail"},
-		{"invalid utf8", "bin.dat", ReadOptions{}, Invalid, "encoding", "base64"},
-		{"invalid utf8 window", "bin.dat", ReadOptions{Offset: 2}, Invalid, "encoding", "not valid UTF-8"},
-		{"bad encoding", "ten.txt", ReadOptions{Encoding: "latin1"}, Invalid, "encoding", `not "latin1"`},
-		{"negative offset", "ten.txt", ReadOptions{Offset: -1}, Invalid, "offset", "negative"},
-		{"negative limit", "ten.txt", ReadOptions{Limit: -1}, Invalid, "limit", "negative"},
-		{"negative head", "ten.txt", ReadOptions{Head: -1}, Invalid, "head", "negative"},
-		{"negative tail", "ten.txt", ReadOptions{Tail: -1}, Invalid, "tail", "negative"},
-		{"negative max bytes", "ten.txt", ReadOptions{MaxBytes: -1}, Invalid, "max_bytes", "negative"},
-		{"head and tail", "ten.txt", ReadOptions{Head: 1, Tail: 1}, Invalid, "tail", "exclude"},
-		{"head and offset", "ten.txt", ReadOptions{Head: 1, Offset: 2}, Invalid, "head", "excludes"},
-		{"tail and limit", "ten.txt", ReadOptions{Tail: 1, Limit: 2}, Invalid, "tail", "excludes"},
-		{"window with hex", "ten.txt", ReadOptions{Encoding: "hex", Head: 1}, Invalid, "encoding", "utf-8"},
-		{"offset past end", "ten.txt", ReadOptions{Offset: 12}, Invalid, "offset", "past the end of the file (10 lines)"},
+		{"missing", "nope.txt", ReadOptions{}, mcperr.NotFound, "", "does not exist"},
+		{"directory", "dir", ReadOptions{}, mcperr.Validation, "path", "directory"},
+		{"root", "", ReadOptions{}, mcperr.Validation, "path", "directory"},
+		{"parent is file", "ten.txt/x", ReadOptions{}, mcperr.Validation, "path", "not a directory"},
+		{"nul", "a\x00b", ReadOptions{}, mcperr.Validation, "path", "NUL"},
+		{"over cap", "big.txt", ReadOptions{}, mcperr.Validation, "path", "over the read cap of 64 bytes (64 B)"},
+		{"over max bytes", "ten.txt", ReadOptions{MaxBytes: 10}, mcperr.Validation, "path", "10 bytes (10 B)"},
+		{"base64 over cap", "big.txt", ReadOptions{Encoding: "base64"}, mcperr.Validation, "path", "offset/limit, head or tail"},
+		{"invalid utf8", "bin.dat", ReadOptions{}, mcperr.Validation, "encoding", "base64"},
+		{"invalid utf8 window", "bin.dat", ReadOptions{Offset: 2}, mcperr.Validation, "encoding", "not valid UTF-8"},
+		{"bad encoding", "ten.txt", ReadOptions{Encoding: "latin1"}, mcperr.Validation, "encoding", `not "latin1"`},
+		{"negative offset", "ten.txt", ReadOptions{Offset: -1}, mcperr.Validation, "offset", "negative"},
+		{"negative limit", "ten.txt", ReadOptions{Limit: -1}, mcperr.Validation, "limit", "negative"},
+		{"negative head", "ten.txt", ReadOptions{Head: -1}, mcperr.Validation, "head", "negative"},
+		{"negative tail", "ten.txt", ReadOptions{Tail: -1}, mcperr.Validation, "tail", "negative"},
+		{"negative max bytes", "ten.txt", ReadOptions{MaxBytes: -1}, mcperr.Validation, "max_bytes", "negative"},
+		{"head and tail", "ten.txt", ReadOptions{Head: 1, Tail: 1}, mcperr.Validation, "tail", "exclude"},
+		{"head and offset", "ten.txt", ReadOptions{Head: 1, Offset: 2}, mcperr.Validation, "head", "excludes"},
+		{"tail and limit", "ten.txt", ReadOptions{Tail: 1, Limit: 2}, mcperr.Validation, "tail", "excludes"},
+		{"window with hex", "ten.txt", ReadOptions{Encoding: "hex", Head: 1}, mcperr.Validation, "encoding", "utf-8"},
+		{"offset past end", "ten.txt", ReadOptions{Offset: 12}, mcperr.Validation, "offset", "past the end of the file (10 lines)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := fx.fs.Read(tc.p, tc.opt)
-			fe := wantKind(t, err, tc.kind)
+			fe := wantCode(t, err, tc.code)
 			if fe.Field != tc.field || !strings.Contains(fe.Msg, tc.msg) || fe.Op != "read" || fe.Path != tc.p {
 				t.Errorf("error = %+v", fe)
 			}
@@ -178,8 +180,8 @@ func TestReadWindowsOverCap(t *testing.T) {
 
 	t.Run("whole read refused with both sizes", func(t *testing.T) {
 		_, err := fx.fs.Read("big.txt", ReadOptions{})
-		fe := wantKind(t, err, TooLarge)
-		if !strings.Contains(fe.Msg, "file is 8893 bytes (8.7 KiB)") || !strings.Contains(fe.Msg, "100 bytes (100 B)") {
+		fe := wantCode(t, err, mcperr.Validation)
+		if !strings.Contains(fe.Msg, `"big.txt" is 8893 bytes (8.7 KiB)`) || !strings.Contains(fe.Msg, "100 bytes (100 B)") {
 			t.Errorf("msg = %q", fe.Msg)
 		}
 	})

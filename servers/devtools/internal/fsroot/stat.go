@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 // Entry types as results report them.
@@ -117,8 +119,8 @@ func (f *FS) Delete(p string, recursive bool) (*DeleteResult, error) {
 	if !fi.IsDir() || !recursive {
 		if err := r.Remove(t.rel); err != nil {
 			if fi.IsDir() && (errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)) {
-				return nil, &Error{Kind: NotEmpty, Op: op, Path: p, Err: err,
-					Msg: "directory is not empty; set recursive to delete it with its contents"}
+				return nil, &Error{Code: mcperr.Conflict, Op: op, Path: p, Err: err,
+					Msg: "directory " + quote(p) + " is not empty; set recursive to delete it with its contents"}
 			}
 			return nil, wrap(op, p, err)
 		}

@@ -3,31 +3,46 @@
 package fsroot
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 func TestWrapClassification(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
-		kind Kind
+		code mcperr.Code
 		msg  string
 	}{
-		{&fs.PathError{Op: "x", Path: "/host/p", Err: errEscapes}, Denied, "leaves the root"},
-		{&fs.PathError{Op: "x", Path: "/host/p", Err: errors.New("path escapes from parent")}, Denied, "leaves the root"},
-		{fs.ErrPermission, Denied, "permission denied"},
-		{fs.ErrExist, Exists, "already exists"},
-		{&fs.PathError{Op: "x", Path: "/host/p", Err: syscall.ENAMETOOLONG}, Invalid, "too long"},
-		{&fs.PathError{Op: "x", Path: "/host/p", Err: syscall.ENOSPC}, IO, "I/O error: no space left on device"},
-		{errors.New("/host/p: weird"), IO, "I/O error"},
+		{&fs.PathError{Op: "x", Path: "/host/p", Err: errEscapes}, mcperr.PermissionDeny, "leaves the root"},
+		{&fs.PathError{Op: "x", Path: "/host/p", Err: errors.New("path escapes from parent")}, mcperr.PermissionDeny, "leaves the root"},
+		{fs.ErrPermission, mcperr.PermissionDeny, `the operating system denied access to "p"`},
+		{fs.ErrExist, mcperr.Conflict, "already exists"},
+		{&fs.PathError{Op: "x", Path: "/host/p", Err: syscall.ENAMETOOLONG}, mcperr.Validation, "too long"},
+		{&fs.PathError{Op: "x", Path: "/host/p", Err: syscall.ENOSPC}, mcperr.Internal, `cannot op "p": the disk is full`},
+		{&fs.PathError{Op: "x", Path: "/host/p", Err: syscall.EROFS}, mcperr.Internal, "read-only"},
+		{&fs.PathError{Op: "x", Path: "/host/p", Err: syscall.EDQUOT}, mcperr.Internal, "quota"},
+		{&fs.PathError{Op: "x", Path: "/host/p", Err: syscall.EMFILE}, mcperr.Internal, "too many open files"},
+		{&fs.PathError{Op: "x", Path: "/host/p", Err: syscall.ETXTBSY}, mcperr.Internal, "busy"},
+		{&fs.PathError{Op: "x", Path: "/host/p", Err: syscall.EIO}, mcperr.Internal, "an I/O error occurred"},
+		{&fs.PathError{Op: "x", Path: "/host/p", Err: syscall.ELOOP}, mcperr.Validation, "too many levels of symbolic links"},
+		{&fs.PathError{Op: "x", Path: "/host/p", Err: syscall.EISDIR}, mcperr.Validation, `"p" is a directory`},
+		{&fs.PathError{Op: "x", Path: "/host/p", Err: syscall.ENOTEMPTY}, mcperr.Conflict, `directory "p" is not empty`},
+		{context.DeadlineExceeded, mcperr.Timeout, "time limit"},
+		{errors.New("/host/p: weird"), mcperr.Internal, "an I/O error occurred"},
 	} {
 		e := wrap("op", "p", tc.err)
-		if e.Kind != tc.kind || !strings.Contains(e.Msg, tc.msg) || strings.Contains(e.Error(), "/host") {
-			t.Errorf("wrap(%v) = %v %q", tc.err, e.Kind, e.Msg)
+		if e.Code != tc.code || !strings.Contains(e.Msg, tc.msg) || strings.Contains(e.Error(), "/host") {
+			t.Errorf("wrap(%v) = %v %q", tc.err, e.Code, e.Msg)
+		}
+		if me := e.MCPError(); me.Code != tc.code || me.Message != e.Msg || strings.Contains(string(me.JSON()), "/host") {
+			t.Errorf("client form of wrap(%v) = %s", tc.err, me.JSON())
 		}
 	}
 }
@@ -47,21 +62,21 @@ func TestSpecialFiles(t *testing.T) {
 		defer close(done)
 		for _, p := range []string{"fifo", "fifo-link"} {
 			_, err := fx.fs.Read(p, ReadOptions{})
-			if fe := wantKind(t, err, NotRegular); !strings.Contains(fe.Msg, "fifo") {
+			if fe := wantCode(t, err, mcperr.Validation); !strings.Contains(fe.Msg, "fifo") {
 				t.Errorf("msg = %q", fe.Msg)
 			}
 			_, err = fx.fs.Read(p, ReadOptions{Tail: 3})
-			wantKind(t, err, NotRegular)
+			wantCode(t, err, mcperr.Validation)
 			_, err = fx.fs.Write(p, []byte("x"), WriteOptions{Overwrite: true})
-			wantKind(t, err, NotRegular)
+			wantCode(t, err, mcperr.Validation)
 			_, err = fx.fs.Write(p, []byte("x"), WriteOptions{Append: true})
-			wantKind(t, err, NotRegular)
+			wantCode(t, err, mcperr.Validation)
 		}
 		for _, p := range []string{"devnull"} {
 			_, err := fx.fs.Read(p, ReadOptions{})
-			wantKind(t, err, Denied)
+			wantCode(t, err, mcperr.PermissionDeny)
 			_, err = fx.fs.Write(p, []byte("x"), WriteOptions{Overwrite: true})
-			wantKind(t, err, Denied)
+			wantCode(t, err, mcperr.PermissionDeny)
 		}
 		info, err := fx.fs.Stat("fifo")
 		if err != nil || info.Type != TypeOther {

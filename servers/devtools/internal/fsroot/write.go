@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 // WriteOptions controls Write.
@@ -60,8 +62,8 @@ func (f *FS) Write(p string, data []byte, opt WriteOptions) (*FileInfo, error) {
 		return nil, invalid(op, p, "mode", "mode may only hold permission bits (0000-0777), not "+opt.Mode.String())
 	}
 	if int64(len(data)) > f.lim.MaxWriteBytes {
-		return nil, &Error{Kind: TooLarge, Op: op, Path: p,
-			Msg: "content is " + sizeText(int64(len(data))) + ", over the write cap of " + sizeText(f.lim.MaxWriteBytes)}
+		return nil, invalid(op, p, "content",
+			"content is "+sizeText(int64(len(data)))+", over the write cap of "+sizeText(f.lim.MaxWriteBytes))
 	}
 	t, err := f.resolve(op, p)
 	if err != nil {
@@ -90,7 +92,8 @@ func (f *FS) Write(p string, data []byte, opt WriteOptions) (*FileInfo, error) {
 			return nil, err
 		}
 		if !opt.Overwrite && !opt.Append {
-			return nil, &Error{Kind: Exists, Op: op, Path: p, Msg: "file already exists; set overwrite to replace it or append to add to it"}
+			return nil, &Error{Code: mcperr.Conflict, Op: op, Path: p,
+				Msg: quote(p) + " already exists; set overwrite to replace it or append to add to it"}
 		}
 		if mode == 0 {
 			mode = fi.Mode().Perm()
@@ -107,7 +110,7 @@ func (f *FS) Write(p string, data []byte, opt WriteOptions) (*FileInfo, error) {
 		return nil, wrap(op, p, err)
 	}
 
-	if err := replace(t.root, dest, data, mode, opt.Append); err != nil {
+	if err := replace(t.root, dest, p, data, mode, opt.Append); err != nil {
 		return nil, wrap(op, p, err)
 	}
 	fi, err = r.Lstat(dest)
@@ -133,8 +136,8 @@ func ensureParent(r *os.Root, rel string, create bool) error {
 
 func wrapParent(op, p string, err error) error {
 	e := wrap(op, p, err)
-	if e.Kind == NotFound {
-		e.Msg = "parent directory does not exist; set create_dirs to create it"
+	if e.Code == mcperr.NotFound {
+		e.Msg = "the parent directory of " + quote(p) + " does not exist; set create_dirs to create it"
 	}
 	return e
 }
@@ -142,7 +145,7 @@ func wrapParent(op, p string, err error) error {
 // replace writes the new content to a temp file next to rel and renames it
 // into place. Every step goes through r, so the temp file cannot land
 // outside the root either.
-func replace(rt *root, rel string, data []byte, mode fs.FileMode, appendOld bool) (err error) {
+func replace(rt *root, rel, given string, data []byte, mode fs.FileMode, appendOld bool) (err error) {
 	r := rt.r
 	dir, base := filepath.Split(rel)
 	tmp := filepath.Join(dir, tempName(base))
@@ -157,7 +160,7 @@ func replace(rt *root, rel string, data []byte, mode fs.FileMode, appendOld bool
 		}
 	}()
 	if appendOld {
-		old, _, err := openRegular("write", target{root: rt, rel: rel, given: rel}, os.O_RDONLY)
+		old, _, err := openRegular("write", target{root: rt, rel: rel, given: given}, os.O_RDONLY)
 		if err != nil {
 			return err
 		}

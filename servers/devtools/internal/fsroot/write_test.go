@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 func TestWrite(t *testing.T) {
@@ -75,29 +77,29 @@ func TestWriteErrors(t *testing.T) {
 		p     string
 		data  string
 		opt   WriteOptions
-		kind  Kind
+		code  mcperr.Code
 		field string
 		msg   string
 	}{
-		{"exists", "old.txt", "x", WriteOptions{}, Exists, "", "set overwrite"},
-		{"over cap", "old.txt", "123456789", WriteOptions{Overwrite: true}, TooLarge, "", "content is 9 bytes (9 B), over the write cap of 8 bytes (8 B)"},
-		{"directory", "dir", "x", WriteOptions{Overwrite: true}, IsDir, "", "directory"},
-		{"root dot", ".", "x", WriteOptions{Overwrite: true}, Denied, "", "root"},
-		{"root empty", "", "x", WriteOptions{Overwrite: true}, Denied, "", "root"},
-		{"root absolute", fx.root, "x", WriteOptions{Overwrite: true}, Denied, "", "root"},
-		{"root unclean", "dir/..", "x", WriteOptions{Overwrite: true}, Denied, "", "root"},
-		{"missing parent", "nope/x.txt", "x", WriteOptions{}, NotFound, "", "create_dirs"},
-		{"parent is file", "file/x.txt", "x", WriteOptions{}, NotDir, "", "not a directory"},
-		{"parent is file create", "file/y/x.txt", "x", WriteOptions{CreateDirs: true}, NotDir, "", "not a directory"},
-		{"parent below file", "file/y/x.txt", "x", WriteOptions{}, NotDir, "", "not a directory"},
-		{"append and overwrite", "old.txt", "x", WriteOptions{Append: true, Overwrite: true}, Invalid, "append", "exclude"},
-		{"bad mode", "m.txt", "x", WriteOptions{Mode: fs.ModeSetuid | 0o755}, Invalid, "mode", "permission bits"},
-		{"outside", "../x.txt", "x", WriteOptions{}, Denied, "", "escapes"},
-		{"nul", "x\x00.txt", "x", WriteOptions{}, Invalid, "path", "NUL"},
+		{"exists", "old.txt", "x", WriteOptions{}, mcperr.Conflict, "", "set overwrite"},
+		{"over cap", "old.txt", "123456789", WriteOptions{Overwrite: true}, mcperr.Validation, "content", "content is 9 bytes (9 B), over the write cap of 8 bytes (8 B)"},
+		{"directory", "dir", "x", WriteOptions{Overwrite: true}, mcperr.Validation, "path", "directory"},
+		{"root dot", ".", "x", WriteOptions{Overwrite: true}, mcperr.PermissionDeny, "", "root"},
+		{"root empty", "", "x", WriteOptions{Overwrite: true}, mcperr.PermissionDeny, "", "root"},
+		{"root absolute", fx.root, "x", WriteOptions{Overwrite: true}, mcperr.PermissionDeny, "", "root"},
+		{"root unclean", "dir/..", "x", WriteOptions{Overwrite: true}, mcperr.PermissionDeny, "", "root"},
+		{"missing parent", "nope/x.txt", "x", WriteOptions{}, mcperr.NotFound, "", "create_dirs"},
+		{"parent is file", "file/x.txt", "x", WriteOptions{}, mcperr.Validation, "path", "not a directory"},
+		{"parent is file create", "file/y/x.txt", "x", WriteOptions{CreateDirs: true}, mcperr.Validation, "path", "not a directory"},
+		{"parent below file", "file/y/x.txt", "x", WriteOptions{}, mcperr.Validation, "path", "not a directory"},
+		{"append and overwrite", "old.txt", "x", WriteOptions{Append: true, Overwrite: true}, mcperr.Validation, "append", "exclude"},
+		{"bad mode", "m.txt", "x", WriteOptions{Mode: fs.ModeSetuid | 0o755}, mcperr.Validation, "mode", "permission bits"},
+		{"outside", "../x.txt", "x", WriteOptions{}, mcperr.PermissionDeny, "", "escapes"},
+		{"nul", "x\x00.txt", "x", WriteOptions{}, mcperr.Validation, "path", "NUL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := fx.fs.Write(tc.p, []byte(tc.data), tc.opt)
-			fe := wantKind(t, err, tc.kind)
+			fe := wantCode(t, err, tc.code)
 			if fe.Field != tc.field || !strings.Contains(fe.Msg, tc.msg) || fe.Path != tc.p || fe.Op != "write" {
 				t.Errorf("error = %+v", fe)
 			}
@@ -120,7 +122,7 @@ func TestWriteAtomic(t *testing.T) {
 
 	for _, opt := range []WriteOptions{{Overwrite: true}, {Append: true}} {
 		_, err := fx.fs.Write("keep.txt", []byte("replacement\n"), opt)
-		fe := wantKind(t, err, IO)
+		fe := wantCode(t, err, mcperr.Internal)
 		if !errors.Is(err, boom) || strings.Contains(fe.Msg, "simulated") {
 			t.Errorf("error = %v (msg %q)", err, fe.Msg)
 		}
@@ -129,7 +131,7 @@ func TestWriteAtomic(t *testing.T) {
 		}
 	}
 	_, err := fx.fs.Write("brand-new.txt", []byte("x"), WriteOptions{})
-	wantKind(t, err, IO)
+	wantCode(t, err, mcperr.Internal)
 	if _, err := os.Lstat(fx.in("brand-new.txt")); !errors.Is(err, fs.ErrNotExist) {
 		t.Error("a failed create left the target behind")
 	}
@@ -195,9 +197,9 @@ func TestWriteThroughSymlink(t *testing.T) {
 	}
 
 	_, err := fx.fs.Write("out", []byte("pwned"), WriteOptions{Overwrite: true})
-	wantKind(t, err, Denied)
+	wantCode(t, err, mcperr.PermissionDeny)
 	_, err = fx.fs.Write("self", []byte("x"), WriteOptions{Overwrite: true})
-	wantKind(t, err, Denied)
+	wantCode(t, err, mcperr.PermissionDeny)
 	if b, _ := os.ReadFile(filepath.Join(fx.base, "outside/secret.txt")); string(b) != "host secret\n" {
 		t.Errorf("outside file changed: %q", b)
 	}

@@ -9,5 +9,5 @@ import (
 
 // execute needs process groups, which only Unix systems have here.
 func execute(context.Context, string, string, []string, string, []string, time.Duration, int64) (*Result, error) {
-	return nil, &Error{Kind: Failed, Field: "command", Msg: "shell_execute is only supported on Unix systems"}
+	return nil, failed("shell_execute is only supported on Unix systems", nil)
 }

@@ -60,13 +60,13 @@ func execute(ctx context.Context, bin, name string, args []string, dir string, e
 
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		return nil, &Error{Kind: Failed, Field: "command", Msg: "cannot create output pipes", cause: err}
+		return nil, failed("cannot create the output pipes for the program", err)
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
-		return nil, &Error{Kind: Failed, Field: "command", Msg: "cannot create output pipes", cause: err}
+		return nil, failed("cannot create the output pipes for the program", err)
 	}
 	cmd := &exec.Cmd{
 		Path:   bin,
@@ -84,7 +84,7 @@ func execute(ctx context.Context, bin, name string, args []string, dir string, e
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		return nil, &Error{Kind: Failed, Field: "command", Msg: "program " + name + " could not be started", cause: err}
+		return nil, failed("program "+name+" could not be started", err)
 	}
 	pgid := cmd.Process.Pid
 	kill := func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
@@ -145,7 +145,7 @@ func execute(ctx context.Context, bin, name string, args []string, dir string, e
 	}
 	var exitErr *exec.ExitError
 	if waitErr != nil && !errors.As(waitErr, &exitErr) {
-		return nil, &Error{Kind: Failed, Field: "command", Msg: "waiting for program " + name + " failed", cause: waitErr}
+		return nil, failed("waiting for program "+name+" failed", waitErr)
 	}
 	c.mu.Lock()
 	truncated := c.truncated

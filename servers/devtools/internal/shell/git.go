@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -336,12 +337,16 @@ func gitPrepare(ctx context.Context, c *checker, bin string, env []string) ([]st
 		if msg == "" {
 			msg = "rev-parse failed"
 		}
-		return nil, invalid("cwd", "git: the working directory is not inside a git work tree whose top level lies inside the allowed roots (%s) (git: %s)",
-			c.roots.list(), msg)
+		// git's own message may name directories outside the roots (the
+		// repository it found above them): it goes to the log, not the agent.
+		e := invalid("cwd", "git: the working directory is not inside a git work tree whose top level lies inside the allowed roots (%s)",
+			c.roots.list())
+		e.cause = fmt.Errorf("git rev-parse: %s: %w", msg, err)
+		return nil, e
 	}
 	dirs := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if len(dirs) != 3 {
-		return nil, &Error{Kind: Failed, Field: "command", Msg: "git: unexpected rev-parse output"}
+		return nil, failed("git gave an unexpected answer when asked where the repository is", nil)
 	}
 	for i, what := range []string{"work tree", "git directory", "common git directory"} {
 		if err := c.roots.checkPath(c.cwd, dirs[i], "git: the repository's "+what); err != nil {
@@ -355,7 +360,7 @@ func gitPrepare(ctx context.Context, c *checker, bin string, env []string) ([]st
 	if err != nil {
 		// No configuration at all is fine; anything else is not.
 		if len(out) > 0 {
-			return nil, &Error{Kind: Failed, Field: "command", Msg: "git: cannot read the repository configuration", cause: err}
+			return nil, failed("the git repository's configuration cannot be read", err)
 		}
 	}
 	return gitOverrides(out)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 // TestGitRepositoryConfigCannotRunPrograms plants every configuration key
@@ -98,8 +100,12 @@ func TestGitRepositoryMustBeInsideRoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := &fixture{base: f.base, root: filepath.Join(f.base, "proj", "sub"), sh: g}
-	h.refuse(t, Request{Command: "git log"}, Invalid, "not inside a git work tree whose top level lies inside the allowed roots")
-	h.refuse(t, Request{Command: "git status"}, Invalid, "not inside a git work tree")
+	e := h.refuse(t, Request{Command: "git log"}, mcperr.Validation, "not inside a git work tree whose top level lies inside the allowed roots")
+	// git's own words may name directories outside the roots: logs only.
+	if strings.Contains(e.Msg, "fatal") || e.Unwrap() == nil || !strings.Contains(e.Unwrap().Error(), "git rev-parse: ") {
+		t.Errorf("message %q, cause %v", e.Msg, e.Unwrap())
+	}
+	h.refuse(t, Request{Command: "git status"}, mcperr.Validation, "not inside a git work tree")
 	// version needs no repository.
 	if res := h.run(t, Request{Command: "git version"}); res.ExitCode != 0 || !strings.HasPrefix(string(res.Stdout), "git version") {
 		t.Fatalf("git version: %+v", res)
@@ -112,13 +118,13 @@ func TestGitRepositoryMustBeInsideRoots(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(f.root, ".git"), []byte("gitdir: "+filepath.Join(other, ".git")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f.refuse(t, Request{Command: "git log"}, Denied, "git: the repository's git directory is outside the allowed roots")
+	f.refuse(t, Request{Command: "git log"}, mcperr.PermissionDeny, "git: the repository's git directory is outside the allowed roots")
 
 	// core.worktree pointing outside.
 	f = newFixture(t, nil)
 	gitInit(t, f.root)
 	gitRun(t, f.root, "config", "core.worktree", filepath.Join(f.base, "outside"))
-	f.refuse(t, Request{Command: "git status"}, Denied, "git: the repository's work tree is outside the allowed roots")
+	f.refuse(t, Request{Command: "git status"}, mcperr.PermissionDeny, "git: the repository's work tree is outside the allowed roots")
 
 	// Object alternates outside (directly, and relative).
 	f = newFixture(t, nil)
@@ -129,11 +135,11 @@ func TestGitRepositoryMustBeInsideRoots(t *testing.T) {
 	if err := os.WriteFile(alt, []byte("# comment\n\n"+filepath.Join(other, ".git", "objects")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f.refuse(t, Request{Command: "git log"}, Denied, "git: an object alternate of the repository is outside the allowed roots")
+	f.refuse(t, Request{Command: "git log"}, mcperr.PermissionDeny, "git: an object alternate of the repository is outside the allowed roots")
 	if err := os.WriteFile(alt, []byte("../../../outside/.git/objects\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f.refuse(t, Request{Command: "git log"}, Denied, "object alternate")
+	f.refuse(t, Request{Command: "git log"}, mcperr.PermissionDeny, "object alternate")
 	// An alternate inside the roots is fine, and nested ones are followed.
 	inner := filepath.Join(f.root, "sub")
 	gitInit(t, inner)
@@ -147,12 +153,12 @@ func TestGitRepositoryMustBeInsideRoots(t *testing.T) {
 	if err := os.WriteFile(innerAlt, []byte(filepath.Join(other, ".git", "objects")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f.refuse(t, Request{Command: "git log"}, Denied, "object alternate")
+	f.refuse(t, Request{Command: "git log"}, mcperr.PermissionDeny, "object alternate")
 	// A loop of alternates inside the roots ends.
 	if err := os.WriteFile(innerAlt, []byte(filepath.Join(f.root, ".git", "objects")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f.refuse(t, Request{Command: "git log"}, Invalid, "nest too deeply")
+	f.refuse(t, Request{Command: "git log"}, mcperr.Validation, "nest too deeply")
 }
 
 func TestGitOverrides(t *testing.T) {
@@ -188,7 +194,7 @@ func TestGitHoldsWritesUntilExit(t *testing.T) {
 	}
 	// Not a repository yet: the check fails, and what was held is released.
 	f := newFixture(t, hold)
-	f.refuse(t, Request{Command: "git status"}, Invalid, "not inside a git work tree")
+	f.refuse(t, Request{Command: "git status"}, mcperr.Validation, "not inside a git work tree")
 	if held != 1 || released != 1 {
 		t.Fatalf("refused git status: writes held %d times, released %d times; want 1 and 1", held, released)
 	}

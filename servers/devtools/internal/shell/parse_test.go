@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -127,8 +128,8 @@ func TestParseRefuses(t *testing.T) {
 			continue
 		}
 		var e *Error
-		if !errors.As(err, &e) || e.Kind != Invalid || e.Field != "command" {
-			t.Errorf("Parse(%q): error %#v is not an Invalid command error", c.in, err)
+		if !errors.As(err, &e) || e.Code != mcperr.Validation || e.Field != "command" {
+			t.Errorf("Parse(%q): error %#v is not a VALIDATION_ERROR on command", c.in, err)
 		}
 		if !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Parse(%q): %q does not name %q", c.in, err, c.want)

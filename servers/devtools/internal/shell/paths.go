@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 // Confinement of path arguments. A program opens its arguments itself, so
@@ -155,16 +157,16 @@ func (r roots) cwd(dir string) (string, error) {
 	real, err := filepath.EvalSymlinks(raw)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			return "", &Error{Kind: NotFound, Field: "cwd", Msg: fmt.Sprintf("cwd %q does not exist", dir), cause: err}
+			return "", &Error{Code: mcperr.NotFound, Field: "cwd", Msg: fmt.Sprintf("cwd %q does not exist", dir), cause: err}
 		}
-		return "", &Error{Kind: Denied, Field: "cwd", Msg: fmt.Sprintf("cwd %q cannot be resolved (%s)", dir, errText(err)), cause: err}
+		return "", &Error{Code: mcperr.PermissionDeny, Field: "cwd", Msg: fmt.Sprintf("cwd %q cannot be resolved (%s)", dir, errText(err)), cause: err}
 	}
 	if !anyWithin(r.real, real) {
 		return "", denied("cwd", "cwd %q leads outside the allowed roots (%s) through a symbolic link", dir, r.list())
 	}
 	st, err := os.Stat(real)
 	if err != nil {
-		return "", &Error{Kind: NotFound, Field: "cwd", Msg: fmt.Sprintf("cwd %q does not exist", dir), cause: err}
+		return "", &Error{Code: mcperr.NotFound, Field: "cwd", Msg: fmt.Sprintf("cwd %q does not exist", dir), cause: err}
 	}
 	if !st.IsDir() {
 		return "", invalid("cwd", "cwd %q is not a directory", dir)
@@ -172,17 +174,18 @@ func (r roots) cwd(dir string) (string, error) {
 	return real, nil
 }
 
-// errText gives a short, path-free reason for a resolution failure.
+// errText says in a few words of our own why a path could not be
+// resolved; the OS error around the errno would name the host path.
 func errText(err error) string {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		return errno.Error()
-	}
 	switch {
+	case errors.Is(err, syscall.ELOOP):
+		return "too many levels of symbolic links"
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return "the path is too long"
 	case errors.Is(err, fs.ErrPermission):
-		return "permission denied"
-	case errors.Is(err, fs.ErrNotExist):
-		return "no such file or directory"
+		return "permission denied by the operating system"
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return "a directory on the way does not exist"
 	}
-	return "unresolvable path"
+	return "an I/O error occurred"
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 // TestDangerousFlagsRefused covers every refused flag family in its plain,
@@ -145,8 +147,8 @@ func TestDangerousFlagsRefused(t *testing.T) {
 			continue
 		}
 		var e *Error
-		if !errors.As(err, &e) || e.Kind != Invalid {
-			t.Errorf("%s: error %v is not Invalid", c.cmd, err)
+		if !errors.As(err, &e) || e.Code != mcperr.Validation {
+			t.Errorf("%s: error %v is not a VALIDATION_ERROR", c.cmd, err)
 		}
 		if !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s:\n got: %s\nwant: …%s…", c.cmd, err, c.want)

@@ -28,6 +28,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 // Config is the operator's configuration. Zero fields take the defaults
@@ -339,7 +341,7 @@ func (s *Shell) check(req Request) (*plan, error) {
 	}
 	bin, err := lookPath(name, s.path)
 	if err != nil {
-		return nil, &Error{Kind: NotFound, Field: field, Msg: fmt.Sprintf("program %q is allowed but not installed in PATH %s", name, s.cfg.Path), cause: err}
+		return nil, &Error{Code: mcperr.NotFound, Field: field, Msg: fmt.Sprintf("program %q is allowed but not installed in PATH %s", name, s.cfg.Path), cause: err}
 	}
 	p.bin, p.env = bin, env
 	return p, nil
@@ -369,7 +371,7 @@ func (s *Shell) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	home, err := os.MkdirTemp("", "devtools-shell-home-")
 	if err != nil {
-		return nil, &Error{Kind: Failed, Field: "command", Msg: "cannot create the command's home directory", cause: err}
+		return nil, failed("cannot create the command's home directory", err)
 	}
 	defer os.RemoveAll(home)
 	env := append([]string{"PATH=" + s.cfg.Path, "HOME=" + home, "LANG=C.UTF-8"}, p.env...)

@@ -5,13 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 // fixture is a root directory with a known tree, host directories beside it
@@ -102,7 +106,9 @@ func (f *fixture) run(t *testing.T, req Request) *Result {
 	return res
 }
 
-func (f *fixture) refuse(t *testing.T, req Request, kind Kind, want string) *Error {
+// refuse runs req, expects a refusal a client sees under code with a
+// message containing want, and returns it.
+func (f *fixture) refuse(t *testing.T, req Request, code mcperr.Code, want string) *Error {
 	t.Helper()
 	res, err := f.sh.Run(context.Background(), req)
 	if err == nil {
@@ -112,8 +118,12 @@ func (f *fixture) refuse(t *testing.T, req Request, kind Kind, want string) *Err
 	if !errors.As(err, &e) {
 		t.Fatalf("Run(%+v): error %v is not a *shell.Error", req, err)
 	}
-	if e.Kind != kind || !strings.Contains(e.Msg, want) {
-		t.Fatalf("Run(%+v): got %s %q, want %s containing %q", req, e.Kind, e.Msg, kind, want)
+	me := mcperr.Wrap(err)
+	if e.Code != code || me.Code != code || me.Message != e.Msg || !strings.Contains(e.Msg, want) {
+		t.Fatalf("Run(%+v): got %s %q (client sees %s %q), want %s containing %q", req, e.Code, e.Msg, me.Code, me.Message, code, want)
+	}
+	if code == mcperr.Validation && me.Field != e.Field {
+		t.Fatalf("Run(%+v): client field %q, want %q", req, me.Field, e.Field)
 	}
 	return e
 }
@@ -212,11 +222,11 @@ func TestCwd(t *testing.T) {
 	}
 	for _, cwd := range []string{"..", "../outside", filepath.Join(f.base, "outside"), "/", "/etc", "out-link", "out-link/dir",
 		"../proj-evil", filepath.Join(f.base, "proj-evil")} {
-		f.refuse(t, Request{Command: "ls", Cwd: cwd}, Denied, "outside the allowed roots")
+		f.refuse(t, Request{Command: "ls", Cwd: cwd}, mcperr.PermissionDeny, "outside the allowed roots")
 	}
-	f.refuse(t, Request{Command: "ls", Cwd: "nope"}, NotFound, "does not exist")
-	f.refuse(t, Request{Command: "ls", Cwd: "a.txt"}, Invalid, "not a directory")
-	f.refuse(t, Request{Command: "ls", Cwd: "a\x00b"}, Invalid, "NUL")
+	f.refuse(t, Request{Command: "ls", Cwd: "nope"}, mcperr.NotFound, "does not exist")
+	f.refuse(t, Request{Command: "ls", Cwd: "a.txt"}, mcperr.Validation, "not a directory")
+	f.refuse(t, Request{Command: "ls", Cwd: "a\x00b"}, mcperr.Validation, "NUL")
 }
 
 func TestPathConfinement(t *testing.T) {
@@ -253,7 +263,7 @@ func TestPathConfinement(t *testing.T) {
 		"git log -- ../outside",
 		"git diff /etc/passwd",
 	} {
-		f.refuse(t, Request{Command: c}, Denied, "outside the allowed roots")
+		f.refuse(t, Request{Command: c}, mcperr.PermissionDeny, "outside the allowed roots")
 	}
 	// Inside: plain, through an inside link, absolute, with spaces, stdin.
 	for _, c := range []string{
@@ -421,10 +431,10 @@ func TestCleanEnvironment(t *testing.T) {
 	if res.ExitCode != 0 || len(res.Stdout) != 0 {
 		t.Fatalf("stdin: %+v", res)
 	}
-	f.refuse(t, Request{Command: "env", Env: map[string]string{"BAR": "x"}}, Invalid, `environment variable "BAR" may not be set (allowed: FOO, NODE_ENV)`)
-	f.refuse(t, Request{Command: "env", Env: map[string]string{"FOO": "a\x00b"}}, Invalid, "NUL")
+	f.refuse(t, Request{Command: "env", Env: map[string]string{"BAR": "x"}}, mcperr.Validation, `environment variable "BAR" may not be set (allowed: FOO, NODE_ENV)`)
+	f.refuse(t, Request{Command: "env", Env: map[string]string{"FOO": "a\x00b"}}, mcperr.Validation, "NUL")
 	g := newFixture(t, nil)
-	g.refuse(t, Request{Command: "ls", Env: map[string]string{"PATH": "/tmp"}}, Invalid, "(allowed: none are)")
+	g.refuse(t, Request{Command: "ls", Env: map[string]string{"PATH": "/tmp"}}, mcperr.Validation, "(allowed: none are)")
 }
 
 func TestTimeoutDefaultsAndCap(t *testing.T) {
@@ -439,36 +449,36 @@ func TestTimeoutDefaultsAndCap(t *testing.T) {
 	if res.Timeout != 3*time.Second {
 		t.Fatalf("result timeout %s", res.Timeout)
 	}
-	f.refuse(t, Request{Command: "ls", Timeout: -time.Second}, Invalid, "positive")
+	f.refuse(t, Request{Command: "ls", Timeout: -time.Second}, mcperr.Validation, "positive")
 }
 
 func TestProgramAllowlist(t *testing.T) {
 	f := newFixture(t, nil)
-	e := f.refuse(t, Request{Command: "rm -rf /"}, Invalid, `program "rm" is not allowed (allowed: cat, echo, find, git, grep, head, ls, pwd, sort, tail, uniq, wc)`)
+	e := f.refuse(t, Request{Command: "rm -rf /"}, mcperr.Validation, `program "rm" is not allowed (allowed: cat, echo, find, git, grep, head, ls, pwd, sort, tail, uniq, wc)`)
 	if e.Field != "command" {
 		t.Fatalf("field %q", e.Field)
 	}
 	for _, c := range []string{"sudo ls", "chmod 777 a.txt", "chown root a.txt", "kill 1", "pkill x", "node -e 1", "npm install",
 		"pnpm i", "yarn", "sh -c ls", "bash", "env", "xargs", "python3 -c 1", "perl -e 1", "curl x", "tee x", "dd"} {
-		f.refuse(t, Request{Command: c}, Invalid, "is not allowed")
+		f.refuse(t, Request{Command: c}, mcperr.Validation, "is not allowed")
 	}
-	e = f.refuse(t, Request{Argv: []string{"/bin/ls"}}, Invalid, "must be given by name")
+	e = f.refuse(t, Request{Argv: []string{"/bin/ls"}}, mcperr.Validation, "must be given by name")
 	if e.Field != "argv" {
 		t.Fatalf("field %q", e.Field)
 	}
-	f.refuse(t, Request{Argv: []string{"./ls"}}, Invalid, "must be given by name")
-	f.refuse(t, Request{Argv: []string{""}}, Invalid, "program name is empty")
-	f.refuse(t, Request{Argv: []string{"echo", "a\x00"}}, Invalid, "NUL")
-	f.refuse(t, Request{Command: "ls", Argv: []string{"ls"}}, Invalid, "not both")
-	f.refuse(t, Request{}, Invalid, "give a command or argv")
-	e = f.refuse(t, Request{Argv: []string{"sort", "-o", "x"}}, Invalid, "it writes files")
+	f.refuse(t, Request{Argv: []string{"./ls"}}, mcperr.Validation, "must be given by name")
+	f.refuse(t, Request{Argv: []string{""}}, mcperr.Validation, "program name is empty")
+	f.refuse(t, Request{Argv: []string{"echo", "a\x00"}}, mcperr.Validation, "NUL")
+	f.refuse(t, Request{Command: "ls", Argv: []string{"ls"}}, mcperr.Validation, "not both")
+	f.refuse(t, Request{}, mcperr.Validation, "give a command or argv")
+	e = f.refuse(t, Request{Argv: []string{"sort", "-o", "x"}}, mcperr.Validation, "it writes files")
 	if e.Field != "argv" {
 		t.Fatalf("field %q", e.Field)
 	}
 
 	// Programs narrows the built-ins; Allow adds any-argument programs.
 	g := newFixture(t, func(c *Config) { c.Programs = []string{"echo"}; c.Allow = []string{"true"} })
-	g.refuse(t, Request{Command: "ls"}, Invalid, `program "ls" is not allowed (allowed: echo, true)`)
+	g.refuse(t, Request{Command: "ls"}, mcperr.Validation, `program "ls" is not allowed (allowed: echo, true)`)
 	if res := g.run(t, Request{Command: "true --anything /etc/passwd"}); res.ExitCode != 0 {
 		t.Fatalf("allowed extra program: %+v", res)
 	}
@@ -476,10 +486,10 @@ func TestProgramAllowlist(t *testing.T) {
 		t.Fatalf("ReadOnly/Unrestricted/Programs wrong")
 	}
 
-	// An allowed program missing from PATH is NotFound, not a crash.
+	// An allowed program missing from PATH is NOT_FOUND, not a crash.
 	h := newFixture(t, func(c *Config) { c.Path = t.TempDir(); c.Allow = []string{"nonexistent-program"} })
-	h.refuse(t, Request{Command: "ls"}, NotFound, "not installed in PATH")
-	h.refuse(t, Request{Command: "nonexistent-program"}, NotFound, "not installed in PATH")
+	h.refuse(t, Request{Command: "ls"}, mcperr.NotFound, "not installed in PATH")
+	h.refuse(t, Request{Command: "nonexistent-program"}, mcperr.NotFound, "not installed in PATH")
 }
 
 func TestPathLookupUsesConfiguredPath(t *testing.T) {
@@ -509,7 +519,7 @@ func TestStartFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFixture(t, func(c *Config) { c.Path = dir; c.Allow = []string{"broken"} })
-	f.refuse(t, Request{Command: "broken"}, Failed, "could not be started")
+	f.refuse(t, Request{Command: "broken"}, mcperr.Internal, "could not be started")
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
@@ -554,15 +564,30 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 }
 
-func TestKindString(t *testing.T) {
-	for k, want := range map[Kind]string{Invalid: "invalid", Denied: "denied", NotFound: "not_found", Failed: "failed", Kind(9): "kind(9)"} {
-		if k.String() != want {
-			t.Errorf("%d → %s", k, k.String())
-		}
-	}
+func TestErrorClientForm(t *testing.T) {
 	e := &Error{Msg: "m", cause: os.ErrNotExist}
 	if e.Error() != "m" || !errors.Is(e, os.ErrNotExist) {
 		t.Fatal("Error/Unwrap")
+	}
+	for _, tc := range []struct {
+		err   *Error
+		code  mcperr.Code
+		field string
+	}{
+		{invalid("env", "bad %s", "name"), mcperr.Validation, "env"},
+		// Only a validation error names a field, as the tool always did.
+		{denied("cwd", "cwd %q is outside", "x"), mcperr.PermissionDeny, ""},
+		{&Error{Code: mcperr.NotFound, Field: "cwd", Msg: "m"}, mcperr.NotFound, ""},
+		{failed("program x could not be started", os.ErrPermission), mcperr.Internal, ""},
+		{e, mcperr.Internal, ""},
+	} {
+		me := mcperr.Wrap(fmt.Errorf("tool: %w", tc.err))
+		if me.Code != tc.code || me.Message != tc.err.Msg || me.Field != tc.field || me.Value != nil || !errors.Is(me, tc.err) {
+			t.Errorf("client form of %#v = %+v", tc.err, me)
+		}
+	}
+	if strings.Contains(string(mcperr.Wrap(failed("m", errors.New("/host/secret"))).JSON()), "/host") {
+		t.Error("the cause reaches the client")
 	}
 }
 
@@ -571,15 +596,22 @@ func TestResolveEdgeCases(t *testing.T) {
 	if err := os.Symlink("loop", filepath.Join(f.root, "loop")); err != nil {
 		t.Fatal(err)
 	}
-	f.refuse(t, Request{Command: "cat loop"}, Denied, "cannot be resolved")
-	f.refuse(t, Request{Command: "cat loop/x"}, Denied, "cannot be resolved")
-	f.refuse(t, Request{Command: "ls", Cwd: "loop"}, Denied, "cannot be resolved")
+	f.refuse(t, Request{Command: "cat loop"}, mcperr.PermissionDeny, "cannot be resolved")
+	f.refuse(t, Request{Command: "cat loop/x"}, mcperr.PermissionDeny, "cannot be resolved")
+	f.refuse(t, Request{Command: "ls", Cwd: "loop"}, mcperr.PermissionDeny, "cannot be resolved")
 	if !within("/", "/etc") || within("/a", "/ab") || !within("/a", "/a") || !within("/a", "/a/b") {
 		t.Fatal("within")
 	}
-	for _, err := range []error{os.ErrPermission, os.ErrNotExist, errors.New("other")} {
-		if errText(err) == "" {
-			t.Fatal("errText")
+	for err, want := range map[error]string{
+		os.ErrPermission: "permission denied by the operating system",
+		&fs.PathError{Op: "lstat", Path: "/host/x", Err: syscall.ENOENT}:       "a directory on the way does not exist",
+		&fs.PathError{Op: "lstat", Path: "/host/x", Err: syscall.ELOOP}:        "too many levels of symbolic links",
+		&fs.PathError{Op: "lstat", Path: "/host/x", Err: syscall.ENAMETOOLONG}: "the path is too long",
+		&fs.PathError{Op: "lstat", Path: "/host/x", Err: syscall.EIO}:          "an I/O error occurred",
+		errors.New("other /host/x"):                                            "an I/O error occurred",
+	} {
+		if got := errText(err); got != want {
+			t.Errorf("errText(%v) = %q, want %q", err, got, want)
 		}
 	}
 	// A root of / admits everything (an operator's choice).

@@ -4,48 +4,18 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"time"
 
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/fsroot"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/schema"
 )
 
 // FileTools returns the file tools, all confined to fsys's roots.
 func FileTools(fsys *fsroot.FS) []kit.Tool {
 	return []kit.Tool{fileRead(fsys), fileWrite(fsys), fileList(fsys), fileDelete(fsys), fileInfo(fsys), fileSearch(fsys)}
-}
-
-// fsError maps the confined filesystem's error kinds onto the fleet's codes.
-// fsroot messages are written for the agent (no host paths, no OS text), so
-// they are passed on as they are.
-func fsError(err error) error {
-	var fe *fsroot.Error
-	if !errors.As(err, &fe) {
-		return err
-	}
-	field := fe.Field
-	if field == "" {
-		field = "path"
-	}
-	switch fe.Kind {
-	case fsroot.NotFound:
-		return mcperr.New(mcperr.NotFound, "%s", fe.Msg).WithCause(err)
-	case fsroot.Denied:
-		return mcperr.New(mcperr.PermissionDeny, "%s", fe.Msg).WithCause(err)
-	case fsroot.Exists, fsroot.NotEmpty:
-		return mcperr.New(mcperr.Conflict, "%s", fe.Msg).WithCause(err)
-	case fsroot.Invalid, fsroot.TooLarge, fsroot.NotRegular, fsroot.NotDir, fsroot.IsDir:
-		e := mcperr.Invalid(field, fe.Path, "", "%s", fe.Msg).WithCause(err)
-		if field != "path" {
-			e.Value = nil
-		}
-		return e
-	}
-	return mcperr.New(mcperr.Internal, "%s", fe.Msg).WithCause(err)
 }
 
 func stamp(t time.Time) string {
@@ -72,6 +42,16 @@ type readResult struct {
 	Modified  string `json:"modified"`
 }
 
+type fileReadArgs struct {
+	Path     string `json:"path" jsonschema:"file path, relative to the first root or absolute inside a root" mcp:"minLength=1"`
+	Encoding string `json:"encoding,omitempty" jsonschema:"how to return the content" mcp:"enum=utf-8|base64|hex,default=utf-8"`
+	Offset   int    `json:"offset,omitempty" jsonschema:"first line to return (1-based; utf-8 only)" mcp:"min=1"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"number of lines to return from offset (utf-8 only)" mcp:"min=1"`
+	Head     int    `json:"head,omitempty" jsonschema:"return the first N lines (utf-8 only)" mcp:"min=1"`
+	Tail     int    `json:"tail,omitempty" jsonschema:"return the last N lines (utf-8 only)" mcp:"min=1"`
+	MaxBytes int64  `json:"max_bytes,omitempty" jsonschema:"lower the read cap for this call" mcp:"min=1,max={maxReadBytes}"`
+}
+
 func fileRead(fsys *fsroot.FS) kit.Tool {
 	lim := fsys.Limits()
 	return kit.Tool{
@@ -80,28 +60,10 @@ func fileRead(fsys *fsroot.FS) kit.Tool {
 		Description: "Read a regular file inside the configured roots. Encodings: utf-8 (default), base64, hex. " +
 			"For large or long files read a window of lines with offset+limit, or head / tail; without a window a file larger than the read cap is refused. " +
 			"Result: content, size, encoding, the line range returned, and truncated when the cap cut it short.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "minLength": 1, "description": "file path, relative to the first root or absolute inside a root"},
-    "encoding": {"type": "string", "enum": ["utf-8", "base64", "hex"], "default": "utf-8", "description": "how to return the content"},
-    "offset": {"type": "integer", "minimum": 1, "description": "first line to return (1-based; utf-8 only)"},
-    "limit": {"type": "integer", "minimum": 1, "description": "number of lines to return from offset (utf-8 only)"},
-    "head": {"type": "integer", "minimum": 1, "description": "return the first N lines (utf-8 only)"},
-    "tail": {"type": "integer", "minimum": 1, "description": "return the last N lines (utf-8 only)"},
-    "max_bytes": {"type": "integer", "minimum": 1, "maximum": ` + itoa(lim.MaxReadBytes) + `, "description": "lower the read cap for this call"}
-  },
-  "required": ["path"],
-  "additionalProperties": false
-}`),
-		Effect: kit.ReadOnly,
+		InputSchema: schema.MustFor[fileReadArgs](schema.Vars{"maxReadBytes": lim.MaxReadBytes}),
+		Effect:      kit.ReadOnly,
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a struct {
-				Path                      string
-				Encoding                  string
-				Offset, Limit, Head, Tail int
-				MaxBytes                  int64 `json:"max_bytes"`
-			}
+			var a fileReadArgs
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}
@@ -114,7 +76,7 @@ func fileRead(fsys *fsroot.FS) kit.Tool {
 			r, err := fsys.Read(a.Path, fsroot.ReadOptions{Encoding: a.Encoding, Offset: a.Offset, Limit: a.Limit,
 				Head: a.Head, Tail: a.Tail, MaxBytes: a.MaxBytes})
 			if err != nil {
-				return nil, fsError(err)
+				return nil, err
 			}
 			out := readResult{Path: r.Path, Root: r.Root, Content: r.Content, Encoding: r.Encoding, Size: r.Size,
 				Truncated: r.Truncated, Modified: stamp(r.ModTime)}
@@ -142,6 +104,16 @@ func infoOf(fi *fsroot.FileInfo) fileInfoResult {
 		Modified: stamp(fi.ModTime), Target: fi.Target}
 }
 
+type fileWriteArgs struct {
+	Path     string `json:"path" jsonschema:"file path, relative to the first root or absolute inside a root" mcp:"minLength=1"`
+	Content  string `json:"content" jsonschema:"the data to write, in the given encoding"`
+	Encoding string `json:"encoding,omitempty" jsonschema:"how content is encoded" mcp:"enum=utf-8|base64|hex,default=utf-8"`
+	// CreateDirs and Overwrite default to true, so absence must be seen.
+	CreateDirs *bool `json:"create_dirs,omitempty" jsonschema:"create missing parent directories" mcp:"default=true"`
+	Overwrite  *bool `json:"overwrite,omitempty" jsonschema:"replace an existing file; false refuses with CONFLICT" mcp:"default=true"`
+	Append     bool  `json:"append,omitempty" jsonschema:"append to the file instead of replacing it" mcp:"default=false"`
+}
+
 func fileWrite(fsys *fsroot.FS) kit.Tool {
 	lim := fsys.Limits()
 	return kit.Tool{
@@ -150,41 +122,17 @@ func fileWrite(fsys *fsroot.FS) kit.Tool {
 		Description: "Write a file inside the configured roots, atomically: readers see the old or the new content, never a mix, and a failed write changes nothing. " +
 			"Creates missing parent directories unless create_dirs is false. Replaces an existing file unless overwrite is false; append adds to the end. " +
 			"content is text (utf-8) or, with encoding base64/hex, binary. Size cap: " + bytesize.Format(lim.MaxWriteBytes) + ". Returns the file's metadata after the write.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "minLength": 1, "description": "file path, relative to the first root or absolute inside a root"},
-    "content": {"type": "string", "description": "the data to write, in the given encoding"},
-    "encoding": {"type": "string", "enum": ["utf-8", "base64", "hex"], "default": "utf-8", "description": "how content is encoded"},
-    "create_dirs": {"type": "boolean", "default": true, "description": "create missing parent directories"},
-    "overwrite": {"type": "boolean", "default": true, "description": "replace an existing file; false refuses with CONFLICT"},
-    "append": {"type": "boolean", "default": false, "description": "append to the file instead of replacing it"}
-  },
-  "required": ["path", "content"],
-  "additionalProperties": false
-}`),
-		Effect:    kit.Destructive,
-		AuditOmit: []string{"content"},
+		InputSchema: schema.MustFor[fileWriteArgs](),
+		Effect:      kit.Destructive,
+		AuditOmit:   []string{"content"},
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			a := struct {
-				Path       string
-				Content    string
-				Encoding   string
-				CreateDirs *bool `json:"create_dirs"`
-				Overwrite  *bool
-				Append     bool
-			}{}
+			var a fileWriteArgs
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}
 			data, err := decodeContent(a.Content, a.Encoding)
 			if err != nil {
 				return nil, err
-			}
-			// Checked here, not left to fsroot, whose error would blame "path".
-			if int64(len(data)) > lim.MaxWriteBytes {
-				return nil, mcperr.Invalid("content", nil, "at most "+itoa(lim.MaxWriteBytes)+" bytes after decoding",
-					"content is %d bytes, over the write cap of %s", len(data), bytesize.Format(lim.MaxWriteBytes))
 			}
 			opt := fsroot.WriteOptions{CreateDirs: a.CreateDirs == nil || *a.CreateDirs,
 				Overwrite: a.Overwrite == nil || *a.Overwrite, Append: a.Append}
@@ -196,7 +144,7 @@ func fileWrite(fsys *fsroot.FS) kit.Tool {
 			}
 			fi, err := fsys.Write(a.Path, data, opt)
 			if err != nil {
-				return nil, fsError(err)
+				return nil, err
 			}
 			return map[string]any{"written": len(data), "file": infoOf(fi)}, nil
 		},
@@ -240,6 +188,13 @@ func entries(es []fsroot.Entry) []entry {
 	return out
 }
 
+type fileListArgs struct {
+	Path          string `json:"path,omitempty" jsonschema:"directory, relative to the first root or absolute inside a root" mcp:"default=."`
+	Recursive     bool   `json:"recursive,omitempty" jsonschema:"descend into subdirectories" mcp:"default=false"`
+	MaxDepth      int    `json:"max_depth,omitempty" jsonschema:"levels to descend when recursive (1 = direct children)" mcp:"min=1,max={maxDepth}"`
+	IncludeHidden bool   `json:"include_hidden,omitempty" jsonschema:"include dotfiles and dot-directories" mcp:"default=false"`
+}
+
 func fileList(fsys *fsroot.FS) kit.Tool {
 	lim := fsys.Limits()
 	return kit.Tool{
@@ -247,35 +202,26 @@ func fileList(fsys *fsroot.FS) kit.Tool {
 		Title: "List a directory",
 		Description: "List a directory inside the configured roots (default: the first root). Each entry has path (relative to the listed directory), name, type (file, dir, symlink, other), size, mode and modified time. " +
 			"recursive descends up to max_depth levels (cap " + itoa(int64(lim.MaxDepth)) + ") and never follows symlinks; hidden (dot) files are skipped unless include_hidden. At most " + itoa(int64(lim.MaxListEntries)) + " entries; truncated says when more exist.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "default": ".", "description": "directory, relative to the first root or absolute inside a root"},
-    "recursive": {"type": "boolean", "default": false, "description": "descend into subdirectories"},
-    "max_depth": {"type": "integer", "minimum": 1, "maximum": ` + itoa(int64(lim.MaxDepth)) + `, "description": "levels to descend when recursive (1 = direct children)"},
-    "include_hidden": {"type": "boolean", "default": false, "description": "include dotfiles and dot-directories"}
-  },
-  "additionalProperties": false
-}`),
-		Effect: kit.ReadOnly,
+		InputSchema: schema.MustFor[fileListArgs](schema.Vars{"maxDepth": lim.MaxDepth}),
+		Effect:      kit.ReadOnly,
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a struct {
-				Path          string
-				Recursive     bool
-				MaxDepth      int  `json:"max_depth"`
-				IncludeHidden bool `json:"include_hidden"`
-			}
+			var a fileListArgs
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}
 			r, err := fsys.List(a.Path, fsroot.ListOptions{Recursive: a.Recursive, MaxDepth: a.MaxDepth, IncludeHidden: a.IncludeHidden})
 			if err != nil {
-				return nil, fsError(err)
+				return nil, err
 			}
 			return map[string]any{"path": r.Path, "root": r.Root, "entries": entries(r.Entries),
 				"count": len(r.Entries), "truncated": r.Truncated}, nil
 		},
 	}
+}
+
+type fileDeleteArgs struct {
+	Path      string `json:"path" jsonschema:"path to delete, relative to the first root or absolute inside a root" mcp:"minLength=1"`
+	Recursive bool   `json:"recursive,omitempty" jsonschema:"delete a non-empty directory and everything in it" mcp:"default=false"`
 }
 
 func fileDelete(fsys *fsroot.FS) kit.Tool {
@@ -284,32 +230,25 @@ func fileDelete(fsys *fsroot.FS) kit.Tool {
 		Title: "Delete a file or directory",
 		Description: "Delete a file or symlink (never what it points to) inside the configured roots. An empty directory is deleted as is; " +
 			"a non-empty directory only with recursive=true. A root directory itself can never be deleted. Returns what was deleted and how many entries were removed.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "minLength": 1, "description": "path to delete, relative to the first root or absolute inside a root"},
-    "recursive": {"type": "boolean", "default": false, "description": "delete a non-empty directory and everything in it"}
-  },
-  "required": ["path"],
-  "additionalProperties": false
-}`),
-		Effect:     kit.Destructive,
-		Idempotent: true,
+		InputSchema: schema.MustFor[fileDeleteArgs](),
+		Effect:      kit.Destructive,
+		Idempotent:  true,
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a struct {
-				Path      string
-				Recursive bool
-			}
+			var a fileDeleteArgs
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}
 			r, err := fsys.Delete(a.Path, a.Recursive)
 			if err != nil {
-				return nil, fsError(err)
+				return nil, err
 			}
 			return map[string]any{"deleted": true, "path": r.Path, "root": r.Root, "type": r.Type, "removed": r.Removed}, nil
 		},
 	}
+}
+
+type fileInfoArgs struct {
+	Path string `json:"path" jsonschema:"path, relative to the first root or absolute inside a root" mcp:"minLength=1"`
 }
 
 func fileInfo(fsys *fsroot.FS) kit.Tool {
@@ -317,27 +256,27 @@ func fileInfo(fsys *fsroot.FS) kit.Tool {
 		Name:        "file_info",
 		Title:       "Describe a path",
 		Description: "Describe a path inside the configured roots without reading it: type (file, dir, symlink, other), size, mode, modified time, and a symlink's target when it stays inside the root.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "minLength": 1, "description": "path, relative to the first root or absolute inside a root"}
-  },
-  "required": ["path"],
-  "additionalProperties": false
-}`),
-		Effect: kit.ReadOnly,
+		InputSchema: schema.MustFor[fileInfoArgs](),
+		Effect:      kit.ReadOnly,
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a struct{ Path string }
+			var a fileInfoArgs
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}
 			fi, err := fsys.Stat(a.Path)
 			if err != nil {
-				return nil, fsError(err)
+				return nil, err
 			}
 			return infoOf(fi), nil
 		},
 	}
+}
+
+type fileSearchArgs struct {
+	Pattern       string `json:"pattern" jsonschema:"glob: *, ?, [abc], and ** for any number of directories" mcp:"minLength=1"`
+	Path          string `json:"path,omitempty" jsonschema:"directory to search under" mcp:"default=."`
+	IncludeHidden bool   `json:"include_hidden,omitempty" jsonschema:"match dotfiles and descend into dot-directories" mcp:"default=false"`
+	MaxResults    int    `json:"max_results,omitempty" jsonschema:"stop after this many matches" mcp:"min=1,max={maxResults}"`
 }
 
 func fileSearch(fsys *fsroot.FS) kit.Tool {
@@ -348,34 +287,16 @@ func fileSearch(fsys *fsroot.FS) kit.Tool {
 		Description: "Find files and directories under a directory (default: the first root) by glob. A pattern without \"/\" matches names at any depth (\"*.go\"); " +
 			"a pattern with \"/\" matches the whole relative path, where \"**\" spans directories (\"cmd/**/main.go\"). Symlinks are matched, never followed. " +
 			"At most " + itoa(int64(lim.MaxSearchResults)) + " matches; truncated says when more exist.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "pattern": {"type": "string", "minLength": 1, "description": "glob: *, ?, [abc], and ** for any number of directories"},
-    "path": {"type": "string", "default": ".", "description": "directory to search under"},
-    "include_hidden": {"type": "boolean", "default": false, "description": "match dotfiles and descend into dot-directories"},
-    "max_results": {"type": "integer", "minimum": 1, "maximum": ` + itoa(int64(lim.MaxSearchResults)) + `, "description": "stop after this many matches"}
-  },
-  "required": ["pattern"],
-  "additionalProperties": false
-}`),
-		Effect: kit.ReadOnly,
+		InputSchema: schema.MustFor[fileSearchArgs](schema.Vars{"maxResults": lim.MaxSearchResults}),
+		Effect:      kit.ReadOnly,
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a struct {
-				Pattern       string
-				Path          string
-				IncludeHidden bool `json:"include_hidden"`
-				MaxResults    int  `json:"max_results"`
-			}
+			var a fileSearchArgs
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}
 			r, err := fsys.SearchContext(ctx, a.Path, a.Pattern, fsroot.SearchOptions{IncludeHidden: a.IncludeHidden, MaxResults: a.MaxResults})
 			if err != nil {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				return nil, fsError(err)
+				return nil, err
 			}
 			return map[string]any{"path": r.Path, "root": r.Root, "pattern": r.Pattern, "matches": entries(r.Matches),
 				"count": len(r.Matches), "truncated": r.Truncated, "scanned": r.Scanned}, nil

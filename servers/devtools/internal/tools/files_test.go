@@ -17,7 +17,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/database"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/fsroot"
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/shell"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/tools"
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/webguard"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
@@ -944,6 +946,75 @@ func TestFileDeleteEscapingSymlink(t *testing.T) {
 	}
 }
 
+// TestFileErrorMessages: the message an agent reads is a sentence of its
+// own: it names the path as the caller gave it (but never repeats a path
+// refused for leaving the roots), states the cap that was hit, and carries
+// no operation prefixes or operating-system text.
+func TestFileErrorMessages(t *testing.T) {
+	t.Parallel()
+	e := newFilesEnvLimits(t, fsroot.Limits{MaxReadBytes: 16, MaxWriteBytes: 16})
+	must(t, os.WriteFile(e.path("big.txt"), bytes.Repeat([]byte("0123456789\n"), 4), 0o644))
+	tests := []struct {
+		tool  string
+		args  map[string]any
+		code  mcperr.Code
+		field string
+		want  string
+	}{
+		{"file_read", map[string]any{"path": "nope/deeper.txt"}, mcperr.NotFound, "", `"nope/deeper.txt" does not exist`},
+		{"file_read", map[string]any{"path": "sub"}, mcperr.Validation, "path", `"sub" is a directory, not a file`},
+		{"file_read", map[string]any{"path": "traps/fifo"}, mcperr.Validation, "path", `"traps/fifo" is a named pipe (fifo), not a regular file`},
+		{"file_read", map[string]any{"path": "hello.txt/x"}, mcperr.Validation, "path", `a component of "hello.txt/x" is not a directory`},
+		{"file_read", map[string]any{"path": "big.txt"}, mcperr.Validation, "path",
+			`"big.txt" is 44 bytes (44 B), over the read cap of 16 bytes (16 B); read a line window with offset/limit, head or tail`},
+		{"file_read", map[string]any{"path": "bin.dat"}, mcperr.Validation, "encoding",
+			`"bin.dat" is not valid UTF-8 (binary?); read it with encoding "base64" or "hex"`},
+		{"file_read", map[string]any{"path": "hello.txt", "offset": 9}, mcperr.Validation, "offset", "offset 9 is past the end of the file (5 lines)"},
+		{"file_read", map[string]any{"path": "../outside/secret.txt"}, mcperr.PermissionDeny, "", "path escapes the root directory through .."},
+		{"file_read", map[string]any{"path": "traps/out-rel"}, mcperr.PermissionDeny, "", "path leaves the root directory (through .. or a symbolic link)"},
+		{"file_read", map[string]any{"path": "ABS"}, mcperr.PermissionDeny, "", "path is outside the allowed roots ROOT"},
+		{"file_write", map[string]any{"path": "hello.txt", "content": "x", "overwrite": false}, mcperr.Conflict, "",
+			`"hello.txt" already exists; set overwrite to replace it or append to add to it`},
+		{"file_write", map[string]any{"path": "no/such/f.txt", "content": "x", "create_dirs": false}, mcperr.NotFound, "",
+			`the parent directory of "no/such/f.txt" does not exist; set create_dirs to create it`},
+		{"file_write", map[string]any{"path": "x.txt", "content": strings.Repeat("x", 17)}, mcperr.Validation, "content",
+			"content is 17 bytes (17 B), over the write cap of 16 bytes (16 B)"},
+		{"file_write", map[string]any{"path": "."}, mcperr.PermissionDeny, "", "refusing to write a root directory"},
+		{"file_delete", map[string]any{"path": "full"}, mcperr.Conflict, "",
+			`directory "full" is not empty; set recursive to delete it with its contents`},
+		{"file_list", map[string]any{"path": "hello.txt"}, mcperr.Validation, "path", `"hello.txt" is not a directory`},
+		{"file_info", map[string]any{"path": "ROOT/nope"}, mcperr.NotFound, "", `"ROOT/nope" does not exist`},
+		{"file_search", map[string]any{"pattern": "a/["}, mcperr.Validation, "pattern", `pattern "a/[" has a malformed glob segment "["`},
+		{"file_search", map[string]any{"pattern": "../*.go"}, mcperr.Validation, "pattern", `pattern "../*.go" must not contain ".."`},
+	}
+	for _, tc := range tests {
+		args := map[string]any{}
+		for k, v := range tc.args {
+			if s, ok := v.(string); ok && k == "path" {
+				v = strings.Replace(strings.Replace(s, "ROOT", e.root, 1), "ABS", e.outside, 1)
+			}
+			args[k] = v
+		}
+		if tc.tool == "file_write" {
+			if _, ok := args["content"]; !ok {
+				args["content"] = "x"
+			}
+		}
+		want := strings.Replace(strings.Replace(tc.want, "ROOT", e.root, 1), "ABS", e.outside, 1)
+		t.Run(tc.tool+"/"+want, func(t *testing.T) {
+			b := mcptest.FailCode(t, e.c.Call(tc.tool, args), tc.code)
+			if b.Message != want || b.Data.Field != tc.field {
+				t.Errorf("message %q (field %q)\nwant    %q (field %q)", b.Message, b.Data.Field, want, tc.field)
+			}
+			for _, internal := range []string{"lstat", "openat", "fsroot", "read:", "write:", "list:", "delete:", "stat:", "search:", "errno", "no such file"} {
+				if strings.Contains(b.Message, internal) {
+					t.Errorf("message carries %q: %s", internal, b.Message)
+				}
+			}
+		})
+	}
+}
+
 // TestFileErrorBodies: error results are the structured shape, with the
 // field and value of a bad argument and no OS error text.
 func TestFileErrorBodies(t *testing.T) {
@@ -1026,5 +1097,20 @@ func TestAll(t *testing.T) {
 	missing := filepath.Join(dir, "missing")
 	if _, _, err := tools.All(tools.Deps{Roots: []string{missing}}); err == nil || !strings.Contains(err.Error(), missing) {
 		t.Errorf("All() with a missing root: %v", err)
+	}
+	// Every other part's bad configuration is a start-up error naming it.
+	notADir := filepath.Join(dir, "file")
+	must(t, os.WriteFile(notADir, nil, 0o644))
+	for _, tc := range []struct {
+		deps tools.Deps
+		want string
+	}{
+		{tools.Deps{Roots: []string{dir}, Shell: shell.Config{MaxOutput: -1}}, "devtools shell: "},
+		{tools.Deps{Roots: []string{dir}, Web: webguard.Config{MaxTimeout: -time.Second}}, "devtools web: "},
+		{tools.Deps{Roots: []string{dir}, Database: database.Config{EmbeddedPath: filepath.Join(notADir, "devtools.db")}}, "devtools database: "},
+	} {
+		if _, _, err := tools.All(tc.deps); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("All() = %v, want an error starting %q", err, tc.want)
+		}
 	}
 }

@@ -3,17 +3,15 @@ package tools
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/shell"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
-	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/schema"
 )
 
 // ShellTools returns shell_execute, running commands under sh's policy.
@@ -35,6 +33,16 @@ type shellResult struct {
 	// InvalidUTF8 says bytes that were not UTF-8 were replaced by U+FFFD
 	// (utf-8 encoding only); ask for base64 to get them exactly.
 	InvalidUTF8 bool `json:"invalid_utf8,omitempty"`
+}
+
+type shellArgs struct {
+	Command string   `json:"command,omitempty" jsonschema:"one simple command line, e.g. \"git log --oneline -5\" or \"grep -rn 'TODO' src\"" mcp:"minLength=1"`
+	Argv    []string `json:"argv,omitempty" jsonschema:"the program and its arguments, used as given (give this or command, not both)" mcp:"minItems=1"`
+	Cwd     string   `json:"cwd,omitempty" jsonschema:"working directory: relative to the first root, or absolute inside a root (default: the first root)"`
+	// Not capped in the schema: a larger value is lowered to the maximum.
+	TimeoutMS int64             `json:"timeout_ms,omitempty" jsonschema:"time limit in milliseconds (default {defaultTimeoutMs}; larger values are lowered to {maxTimeoutMs})" mcp:"min=1"`
+	Env       map[string]string `json:"env,omitempty" jsonschema:"extra environment variables; only names the operator allows"`
+	Encoding  string            `json:"encoding,omitempty" jsonschema:"how stdout and stderr are returned" mcp:"enum=utf-8|base64,default=utf-8"`
 }
 
 func shellExecute(sh *shell.Shell) kit.Tool {
@@ -59,18 +67,8 @@ func shellExecute(sh *shell.Shell) kit.Tool {
 		Name:        "shell_execute",
 		Title:       "Run a command",
 		Description: desc,
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "command": {"type": "string", "minLength": 1, "description": "one simple command line, e.g. \"git log --oneline -5\" or \"grep -rn 'TODO' src\""},
-    "argv": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "the program and its arguments, used as given (give this or command, not both)"},
-    "cwd": {"type": "string", "description": "working directory: relative to the first root, or absolute inside a root (default: the first root)"},
-    "timeout_ms": {"type": "integer", "minimum": 1, "description": "time limit in milliseconds (default ` + itoa(cfg.DefaultTimeout.Milliseconds()) + `; larger values are lowered to ` + itoa(cfg.MaxTimeout.Milliseconds()) + `)"},
-    "env": {"type": "object", "additionalProperties": {"type": "string"}, "description": "extra environment variables; only names the operator allows"},
-    "encoding": {"type": "string", "enum": ["utf-8", "base64"], "default": "utf-8", "description": "how stdout and stderr are returned"}
-  },
-  "additionalProperties": false
-}`),
+		InputSchema: schema.MustFor[shellArgs](schema.Vars{"defaultTimeoutMs": cfg.DefaultTimeout.Milliseconds(),
+			"maxTimeoutMs": cfg.MaxTimeout.Milliseconds()}),
 		// With only the built-in programs the tool changes nothing, but an
 		// operator may allow runners and interpreters, so it is declared for
 		// the worst case; --read-only leaves it out.
@@ -78,14 +76,7 @@ func shellExecute(sh *shell.Shell) kit.Tool {
 		OpenWorld: true,
 		Timeout:   cfg.MaxTimeout + 15*time.Second,
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a struct {
-				Command   string
-				Argv      []string
-				Cwd       string
-				TimeoutMS int64 `json:"timeout_ms"`
-				Env       map[string]string
-				Encoding  string
-			}
+			var a shellArgs
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}
@@ -97,7 +88,7 @@ func shellExecute(sh *shell.Shell) kit.Tool {
 			res, err := sh.Run(ctx, shell.Request{Command: a.Command, Argv: a.Argv, Cwd: a.Cwd, Timeout: timeout, Env: a.Env})
 			stop()
 			if err != nil {
-				return nil, shellError(err)
+				return nil, err // a *shell.Error says its own code; context errors are the kit's
 			}
 			out := shellResult{Command: res.Argv, ExitCode: res.ExitCode, Signal: res.Signal,
 				DurationMS: res.Duration.Milliseconds(), TimeoutMS: res.Timeout.Milliseconds(),
@@ -123,25 +114,6 @@ func text(b []byte) (string, bool) {
 		return string(b), false
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD"), true
-}
-
-// shellError maps the shell package's refusals onto the fleet's codes.
-// Messages are written for the agent (no OS text, no paths outside the
-// roots), so they are passed on as they are.
-func shellError(err error) error {
-	var se *shell.Error
-	if !errors.As(err, &se) {
-		return err // context errors: the kit reports TIMEOUT or CANCELLED
-	}
-	switch se.Kind {
-	case shell.Invalid:
-		return mcperr.Invalid(se.Field, nil, "", "%s", se.Msg).WithCause(err)
-	case shell.Denied:
-		return mcperr.New(mcperr.PermissionDeny, "%s", se.Msg).WithCause(err)
-	case shell.NotFound:
-		return mcperr.New(mcperr.NotFound, "%s", se.Msg).WithCause(err)
-	}
-	return mcperr.New(mcperr.Internal, "%s", se.Msg).WithCause(err)
 }
 
 // progressEvery is how often a running command reports that it is alive.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
+	"github.com/mcp-fleet/mcp-fleet/shared/schema"
 )
 
 // SystemDeps is what the system tools report on.
@@ -23,7 +24,32 @@ func SystemTools(d SystemDeps) []kit.Tool {
 	return []kit.Tool{systemInfo(d), systemHealth(d)}
 }
 
-var emptyArgs = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
+// noArgs is the arguments of a tool that takes none.
+type noArgs struct{}
+
+// noArgsSchema is noArgs' schema with "properties": {} spelled out.
+// schema.For leaves the key out for a struct without fields, which JSON
+// Schema reads the same way, but some clients (OpenAI-backed ones among
+// them) refuse an object schema that has no properties key.
+var noArgsSchema = withProperties(schema.MustFor[noArgs]())
+
+// withProperties adds an empty "properties" to an object schema that has
+// none; anything else comes back as it is.
+func withProperties(raw json.RawMessage) json.RawMessage {
+	var s map[string]json.RawMessage
+	if json.Unmarshal(raw, &s) != nil {
+		return raw
+	}
+	if _, ok := s["properties"]; ok {
+		return raw
+	}
+	s["properties"] = json.RawMessage("{}")
+	out, err := json.Marshal(s)
+	if err != nil {
+		return raw
+	}
+	return out
+}
 
 type systemInfoResult struct {
 	Server    string   `json:"server"`
@@ -45,7 +71,7 @@ func systemInfo(d SystemDeps) kit.Tool {
 		Name:        "system_info",
 		Title:       "System information",
 		Description: "Describe the machine and this server: OS, architecture, CPUs, Go version, server version, uptime and the root directories the file tools may use.",
-		InputSchema: emptyArgs,
+		InputSchema: noArgsSchema,
 		Effect:      kit.ReadOnly,
 		Handler: func(ctx context.Context, _ *kit.Call) (any, error) {
 			host, _ := os.Hostname()
@@ -76,7 +102,7 @@ func systemHealth(d SystemDeps) kit.Tool {
 		Name:        "system_health",
 		Title:       "Server health",
 		Description: "Report this server's health: status, uptime, memory, and per-tool call counts, errors by code and latency percentiles (p50/p95/p99, milliseconds).",
-		InputSchema: emptyArgs,
+		InputSchema: noArgsSchema,
 		Effect:      kit.ReadOnly,
 		Handler: func(ctx context.Context, _ *kit.Call) (any, error) {
 			var ms runtime.MemStats

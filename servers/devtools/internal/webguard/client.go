@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"io"
 	"mime"
 	"net"
@@ -18,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -139,31 +140,25 @@ func (c *Client) UserAgent() string { return c.ua }
 // CloseIdleConnections closes pooled connections.
 func (c *Client) CloseIdleConnections() { c.transport.CloseIdleConnections() }
 
-// Kind classifies an *Error for the tool layer.
-type Kind uint8
-
-const (
-	// Invalid is bad input; Field names the argument.
-	Invalid Kind = iota + 1
-	// Refused is the guard saying no (an address, never a URL's syntax).
-	Refused
-	// Timeout is the call's own time limit.
-	Timeout
-	// Upstream is the remote side failing: no connection, TLS, too many
-	// redirects, a redirect to a forbidden URL, a non-2xx page for Fetch.
-	Upstream
-	// Unsupported is content Fetch will not turn into text (binary types).
-	Unsupported
-)
-
-// Error is a failure whose Msg is written for the caller: no internal
-// details, no URL query strings. Err is the cause, for logs.
+// Error is a failure that carries its client-facing form (it is an
+// [mcperr.Coded]), so the tools return it as it is. Msg is written for the
+// caller: no internal details, no URL query strings. Err is the cause, for
+// logs.
 type Error struct {
-	Kind  Kind
-	Field string
-	Msg   string
+	// Code is how a client sees the failure: VALIDATION_ERROR for bad
+	// input (Field names the argument; content web_fetch will not turn
+	// into text is one too, on "url"), PERMISSION_DENIED when the guard
+	// refuses an address (never for a URL's syntax), TIMEOUT_ERROR for the
+	// call's own time limit, UPSTREAM_ERROR when the remote side fails (no
+	// connection, TLS, too many redirects, a redirect to a forbidden URL, a
+	// non-2xx page for Fetch).
+	Code mcperr.Code
+	// Field and Expected locate a validation error.
+	Field    string
+	Expected string
+	Msg      string
 	// Final says repeating the same call cannot succeed (a redirect loop, a
-	// 404), where the kind alone would suggest a retry.
+	// 404), where the code alone would suggest a retry.
 	Final bool
 	Err   error
 }
@@ -171,8 +166,30 @@ type Error struct {
 func (e *Error) Error() string { return e.Msg }
 func (e *Error) Unwrap() error { return e.Err }
 
+// MCPError is the form a client sees: Msg under Code, the argument at fault
+// for a validation error, and no retry advice when the failure is Final.
+func (e *Error) MCPError() *mcperr.Error {
+	if e.Code == mcperr.Validation {
+		return mcperr.Invalid(e.Field, nil, e.Expected, "%s", e.Msg).WithCause(e)
+	}
+	code := e.Code
+	if code == "" {
+		code = mcperr.Upstream
+	}
+	me := mcperr.New(code, "%s", e.Msg).WithCause(e)
+	if e.Final {
+		me.WithRetryable(false)
+	}
+	return me
+}
+
 func invalid(field, format string, args ...any) *Error {
-	return &Error{Kind: Invalid, Field: field, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Code: mcperr.Validation, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// upstream is the remote side failing; final when retrying cannot help.
+func upstream(final bool, msg string, cause error) *Error {
+	return &Error{Code: mcperr.Upstream, Final: final, Msg: msg, Err: cause}
 }
 
 // Request is one HTTP exchange.
@@ -264,12 +281,12 @@ func (c *Client) urlErr(err error, redirect bool) *Error {
 		if redirect {
 			msg = "redirect " + msg
 		}
-		return &Error{Kind: Refused, Msg: msg, Err: err}
+		return &Error{Code: mcperr.PermissionDeny, Msg: msg, Err: err}
 	}
 	if redirect {
-		return &Error{Kind: Upstream, Final: true, Msg: "the server redirected to a URL that is not allowed: " + err.Error(), Err: err}
+		return upstream(true, "the server redirected to a URL that is not allowed: "+err.Error(), err)
 	}
-	return &Error{Kind: Invalid, Field: "url", Msg: err.Error(), Err: err}
+	return &Error{Code: mcperr.Validation, Field: "url", Msg: err.Error(), Err: err}
 }
 
 func (c *Client) timeout(d time.Duration) (time.Duration, error) {
@@ -342,7 +359,7 @@ func (c *Client) do(ctx context.Context, req Request, capBytes int64, inspect fu
 			return http.ErrUseLastResponse
 		}
 		if len(via) > c.cfg.MaxRedirects {
-			return &redirectErr{&Error{Kind: Upstream, Final: true, Msg: fmt.Sprintf("too many redirects: stopped after %d (the cap)", c.cfg.MaxRedirects)}}
+			return &redirectErr{upstream(true, fmt.Sprintf("too many redirects: stopped after %d (the cap)", c.cfg.MaxRedirects), nil)}
 		}
 		if err := c.guard.CheckURL(next.URL); err != nil {
 			return &redirectErr{c.urlErr(err, true)}
@@ -405,17 +422,17 @@ func (c *Client) mapErr(parent, cctx context.Context, err error, u *url.URL, tim
 	host := u.Host
 	var r *Refusal
 	if errors.As(err, &r) {
-		return &Error{Kind: Refused, Msg: r.Error(), Err: err}
+		return &Error{Code: mcperr.PermissionDeny, Msg: r.Error(), Err: err}
 	}
 	if parent.Err() != nil {
 		return parent.Err()
 	}
 	var ne net.Error
 	if cctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return &Error{Kind: Timeout, Msg: fmt.Sprintf("no complete response from %s within %s", host, timeout), Err: err}
+		return &Error{Code: mcperr.Timeout, Msg: fmt.Sprintf("no complete response from %s within %s", host, timeout), Err: err}
 	}
 	up := func(format string, args ...any) error {
-		return &Error{Kind: Upstream, Msg: fmt.Sprintf(format, args...), Err: err}
+		return upstream(false, fmt.Sprintf(format, args...), err)
 	}
 	var dnsErr *net.DNSError
 	var unknownCA x509.UnknownAuthorityError

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"io"
 	"log"
 	"net"
@@ -32,17 +33,26 @@ func newTestClient(t testing.TB, cfg Config) *Client {
 	return c
 }
 
-func wantKind(t *testing.T, err error, kind Kind, contains string) *Error {
+// wantCode fails unless err is an *Error that a client sees under code,
+// with its own message containing contains, and returns it.
+func wantCode(t *testing.T, err error, code mcperr.Code, contains string) *Error {
 	t.Helper()
 	var e *Error
 	if !errors.As(err, &e) {
-		t.Fatalf("error = %v (%T), want a webguard error of kind %d", err, err, kind)
+		t.Fatalf("error = %v (%T), want a webguard error with code %s", err, err, code)
 	}
-	if e.Kind != kind {
-		t.Fatalf("kind = %d, want %d (message %q)", e.Kind, kind, e.Msg)
+	me := mcperr.Wrap(err)
+	if e.Code != code || me.Code != code {
+		t.Fatalf("code = %s (client sees %s), want %s (message %q)", e.Code, me.Code, code, e.Msg)
 	}
-	if !strings.Contains(e.Msg, contains) {
-		t.Fatalf("message %q does not contain %q", e.Msg, contains)
+	if me.Message != e.Msg || !strings.Contains(e.Msg, contains) {
+		t.Fatalf("message %q (client sees %q) does not contain %q", e.Msg, me.Message, contains)
+	}
+	if me.Field != e.Field || me.Expected != e.Expected || me.Value != nil {
+		t.Fatalf("client form %+v does not locate the argument of %+v", me, e)
+	}
+	if e.Final && me.Retryable() {
+		t.Fatalf("a final failure is retryable for the client")
 	}
 	return e
 }
@@ -161,7 +171,7 @@ func TestDoInvalidInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		_, err := c.Do(ctx, tc.req)
-		e := wantKind(t, err, Invalid, tc.contains)
+		e := wantCode(t, err, mcperr.Validation, tc.contains)
 		if e.Field != tc.field {
 			t.Errorf("%+v: field %q, want %q", tc.req, e.Field, tc.field)
 		}
@@ -195,7 +205,7 @@ func TestDoRefusesBlockedTargets(t *testing.T) {
 	for _, tc := range tests {
 		start := time.Now()
 		_, err := c.Do(context.Background(), Request{URL: tc.url})
-		wantKind(t, err, Refused, tc.contains)
+		wantCode(t, err, mcperr.PermissionDeny, tc.contains)
 		if d := time.Since(start); d > time.Second {
 			t.Errorf("%s: refusal took %s", tc.url, d)
 		}
@@ -225,7 +235,7 @@ func TestMetadataRefusedInsideAllowedRange(t *testing.T) {
 	c := newTestClient(t, Config{AllowCIDRs: prefixes("169.254.0.0/16", "127.0.0.0/8"), Resolver: res})
 	for _, u := range []string{"http://169.254.169.254/", "http://imds.test/", "http://ecs.test/", "http://[::ffff:a9fe:a9fe]/"} {
 		_, err := c.Do(context.Background(), Request{URL: u})
-		wantKind(t, err, Refused, "never connects to cloud metadata addresses")
+		wantCode(t, err, mcperr.PermissionDeny, "never connects to cloud metadata addresses")
 	}
 }
 
@@ -261,7 +271,7 @@ func TestRedirects(t *testing.T) {
 		t.Fatalf("within the cap: %+v %v", resp, err)
 	}
 	_, err = c.Do(ctx, Request{URL: srv.URL + "/hop/5"})
-	e := wantKind(t, err, Upstream, "too many redirects: stopped after 5 (the cap)")
+	e := wantCode(t, err, mcperr.Upstream, "too many redirects: stopped after 5 (the cap)")
 	if !e.Final {
 		t.Error("too many redirects should not invite a retry")
 	}
@@ -284,24 +294,24 @@ func TestRedirectToBlockedAddressRefused(t *testing.T) {
 	bp := port(blocked)
 	tests := []struct {
 		target string
-		kind   Kind
+		code   mcperr.Code
 		msg    string
 	}{
-		{"http://[::1]:" + bp + "/", Refused, "redirect refused: ::1 is a loopback address"},
-		{"http://10.0.0.1/", Refused, "redirect refused: 10.0.0.1 is a private address"},
-		{"http://169.254.169.254/latest/meta-data/", Refused, "cloud metadata"},
-		{"http://[::ffff:169.254.169.254]/", Refused, "cloud metadata"},
-		{"http://127.0.0.2:" + bp + "/", Refused, "127.0.0.2 is a loopback address"},
+		{"http://[::1]:" + bp + "/", mcperr.PermissionDeny, "redirect refused: ::1 is a loopback address"},
+		{"http://10.0.0.1/", mcperr.PermissionDeny, "redirect refused: 10.0.0.1 is a private address"},
+		{"http://169.254.169.254/latest/meta-data/", mcperr.PermissionDeny, "cloud metadata"},
+		{"http://[::ffff:169.254.169.254]/", mcperr.PermissionDeny, "cloud metadata"},
+		{"http://127.0.0.2:" + bp + "/", mcperr.PermissionDeny, "127.0.0.2 is a loopback address"},
 		// By name: caught at dial time, after DNS.
-		{"http://internal.test/", Refused, "internal.test resolves to 10.0.0.1"},
-		{"http://loop.test:" + bp + "/", Refused, "loop.test resolves to 127.0.0.2"},
+		{"http://internal.test/", mcperr.PermissionDeny, "internal.test resolves to 10.0.0.1"},
+		{"http://loop.test:" + bp + "/", mcperr.PermissionDeny, "loop.test resolves to 127.0.0.2"},
 		// Not an address problem: the redirect target itself is not allowed.
-		{"file:///etc/passwd", Upstream, `redirected to a URL that is not allowed: scheme "file"`},
-		{"http://user:pw@127.0.0.1:" + bp + "/", Upstream, "credentials in the URL"},
+		{"file:///etc/passwd", mcperr.Upstream, `redirected to a URL that is not allowed: scheme "file"`},
+		{"http://user:pw@127.0.0.1:" + bp + "/", mcperr.Upstream, "credentials in the URL"},
 	}
 	for _, tc := range tests {
 		_, err := c.Do(context.Background(), Request{URL: srv.URL + "/to?u=" + tc.target})
-		wantKind(t, err, tc.kind, tc.msg)
+		wantCode(t, err, tc.code, tc.msg)
 	}
 }
 
@@ -321,7 +331,7 @@ func TestDNSRebinding(t *testing.T) {
 	res := &fakeResolver{seq: map[string][][]string{"rebind.test": {{"127.0.0.1"}, {"10.0.0.7"}}}}
 	c := newTestClient(t, Config{AllowCIDRs: prefixes("127.0.0.1/32"), Resolver: res})
 	_, err := c.Do(context.Background(), Request{URL: "http://rebind.test:" + port(srv) + "/first"})
-	wantKind(t, err, Refused, "rebind.test resolves to 10.0.0.7")
+	wantCode(t, err, mcperr.PermissionDeny, "rebind.test resolves to 10.0.0.7")
 }
 
 func TestNoRedirectsConfig(t *testing.T) {
@@ -378,7 +388,7 @@ func TestSlowBodyTimesOut(t *testing.T) {
 	c := newTestClient(t, Config{})
 	start := time.Now()
 	_, err := c.Do(context.Background(), Request{URL: srv.URL, Timeout: 200 * time.Millisecond})
-	wantKind(t, err, Timeout, "no complete response from 127.0.0.1:"+port(srv)+" within 200ms")
+	wantCode(t, err, mcperr.Timeout, "no complete response from 127.0.0.1:"+port(srv)+" within 200ms")
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("timeout took %s", d)
 	}
@@ -395,7 +405,7 @@ func TestSlowHeadersTimeOut(t *testing.T) {
 	c := newTestClient(t, Config{DefaultTimeout: 150 * time.Millisecond})
 	start := time.Now()
 	_, err := c.Do(context.Background(), Request{URL: srv.URL})
-	wantKind(t, err, Timeout, "within 150ms")
+	wantCode(t, err, mcperr.Timeout, "within 150ms")
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("timeout took %s", d)
 	}
@@ -508,7 +518,7 @@ func TestConnectionErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		_, err := c.Do(context.Background(), Request{URL: tc.url})
-		e := wantKind(t, err, Upstream, tc.msg)
+		e := wantCode(t, err, mcperr.Upstream, tc.msg)
 		if e.Final {
 			t.Errorf("%s: a connection failure may be retried", tc.url)
 		}
@@ -516,11 +526,11 @@ func TestConnectionErrors(t *testing.T) {
 
 	broken := newTestClient(t, Config{Resolver: &fakeResolver{err: &net.DNSError{Err: "server misbehaving", Name: "x"}}})
 	_, err := broken.Do(context.Background(), Request{URL: "http://x.test/"})
-	wantKind(t, err, Upstream, "cannot resolve x.test: DNS lookup failed")
+	wantCode(t, err, mcperr.Upstream, "cannot resolve x.test: DNS lookup failed")
 
 	odd := newTestClient(t, Config{Resolver: &fakeResolver{err: errors.New("resolver exploded at /etc/secret")}})
 	_, err = odd.Do(context.Background(), Request{URL: "http://x.test/?token=s3cret"})
-	e := wantKind(t, err, Upstream, "the request to x.test failed")
+	e := wantCode(t, err, mcperr.Upstream, "the request to x.test failed")
 	if strings.Contains(e.Msg, "secret") || strings.Contains(e.Msg, "s3cret") {
 		t.Errorf("message leaks details: %q", e.Msg)
 	}
@@ -539,7 +549,7 @@ func TestTLS(t *testing.T) {
 	c := newTestClient(t, Config{Resolver: res})
 
 	_, err := c.Do(context.Background(), Request{URL: srv.URL})
-	wantKind(t, err, Upstream, "is not signed by a trusted authority")
+	wantCode(t, err, mcperr.Upstream, "is not signed by a trusted authority")
 
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
@@ -549,7 +559,7 @@ func TestTLS(t *testing.T) {
 		t.Fatalf("trusted TLS: %v %v", resp, err)
 	}
 	_, err = c.Do(context.Background(), Request{URL: "https://wrong.test:" + p + "/"})
-	wantKind(t, err, Upstream, "is not valid for that name")
+	wantCode(t, err, mcperr.Upstream, "is not valid for that name")
 }
 
 func TestMediaType(t *testing.T) {

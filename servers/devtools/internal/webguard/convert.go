@@ -74,7 +74,7 @@ func (c *Client) render(ctx context.Context, doc *html.Node, pageURL, format str
 	case FormatHTML:
 		var buf bytes.Buffer
 		if err := html.Render(&buf, doc); err != nil {
-			return "", "", &Error{Kind: Upstream, Msg: "the page could not be rendered", Err: err}
+			return "", "", upstream(false, "the page could not be rendered", err)
 		}
 		return buf.String(), title, nil
 	case FormatText:
@@ -82,7 +82,7 @@ func (c *Client) render(ctx context.Context, doc *html.Node, pageURL, format str
 	}
 	md, err := markdownConverter().ConvertNode(doc, converter.WithDomain(base), converter.WithContext(ctx))
 	if err != nil {
-		return "", "", &Error{Kind: Upstream, Msg: "the page could not be converted to Markdown", Err: err}
+		return "", "", upstream(false, "the page could not be converted to Markdown", err)
 	}
 	return string(md), title, nil
 }

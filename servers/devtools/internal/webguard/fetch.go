@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 )
@@ -95,7 +96,7 @@ func (c *Client) Fetch(ctx context.Context, fr FetchRequest) (*Page, error) {
 		c.cfg.MaxFetchBytes, func(r *http.Response) error {
 			if r.StatusCode < 200 || r.StatusCode > 299 {
 				final := r.StatusCode < 500 && r.StatusCode != http.StatusTooManyRequests && r.StatusCode != http.StatusRequestTimeout
-				return &Error{Kind: Upstream, Final: final, Msg: fmt.Sprintf("%s answered HTTP %s", r.Request.URL.Host, statusText(r.StatusCode))}
+				return upstream(final, fmt.Sprintf("%s answered HTTP %s", r.Request.URL.Host, statusText(r.StatusCode)), nil)
 			}
 			if mt, _ := mediaType(r.Header.Get("Content-Type")); binaryType(mt) {
 				return unsupported(mt)
@@ -121,7 +122,7 @@ func (c *Client) Fetch(ctx context.Context, fr FetchRequest) (*Page, error) {
 		}
 		doc, err := html.Parse(r)
 		if err != nil {
-			return nil, &Error{Kind: Upstream, Msg: "the page could not be parsed as HTML", Err: err}
+			return nil, upstream(false, "the page could not be parsed as HTML", err)
 		}
 		content, p.Title, err = c.render(ctx, doc, resp.URL, format)
 		if err != nil {
@@ -148,7 +149,8 @@ func statusText(code int) string {
 }
 
 func unsupported(mt string) *Error {
-	return &Error{Kind: Unsupported, Msg: fmt.Sprintf("the URL serves %s, which is not a web page or text; use web_request to download it (binary bodies come back base64-encoded)", orUnknown(mt))}
+	return &Error{Code: mcperr.Validation, Field: "url", Expected: "a URL serving an HTML page or text",
+		Msg: fmt.Sprintf("the URL serves %s, which is not a web page or text; use web_request to download it (binary bodies come back base64-encoded)", orUnknown(mt))}
 }
 
 func orUnknown(mt string) string {

@@ -3,6 +3,7 @@ package webguard
 import (
 	"context"
 	"fmt"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -218,7 +219,10 @@ func TestFetchRefusesBinary(t *testing.T) {
 	c := newTestClient(t, Config{})
 	for path, mt := range map[string]string{"/png": "image/png", "/untyped": "image/png", "/vendor-binary": "application/vnd.acme.blob", "/pdf": "application/pdf"} {
 		_, err := c.Fetch(context.Background(), FetchRequest{URL: srv.URL + path})
-		wantKind(t, err, Unsupported, "the URL serves "+mt+", which is not a web page or text; use web_request")
+		e := wantCode(t, err, mcperr.Validation, "the URL serves "+mt+", which is not a web page or text; use web_request")
+		if e.Field != "url" || e.Expected != "a URL serving an HTML page or text" {
+			t.Errorf("%s: field %q expected %q", path, e.Field, e.Expected)
+		}
 	}
 }
 
@@ -237,15 +241,15 @@ func TestFetchNon2xx(t *testing.T) {
 	c := newTestClient(t, Config{})
 	host := strings.TrimPrefix(srv.URL, "http://")
 	_, err := c.Fetch(context.Background(), FetchRequest{URL: srv.URL + "/missing"})
-	if e := wantKind(t, err, Upstream, host+" answered HTTP 404 Not Found"); !e.Final {
+	if e := wantCode(t, err, mcperr.Upstream, host+" answered HTTP 404 Not Found"); !e.Final {
 		t.Error("a 404 should not invite a retry")
 	}
 	_, err = c.Fetch(context.Background(), FetchRequest{URL: srv.URL + "/down"})
-	if e := wantKind(t, err, Upstream, "answered HTTP 503 Service Unavailable"); e.Final {
+	if e := wantCode(t, err, mcperr.Upstream, "answered HTTP 503 Service Unavailable"); e.Final {
 		t.Error("a 503 may be retried")
 	}
 	_, err = c.Fetch(context.Background(), FetchRequest{URL: srv.URL + "/odd"})
-	wantKind(t, err, Upstream, "answered HTTP 599")
+	wantCode(t, err, mcperr.Upstream, "answered HTTP 599")
 }
 
 func TestFetchInvalidArguments(t *testing.T) {
@@ -262,7 +266,7 @@ func TestFetchInvalidArguments(t *testing.T) {
 	}
 	for _, tc := range tests {
 		_, err := c.Fetch(context.Background(), tc.req)
-		if e := wantKind(t, err, Invalid, ""); e.Field != tc.field {
+		if e := wantCode(t, err, mcperr.Validation, ""); e.Field != tc.field {
 			t.Errorf("%+v: field %q, want %q", tc.req, e.Field, tc.field)
 		}
 	}
@@ -312,7 +316,7 @@ func TestFetchPaging(t *testing.T) {
 		t.Errorf("%d windows, want %d", windows, want)
 	}
 	_, err := c.Fetch(context.Background(), FetchRequest{URL: srv.URL, StartIndex: total})
-	wantKind(t, err, Invalid, fmt.Sprintf("start_index %d is past the end of the content (%d characters)", total, total))
+	wantCode(t, err, mcperr.Validation, fmt.Sprintf("start_index %d is past the end of the content (%d characters)", total, total))
 }
 
 func TestFetchEmptyPage(t *testing.T) {
