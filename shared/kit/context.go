@@ -8,15 +8,10 @@ import (
 
 type ctxKey int
 
-const (
-	agentKey ctxKey = iota
-	stdioKey
-	reservationKey
-)
+const agentKey ctxKey = iota
 
-// WithAgent records the identity a call is made under. Transports set it:
-// stdio from MCP_AGENT, HTTP from the bearer token. Tests use it with the
-// in-process client.
+// WithAgent records the identity a request is made under. The HTTP
+// transport sets it from the bearer token; tests use it with handlers.
 func WithAgent(ctx context.Context, agent string) context.Context {
 	return context.WithValue(ctx, agentKey, agent)
 }
@@ -25,14 +20,6 @@ func WithAgent(ctx context.Context, agent string) context.Context {
 func AgentFrom(ctx context.Context) string {
 	a, _ := ctx.Value(agentKey).(string)
 	return a
-}
-
-func withStdio(ctx context.Context) context.Context { return context.WithValue(ctx, stdioKey, true) }
-
-func isStdio(ctx context.Context) bool { b, _ := ctx.Value(stdioKey).(bool); return b }
-
-func withCorrelation(ctx context.Context, id string) context.Context {
-	return logging.WithCorrelationID(ctx, id)
 }
 
 // CorrelationID returns the id the kit gave the current call; upstream

@@ -74,7 +74,6 @@ type Env struct {
 	templates []ResourceTemplate
 	workers   []Worker
 	listeners []Listener
-	limits    Limits
 }
 
 // DataDir returns (and creates, 0700) the server's local state directory.

@@ -8,36 +8,31 @@ import (
 )
 
 // outbox holds what a server sends one client outside the responses to its
-// requests — notifications, resource updates — until the client's stream
-// takes them. A slow client makes it coalesce, not grow: updates of one URI
-// collapse into one while waiting, list-changed notifications into one
-// flag; other notifications queue up to a bound past which they are dropped
-// and counted, never silently.
+// requests — resource updates, list changes, and on the 2024-11-05 SSE
+// transport everything — until the client's stream takes them. A slow client
+// makes it coalesce, not grow: updates of one URI collapse into one while
+// waiting, list-changed notifications into one flag. Past a bound of
+// distinct URIs pending, updates are dropped and counted, never silently.
 type outbox struct {
 	mu      sync.Mutex
 	wake    chan struct{} // capacity 1: "something to take"
 	closed  bool
 	urgent  [][]byte // messages that must not be dropped (requests, answers)
-	queue   [][]byte // droppable notifications, oldest first
 	uris    []string // resource updates pending, in order of first update
 	pending map[string]bool
 	listChg bool
 	// subID tags every notification with the subscriptions/listen request
 	// that opened the stream (protocol 2026-07-28); nil otherwise.
 	subID []byte
-	// maxQueue and maxURIs bound the queue and the pending updates.
-	maxQueue, maxURIs int
-	dropped           func(n int)
+	// maxURIs bounds the pending updates.
+	maxURIs int
+	dropped func(n int)
 }
 
-const (
-	defaultMaxQueue = 256
-	defaultMaxURIs  = 10_000
-)
+const defaultMaxURIs = 10_000
 
 func newOutbox(dropped func(int)) *outbox {
-	return &outbox{wake: make(chan struct{}, 1), pending: map[string]bool{},
-		maxQueue: defaultMaxQueue, maxURIs: defaultMaxURIs, dropped: dropped}
+	return &outbox{wake: make(chan struct{}, 1), pending: map[string]bool{}, maxURIs: defaultMaxURIs, dropped: dropped}
 }
 
 func (o *outbox) signal() {
@@ -59,23 +54,6 @@ func (o *outbox) pushUrgent(msg []byte) bool {
 	o.mu.Unlock()
 	o.signal()
 	return true
-}
-
-// push queues a droppable notification.
-func (o *outbox) push(msg []byte) {
-	o.mu.Lock()
-	if o.closed {
-		o.mu.Unlock()
-		return
-	}
-	if len(o.queue) >= o.maxQueue {
-		o.mu.Unlock()
-		o.drop(1)
-		return
-	}
-	o.queue = append(o.queue, msg)
-	o.mu.Unlock()
-	o.signal()
 }
 
 // updated records that uri changed; an update already waiting covers it.
@@ -144,11 +122,6 @@ func (o *outbox) takeLocked() []byte {
 		o.urgent[0] = nil
 		o.urgent = o.urgent[1:]
 		return m
-	case len(o.queue) > 0:
-		m := o.queue[0]
-		o.queue[0] = nil
-		o.queue = o.queue[1:]
-		return o.tag(m)
 	case len(o.uris) > 0:
 		uri := o.uris[0]
 		o.uris[0] = ""
@@ -181,54 +154,13 @@ func (o *outbox) appendMeta(params []byte) []byte {
 	return append(params, '}')
 }
 
-// tag adds the subscription tag to a queued notification, if any. Queued
-// notifications are built with a params object.
-func (o *outbox) tag(msg []byte) []byte {
-	if o.subID == nil {
-		return msg
-	}
-	return retag(msg, o.subID)
-}
-
 // close stops the outbox; waiting and later messages are discarded.
 func (o *outbox) close() {
 	o.mu.Lock()
 	o.closed = true
-	o.urgent, o.queue, o.uris, o.pending = nil, nil, nil, map[string]bool{}
+	o.urgent, o.uris, o.pending = nil, nil, map[string]bool{}
 	o.mu.Unlock()
 	o.signal()
-}
-
-// waiting reports how many messages wait, for tests and health.
-func (o *outbox) waiting() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	n := len(o.urgent) + len(o.queue) + len(o.uris)
-	if o.listChg {
-		n++
-	}
-	return n
-}
-
-// retag inserts the subscription tag into a notification's params.
-func retag(msg, subID []byte) []byte {
-	m, err := wire.Parse(msg)
-	if err != nil || m.Kind != wire.Notification {
-		return msg
-	}
-	meta := append([]byte(`"_meta":{"io.modelcontextprotocol/subscriptionId":`), subID...)
-	meta = append(meta, '}')
-	var params []byte
-	if len(m.Params) < 2 || m.Params[0] != '{' {
-		params = append(append([]byte{'{'}, meta...), '}')
-	} else {
-		params = append([]byte{'{'}, meta...)
-		if body := m.Params[1:]; len(body) > 0 && body[0] != '}' {
-			params = append(params, ',')
-		}
-		params = append(params, m.Params[1:]...)
-	}
-	return wire.AppendNotification(nil, m.Method, params)
 }
 
 func (o *outbox) isClosed() bool {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -397,12 +396,4 @@ func (s *Server) clientLog(r *request, level, logger string, data any) {
 		return
 	}
 	_ = r.reply(wire.AppendNotification(nil, "notifications/message", b))
-}
-
-// httpStatusFor is the status of a message-level refusal (budgets).
-func httpStatusFor(code int) int {
-	if code == wire.CodeServerBusy {
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusBadRequest
 }

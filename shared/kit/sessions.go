@@ -98,16 +98,6 @@ func (s *sessions) reserve() *reservation {
 	return &reservation{}
 }
 
-// release gives back a slot whose session was never created.
-func (s *sessions) release(r *reservation) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r != nil && !r.used {
-		r.used = true
-		s.reserved--
-	}
-}
-
 func (s *sessions) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -14,15 +14,16 @@ type leg struct {
 }
 
 type args struct {
-	Path     string          `json:"path" jsonschema:"file to read, at most {max} bytes" mcp:"minLength=1"`
-	Limit    *int            `json:"limit,omitempty" mcp:"min=1,max={max},default=100"`
-	Mode     string          `json:"mode,omitempty" mcp:"enum=text|base64"`
-	Tags     []string        `json:"tags,omitempty" mcp:"maxItems=3,uniqueItems"`
-	Legs     []leg           `json:"legs,omitempty" mcp:"minItems=1"`
-	When     string          `json:"when,omitempty" mcp:"format=date-time"`
-	Extra    json.RawMessage `json:"extra,omitempty"`
-	Ratio    float64         `json:"ratio,omitempty" mcp:"exclusiveMin=0"`
-	Flag     bool            `json:"flag,omitempty" mcp:"default=true"`
+	Path  string          `json:"path" jsonschema:"file to read, at most {max} bytes" mcp:"minLength=1"`
+	Limit *int            `json:"limit,omitempty" mcp:"min=1,max={max},default=100"`
+	Mode  string          `json:"mode,omitempty" mcp:"enum=text|base64"`
+	Tags  []string        `json:"tags,omitempty" mcp:"maxItems=3,uniqueItems"`
+	Legs  []leg           `json:"legs,omitempty" mcp:"minItems=1"`
+	When  string          `json:"when,omitempty" mcp:"format=date-time"`
+	Extra json.RawMessage `json:"extra,omitempty"`
+	Ratio float64         `json:"ratio,omitempty" mcp:"exclusiveMin=0"`
+	Flag  bool            `json:"flag,omitempty" mcp:"default=true"`
+	//lint:ignore U1000 unexported on purpose: the schema must leave it out
 	internal int
 	Skipped  string `json:"-"`
 }

@@ -173,7 +173,7 @@ func validID(raw []byte) bool {
 	case c == '"':
 		return true
 	case c == '-' || c >= '0' && c <= '9':
-		return bytes.IndexAny(raw, ".eE") < 0 && len(raw) <= 20
+		return !bytes.ContainsAny(raw, ".eE") && len(raw) <= 20
 	}
 	return false
 }
