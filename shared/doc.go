@@ -1,6 +1,8 @@
 // Package shared is the root of the kit every mcp-fleet server is built on.
-// The code lives in its sub-packages: kit (bootstrap, transports, the tool
-// call pipeline), mcperr (the error taxonomy), validate (JSON Schema argument
-// checks), acl (agent-to-tool policy), logging, metrics, ratelimit, retry,
-// datadir, and the test helpers mcptest and pgtest.
+// The code lives in its sub-packages: kit (definitions, the protocol engine
+// and its transports, the call pipeline, notifier, lifecycle), mcperr (the
+// error taxonomy), schema (input schemas from argument structs), validate
+// (JSON Schema argument checks), acl (agent policy), upstream (HTTP clients
+// for upstream APIs), retry, untrusted (fencing outside content), logging,
+// metrics, ratelimit, datadir, and the test helpers mcptest and pgtest.
 package shared
