@@ -444,7 +444,8 @@ func (s *Server) Handle(ctx context.Context, agent string, msg []byte) []byte {
 	se := s.newSession("handle", agent, overStateless)
 	defer se.close()
 	se.initialized.Store(true)
-	rep := s.serve(ctx, &request{sess: se, id: m.ID, method: m.Method, p: p, size: len(msg)})
+	discard := func([]byte) error { return nil }
+	rep := s.serve(ctx, &request{sess: se, id: m.ID, method: m.Method, p: p, size: len(msg), reply: discard})
 	if rep.after != nil {
 		rep.after()
 	}

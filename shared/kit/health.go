@@ -53,8 +53,13 @@ func (h *Health) AddCheck(name string, fn func(ctx context.Context) error) {
 	h.at = time.Time{}
 }
 
-// setWorker records a worker's state; err nil means running.
-func (h *Health) setWorker(name string, err error) {
+// Set records the state of a part the server runs — a worker, a feed, a
+// connection it keeps — by name: err nil means well, anything else makes
+// /healthz answer 503 naming the part and err's text (keep it free of
+// secrets). A worker reports here when it is stuck but alive (an upstream
+// down, a backlog growing); a worker that returns from Run is marked failed
+// by the kit.
+func (h *Health) Set(name string, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.workers[name] = err
@@ -75,10 +80,10 @@ func (h *Health) Report(ctx context.Context) healthReport {
 	checks := append([]healthCheck(nil), h.checks...)
 	rep := healthReport{OK: true}
 	for name, err := range h.workers {
-		rep.Parts = append(rep.Parts, "worker "+name)
+		rep.Parts = append(rep.Parts, name)
 		if err != nil {
 			rep.OK = false
-			rep.Failing = append(rep.Failing, healthPart{"worker " + name, err.Error()})
+			rep.Failing = append(rep.Failing, healthPart{name, err.Error()})
 		}
 	}
 	h.mu.Unlock()

@@ -74,7 +74,7 @@ func (g *group) run(ctx context.Context, main func(ctx context.Context) error, l
 		})
 	}
 	for _, w := range workers {
-		g.health.setWorker(w.Name, nil)
+		g.health.Set("worker "+w.Name, nil)
 		wg.Go(func() {
 			err := runWorker(ctx, w)
 			if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
@@ -83,7 +83,7 @@ func (g *group) run(ctx context.Context, main func(ctx context.Context) error, l
 			if err == nil {
 				err = errors.New("stopped on its own")
 			}
-			g.health.setWorker(w.Name, err)
+			g.health.Set("worker "+w.Name, err)
 			g.log.Error().Str("worker", w.Name).Err(err).Msg("background worker died; shutting the server down")
 			fail("worker "+w.Name, err)
 		})

@@ -2,6 +2,7 @@ package kit
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -207,8 +208,13 @@ func (s *Server) subscribe(r *request) reply {
 		return s.notFound(r)
 	}
 	if err := r.sess.subscribe(r.p.URI); err != nil {
-		e := mcperr.Wrap(err)
-		return s.fail(r, wire.CodeInvalidParams, "cannot watch "+wire.Truncate(r.p.URI, 256)+": "+e.Message, nil)
+		// A template's Watch speaks to the client: its message is shown.
+		msg := err.Error()
+		var e *mcperr.Error
+		if errors.As(err, &e) {
+			msg = e.Message
+		}
+		return s.fail(r, wire.CodeInvalidParams, "cannot watch "+wire.Truncate(r.p.URI, 256)+": "+msg, nil)
 	}
 	s.log.Info().Str("event", "resource_subscribe").Str("agent", r.sess.agent).Str("uri", redactURI(r.p.URI)).Msg("resource subscribed")
 	return s.ok(r, []byte(`{}`), false)

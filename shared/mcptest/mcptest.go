@@ -49,6 +49,11 @@ func NewInProcess(t testing.TB, s *kit.Server, agent string, opts ...client.Clie
 		_ = serverOut.Close()
 	}()
 	tr := transport.NewIO(clientIn, clientOut, io.NopCloser(strings.NewReader("")))
+	// The transport keeps Start's context to answer the server's requests
+	// (elicitation, roots), so it must outlive the test's calls.
+	if err := tr.Start(context.Background()); err != nil {
+		t.Fatalf("start the client transport: %v", err)
+	}
 	cl := &Client{t: t, c: client.NewClient(tr, opts...), agent: agent}
 	t.Cleanup(func() {
 		_ = clientOut.Close()

@@ -1,0 +1,200 @@
+package kit_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+)
+
+// service is a spec whose setup registers a worker, a listener with the
+// health report, and a health part the test can fail.
+type service struct {
+	workerStopped atomic.Bool
+	workerErr     chan error
+	addr          chan string
+	health        *kit.Health
+	commandRan    atomic.Bool
+}
+
+func newService() *service {
+	return &service{workerErr: make(chan error, 1), addr: make(chan string, 1)}
+}
+
+func (sv *service) spec() kit.Spec {
+	return kit.Spec{
+		Info: kit.Info{Name: "svc", Version: "1"}, Summary: "a service",
+		Setup: func(ctx context.Context, env *kit.Env) ([]kit.Tool, func(), error) {
+			sv.health = env.Health
+			env.AddWorker(kit.Worker{Name: "processor", Run: func(ctx context.Context) error {
+				select {
+				case <-ctx.Done():
+					sv.workerStopped.Store(true)
+					return nil
+				case err := <-sv.workerErr:
+					return err
+				}
+			}})
+			mux := http.NewServeMux()
+			mux.Handle("/healthz", env.Health.HealthHandler(map[string]any{"server": "svc"}))
+			env.AddListener(kit.Listener{Name: "receiver", Addr: "127.0.0.1:0", Handler: mux,
+				Ready: func(a net.Addr) { sv.addr <- a.String() }})
+			return testTools(nil), nil, nil
+		},
+		Commands: []kit.Command{{Name: "greet", Summary: "say hello", ServerFlags: true,
+			Flags: func(f *kit.Flags) {},
+			Run: func(ctx context.Context, env *kit.Env) error {
+				sv.commandRan.Store(true)
+				if len(env.Args) > 0 && env.Args[0] == "fail" {
+					return errors.New("asked to fail")
+				}
+				_, err := io.WriteString(env.Stdout, "hello "+strings.Join(env.Args, " ")+"\n")
+				return err
+			}}},
+	}
+}
+
+func healthz(t *testing.T, addr string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m
+}
+
+func TestWorkersAndListenersStopTogether(t *testing.T) {
+	sv := newService()
+	ctx, cancel := context.WithCancel(context.Background())
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	done := make(chan error, 1)
+	go func() { done <- kit.RunArgs(ctx, sv.spec(), nil, func(string) string { return "" }, inR, io.Discard, io.Discard) }()
+	addr := <-sv.addr
+	if code, m := healthz(t, addr); code != 200 || m["status"] != "ok" || !strings.Contains(strings.Join(toStrings(m["checked"]), ","), "worker processor") {
+		t.Fatalf("healthz: %d %v", code, m)
+	}
+	sv.health.Set("feed", errors.New("upstream unreachable"))
+	time.Sleep(1100 * time.Millisecond) // past the report's one-second cache
+	code, m := healthz(t, addr)
+	if code != 503 || m["status"] != "unavailable" || !strings.Contains(toJSON(m["failing"]), "upstream unreachable") {
+		t.Fatalf("healthz after a failing part: %d %v", code, m)
+	}
+	cancel() // SIGTERM
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("a signal is a normal stop: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("did not stop within the grace period")
+	}
+	if !sv.workerStopped.Load() {
+		t.Fatal("the worker was not stopped")
+	}
+	if _, err := http.Get("http://" + addr + "/healthz"); err == nil {
+		t.Fatal("the listener still answers after shutdown")
+	}
+}
+
+func TestDeadWorkerTakesTheProcessDown(t *testing.T) {
+	sv := newService()
+	var logs lockedBuffer
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	done := make(chan error, 1)
+	go func() {
+		done <- kit.RunArgs(context.Background(), sv.spec(), nil, func(string) string { return "" }, inR, io.Discard, &logs)
+	}()
+	<-sv.addr
+	sv.workerErr <- errors.New("lost its database")
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "worker processor") || !strings.Contains(err.Error(), "lost its database") {
+			t.Fatalf("error %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("a dead worker left the process running")
+	}
+	if !strings.Contains(logs.String(), "background worker died") {
+		t.Fatalf("no clear log line:\n%s", logs.String())
+	}
+}
+
+func TestSubcommands(t *testing.T) {
+	sv := newService()
+	var out, errOut bytes.Buffer
+	code := kit.Main(sv.spec(), []string{"greet", "--log-level", "warn", "world"}, func(string) string { return "" }, strings.NewReader(""), &out, &errOut)
+	if code != 0 || out.String() != "hello world\n" {
+		t.Fatalf("greet: %d %q %q", code, out.String(), errOut.String())
+	}
+	out.Reset()
+	if code := kit.Main(sv.spec(), []string{"greet", "--help"}, func(string) string { return "" }, nil, &out, &errOut); code != 0 || !strings.Contains(out.String(), "svc-mcp greet") || !strings.Contains(out.String(), "--log-level") {
+		t.Fatalf("greet --help: %d %q", code, out.String())
+	}
+	errOut.Reset()
+	if code := kit.Main(sv.spec(), []string{"greet", "fail"}, func(string) string { return "" }, nil, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "asked to fail") {
+		t.Fatalf("failing command: %d %q", code, errOut.String())
+	}
+	errOut.Reset()
+	if code := kit.Main(sv.spec(), []string{"gret"}, func(string) string { return "" }, nil, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), `unknown command "gret"`) || !strings.Contains(errOut.String(), `did you mean "greet"`) {
+		t.Fatalf("unknown command: %d %q", code, errOut.String())
+	}
+	errOut.Reset()
+	if code := kit.Main(sv.spec(), []string{"greet", "--nope"}, func(string) string { return "" }, nil, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "unknown flag --nope") {
+		t.Fatalf("bad command flag: %d %q", code, errOut.String())
+	}
+	out.Reset()
+	if code := kit.Main(sv.spec(), []string{"--help"}, func(string) string { return "" }, nil, &out, &errOut); code != 0 || !strings.Contains(out.String(), "Commands") || !strings.Contains(out.String(), "greet") || !strings.Contains(out.String(), "docs") {
+		t.Fatalf("--help lists commands: %q", out.String())
+	}
+}
+
+func TestDocsCommand(t *testing.T) {
+	sv := newService()
+	var out, errOut bytes.Buffer
+	if code := kit.Main(sv.spec(), []string{"docs"}, func(string) string { return "" }, nil, &out, &errOut); code != 0 {
+		t.Fatalf("docs: %d %s", code, errOut.String())
+	}
+	doc := out.String()
+	for _, want := range []string{"## svc-mcp reference", "#### echo", "| `text` | string | yes |", "≥ 1", "one of plain, upper",
+		"Effect: destructive, idempotent.", "`--transport`", "`MCP_TRANSPORT`", "`svc-mcp greet`", "`svc-mcp docs`"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("reference lacks %q", want)
+		}
+	}
+	var again bytes.Buffer
+	kit.Main(sv.spec(), []string{"docs"}, func(string) string { return "" }, nil, &again, &errOut)
+	if again.String() != doc {
+		t.Fatal("the reference is not deterministic")
+	}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	if a, ok := v.([]any); ok {
+		for _, x := range a {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func toJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
