@@ -1,5 +1,7 @@
 package kit_test
 
+//lint:file-ignore SA1019 the 2025-11-25 protocol era (initialize, subscribe, setLevel, ping) is what these tests cover beside 2026-07-28
+
 import (
 	"context"
 	"encoding/json"

@@ -81,7 +81,9 @@ func TestWorkersAndListenersStopTogether(t *testing.T) {
 	inR, inW := io.Pipe()
 	defer inW.Close()
 	done := make(chan error, 1)
-	go func() { done <- kit.RunArgs(ctx, sv.spec(), nil, func(string) string { return "" }, inR, io.Discard, io.Discard) }()
+	go func() {
+		done <- kit.RunArgs(ctx, sv.spec(), nil, func(string) string { return "" }, inR, io.Discard, io.Discard)
+	}()
 	addr := <-sv.addr
 	if code, m := healthz(t, addr); code != 200 || m["status"] != "ok" || !strings.Contains(strings.Join(toStrings(m["checked"]), ","), "worker processor") {
 		t.Fatalf("healthz: %d %v", code, m)

@@ -2,8 +2,8 @@ package kit
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"runtime/debug"
