@@ -90,29 +90,34 @@ func (b *budget) forSession() *sessionBudget {
 	return &sessionBudget{calls: make(chan struct{}, b.l.MaxSessionCalls), bytes: weighted{max: b.l.MaxSessionBytes}}
 }
 
+// slots are the call slots one call holds; release gives them back.
+type slots [3]chan struct{}
+
+func (h slots) release() {
+	for _, s := range h {
+		if s != nil {
+			<-s
+		}
+	}
+}
+
 // acquireCall takes a slot in each of the given semaphores (nil ones are
-// skipped), waiting up to QueueWait in all; it returns the release, or nil
-// when there was no room in time.
-func (b *budget) acquireCall(ctx context.Context, sems ...chan struct{}) func() {
+// skipped), waiting up to QueueWait in all; ok is false when there was no
+// room in time (nothing is then held).
+func (b *budget) acquireCall(ctx context.Context, process, session, tool chan struct{}) (held slots, ok bool) {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
 	}()
-	taken := make([]chan struct{}, 0, len(sems))
-	release := func() {
-		for _, s := range taken {
-			<-s
-		}
-	}
-	for _, s := range sems {
+	for i, s := range [3]chan struct{}{process, session, tool} {
 		if s == nil {
 			continue
 		}
 		select {
 		case s <- struct{}{}:
-			taken = append(taken, s)
+			held[i] = s
 			continue
 		default:
 		}
@@ -121,16 +126,16 @@ func (b *budget) acquireCall(ctx context.Context, sems ...chan struct{}) func() 
 		}
 		select {
 		case s <- struct{}{}:
-			taken = append(taken, s)
+			held[i] = s
 		case <-timer.C:
-			release()
-			return nil
+			held.release()
+			return slots{}, false
 		case <-ctx.Done():
-			release()
-			return nil
+			held.release()
+			return slots{}, false
 		}
 	}
-	return release
+	return held, true
 }
 
 // acquireBytes charges a message of n bytes to the process and session

@@ -40,6 +40,17 @@ func WriteReference(ctx context.Context, w io.Writer, spec Spec) error {
 		}
 		return ""
 	}
+	// The flags first: registering them sets the server's settings to their
+	// defaults, which Setup then reads.
+	f := NewFlags(spec.Name + "-mcp")
+	var cfg Config
+	cfg.register(f, spec.DefaultPort)
+	if spec.Flags != nil {
+		spec.Flags(f)
+	}
+	if err := f.Parse(nil, getenv); err != nil {
+		return fmt.Errorf("apply %s's default settings: %w", spec.Name, err)
+	}
 	env := newEnv(spec, getenv, io.Discard, "error", nil)
 	env.Stdout = io.Discard
 	tools, cleanup, err := spec.Setup(ctx, env)
@@ -48,12 +59,6 @@ func WriteReference(ctx context.Context, w io.Writer, spec Spec) error {
 	}
 	if cleanup != nil {
 		defer cleanup()
-	}
-	f := NewFlags(spec.Name + "-mcp")
-	var cfg Config
-	cfg.register(f, spec.DefaultPort)
-	if spec.Flags != nil {
-		spec.Flags(f)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s-mcp reference\n\n", spec.Name)

@@ -424,7 +424,20 @@ func TestAuditLog(t *testing.T) {
 	if strings.Contains(logs.String(), "url-secret-123") {
 		t.Fatal("a secret in a URL query reached the audit log")
 	}
-	ok, denied := lines[0], lines[2]
+	// Audit lines are written just after each response, so their order
+	// follows the calls only loosely; find them by content.
+	var ok, denied map[string]any
+	for _, l := range lines {
+		switch {
+		case l["outcome"] == "error":
+			denied = l
+		case ok == nil && l["args"].(map[string]any)["api_token"] != nil:
+			ok = l
+		}
+	}
+	if ok == nil || denied == nil {
+		t.Fatalf("audit lines %v", lines)
+	}
 	if ok["agent"] != "reader" || ok["tool"] != "echo" || ok["outcome"] != "ok" || ok["correlation_id"] == "" || ok["duration"] == nil {
 		t.Fatalf("audit line %v", ok)
 	}
@@ -445,6 +458,8 @@ func TestMetricsCountCalls(t *testing.T) {
 	c := mcptest.NewInProcess(t, s, "")
 	mcptest.OK(t, c.Call("echo", map[string]any{"text": "x"}), nil)
 	mcptest.FailCode(t, c.Call("echo", map[string]any{}), mcperr.Validation)
+	// Metrics are recorded just after the response is written.
+	waitFor(t, "two recorded calls", func() bool { return calls(s, "echo") == 2 })
 	for _, ts := range s.Metrics().Snapshot() {
 		if ts.Tool != "echo" {
 			continue

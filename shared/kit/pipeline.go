@@ -36,10 +36,10 @@ func (s *Server) callTool(ctx context.Context, r *request) reply {
 
 	args, failure := s.admit(ctx, r, t)
 	var res []byte
-	var release func()
+	var held slots
 	if failure == nil {
-		release = s.budget.acquireCall(ctx, s.budget.calls, sessionSlots(r.sess), t.slots)
-		if release == nil {
+		var ok bool
+		if held, ok = s.budget.acquireCall(ctx, s.budget.calls, sessionSlots(r.sess), t.slots); !ok {
 			failure = mcperr.New(mcperr.RateLimit, "the server is busy: too many calls of %s running; retry shortly", t.Name)
 			failure.RetryAfter = time.Second
 		}
@@ -49,7 +49,7 @@ func (s *Server) callTool(ctx context.Context, r *request) reply {
 		var err error
 		call := &Call{Tool: t.Name, Agent: agent, Args: r.p.Arguments, Log: &log, srv: s, req: r}
 		out, err = s.runHandler(ctx, t, call, cid, &log)
-		release()
+		held.release()
 		if err != nil {
 			var need *needInput
 			if errors.As(err, &need) && r.meta.modern {

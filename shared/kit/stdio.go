@@ -18,13 +18,15 @@ import (
 // client acts as agent (from MCP_AGENT; "" without a policy).
 //
 // Reading is a turn passed between goroutines (leader/follower): the one
-// holding the turn reads a line; if it is a request, it hands the turn to
-// an idle goroutine (starting one if none is idle) and serves the request
-// itself. A request is thus read, handled and answered on one goroutine with
-// no hand-off on its path — on a small machine each hand-off is a wake-up
-// the client waits for — while the next line, such as notifications/cancelled
-// for this very request, is read at once. Notifications and resource updates
-// are written by one more goroutine that drains the session's outbox.
+// holding the turn reads a line and, if it is a request, serves it itself.
+// A request that finishes quickly (most do) keeps the turn, so the next line
+// is read by the same goroutine with no wake-up on the client's path — on a
+// small machine each hand-off is one the client waits for. A request still
+// running after handoffAfter hands the turn to an idle goroutine (starting
+// one if none is idle), so slow calls run concurrently and the next line —
+// a ping, or notifications/cancelled for this very call — is read at once.
+// Notifications and resource updates are written by one more goroutine that
+// drains the session's outbox.
 func (s *Server) ServeStdio(ctx context.Context, agent string, in io.Reader, out io.Writer) error {
 	stop := ctx
 	// Calls run under their own context: a shutdown signal (stop) lets
@@ -51,7 +53,7 @@ func (s *Server) ServeStdio(ctx context.Context, agent string, in io.Reader, out
 			}
 		}
 	})
-	l := &stdioLoop{s: s, ctx: ctx, sess: sess, w: w, r: bufio.NewReaderSize(in, 64<<10),
+	l := &stdioLoop{s: s, ctx: ctx, stop: stop, sess: sess, w: w, r: bufio.NewReaderSize(in, 64<<10),
 		turn: make(chan struct{}, 1), done: make(chan error, 1), inflight: inflight}
 	l.turn <- struct{}{}
 	l.spawn()
@@ -77,8 +79,10 @@ func (s *Server) ServeStdio(ctx context.Context, agent string, in io.Reader, out
 }
 
 type stdioLoop struct {
-	s    *Server
-	ctx  context.Context
+	s   *Server
+	ctx context.Context
+	// stop ends at shutdown: listen streams end then; calls get the grace.
+	stop context.Context
 	sess *session
 	w    *lineWriter
 	r    *bufio.Reader
@@ -89,9 +93,27 @@ type stdioLoop struct {
 	inflight *tracker
 }
 
+// handoffAfter is how long a request may run while its goroutine holds the
+// read turn. It is short enough that a ping or a cancellation behind a slow
+// call waits no longer, and long enough that a file read or a list never
+// pays for a hand-off.
+const handoffAfter = 500 * time.Microsecond
+
 func (l *stdioLoop) spawn() { go l.run() }
 
+// passTurn gives the read turn to an idle goroutine, starting one if none is.
+func (l *stdioLoop) passTurn() {
+	if l.idle.Load() == 0 {
+		l.spawn()
+	}
+	l.turn <- struct{}{}
+}
+
 func (l *stdioLoop) run() {
+	// One timer per goroutine, reset for each request it serves.
+	handoff := time.AfterFunc(time.Hour, l.passTurn)
+	handoff.Stop()
+	defer handoff.Stop()
 	for {
 		l.idle.Add(1)
 		select {
@@ -105,7 +127,7 @@ func (l *stdioLoop) run() {
 			line, err := readLine(l.r, l.s.budget.l.MaxMessageBytes)
 			if err != nil && !errors.Is(err, errLineTooLong) {
 				if len(bytes.TrimSpace(line)) > 0 {
-					l.handle(line, false) // a last line without a newline still counts
+					l.handle(line, nil) // a last line without a newline still counts
 				}
 				if errors.Is(err, io.EOF) {
 					err = nil
@@ -120,16 +142,16 @@ func (l *stdioLoop) run() {
 					fmt.Sprintf("message longer than %d bytes (--max-message-bytes)", l.s.budget.l.MaxMessageBytes), nil))
 				continue
 			}
-			if l.handle(line, true) {
-				break // this goroutine served a request; it waits for the turn again
+			if l.handle(line, handoff) {
+				break // the turn was passed on while serving; wait for it again
 			}
 		}
 	}
 }
 
-// handle processes one line. When async is set and the line is a request,
-// it passes the read turn on before serving and reports true.
-func (l *stdioLoop) handle(line []byte, async bool) (servedRequest bool) {
+// handle processes one line. For a request it arms handoff, which passes
+// the read turn on if the request runs long, and reports whether it did.
+func (l *stdioLoop) handle(line []byte, handoff *time.Timer) (passed bool) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return false
 	}
@@ -168,17 +190,13 @@ func (l *stdioLoop) handle(line []byte, async bool) (servedRequest bool) {
 		release()
 		return false // shutting down
 	}
-	if async {
-		// Pass the turn on, then serve this request here.
-		if l.idle.Load() == 0 {
-			l.spawn()
-		}
-		l.turn <- struct{}{}
+	if handoff != nil {
+		handoff.Reset(handoffAfter)
 	}
-	l.serve(m, len(line))
-	release()
+	l.serve(m, len(line), release)
 	l.inflight.end()
-	return async
+	// Stop reports false when the timer fired: the turn is someone else's.
+	return handoff != nil && !handoff.Stop()
 }
 
 // busyError is the JSON-RPC answer to a message refused for lack of budget.
@@ -187,20 +205,28 @@ func busyError(id []byte) []byte {
 		"the server is busy: too much work in flight; retry in a second", []byte(`{"retryAfterSeconds":1}`))
 }
 
-// serve answers a request, unless the client cancelled it meanwhile.
-func (l *stdioLoop) serve(m wire.Message, size int) {
+// serve answers a request, unless the client cancelled it meanwhile. The
+// message's bytes are released (release) once it is served, before the
+// answer is written, so a client that waits for the answer finds the budget
+// back.
+func (l *stdioLoop) serve(m wire.Message, size int, release func()) {
 	ctx, cancel := context.WithCancel(l.ctx)
 	defer cancel()
+	if m.Method == "subscriptions/listen" {
+		defer context.AfterFunc(l.stop, cancel)()
+	}
 	fl, done := l.sess.begin(m.ID, cancel)
 	p, err := parseParams(m.Params)
 	if err != nil {
 		done()
+		release()
 		_ = l.w.writeLine(wire.AppendError(nil, m.ID, wire.CodeInvalidParams, err.Error(), nil))
 		return
 	}
 	r := &request{sess: l.sess, id: m.ID, method: m.Method, p: p, reply: l.w.writeLine, size: size}
 	rep := l.s.serve(ctx, r)
 	done()
+	release()
 	if rep.body != nil && (!fl.cancelled.Load() || m.Method == "initialize") {
 		_ = l.w.writeLine(rep.body)
 	}

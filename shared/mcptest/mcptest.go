@@ -23,6 +23,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/untrusted"
 )
 
 // Client is an initialized MCP client bound to a test.
@@ -130,16 +131,37 @@ func (c *Client) CallErr(parent context.Context, name string, args any) (*mcp.Ca
 	return c.c.CallTool(ctx, req)
 }
 
-// OK asserts a successful result and decodes its JSON text into v (if non-nil).
+// OK asserts a successful result and decodes its JSON text into v (if
+// non-nil). Text fenced as untrusted data is decoded from inside the fence.
 func OK(t testing.TB, res *mcp.CallToolResult, v any) {
 	t.Helper()
 	if res.IsError {
 		t.Fatalf("tool failed: %s", Text(res))
 	}
 	if v != nil {
-		if err := json.Unmarshal([]byte(Text(res)), v); err != nil {
-			t.Fatalf("decode result %q: %v", Text(res), err)
+		text := Text(res)
+		if inner, ok := untrusted.Unfence(text); ok {
+			text = inner
 		}
+		if err := json.Unmarshal([]byte(text), v); err != nil {
+			t.Fatalf("decode result %q: %v", text, err)
+		}
+	}
+}
+
+// Structured asserts a successful result and decodes its structuredContent
+// into v.
+func Structured(t testing.TB, res *mcp.CallToolResult, v any) {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("tool failed: %s", Text(res))
+	}
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil || res.StructuredContent == nil {
+		t.Fatalf("result has no structuredContent: %s", Text(res))
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("decode structuredContent %s: %v", raw, err)
 	}
 }
 

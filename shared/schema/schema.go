@@ -15,7 +15,9 @@
 //
 // Keys of the mcp tag: min, max, exclusiveMin, minLength, maxLength,
 // minItems, maxItems, uniqueItems, minProperties, maxProperties, enum (values
-// separated by |), default, format. A pattern, which may hold any character,
+// separated by |), default, format, and type (object, array, string, number,
+// integer or boolean; for a json.RawMessage or any field whose JSON type is
+// known, several joined by |). A pattern, which may hold any character,
 // has a tag of its own. "{name}" in a tag value or a description is replaced
 // by Vars[name], so a limit set by a flag appears in the schema and in the
 // text the model reads; a name missing from Vars is an error at start-up.
@@ -74,7 +76,16 @@ func ForType(t reflect.Type, vars ...Vars) (json.RawMessage, error) {
 	if err := annotate(s, t, all, t.Name()); err != nil {
 		return nil, err
 	}
-	return json.Marshal(s)
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	if s.Properties == nil {
+		// Some clients refuse an object schema without "properties", even
+		// an empty one; a tool without arguments still says it has none.
+		raw = append([]byte(`{"properties":{},`), raw[1:]...)
+	}
+	return raw, nil
 }
 
 // annotate walks a struct type beside its inferred schema and applies tags.
@@ -256,6 +267,20 @@ func applyTag(s *jsonschema.Schema, t reflect.Type, tag string, vars Vars) error
 			s.UniqueItems = true
 		case "format":
 			s.Format = val
+		case "type":
+			types := strings.Split(val, "|")
+			for _, t := range types {
+				switch t {
+				case "object", "array", "string", "number", "integer", "boolean", "null":
+				default:
+					return fmt.Errorf("type %q is not a JSON Schema type", t)
+				}
+			}
+			if len(types) == 1 {
+				s.Type, s.Types = types[0], nil
+			} else {
+				s.Type, s.Types = "", types
+			}
 		case "enum":
 			s.Enum = nil
 			for _, v := range strings.Split(val, "|") {

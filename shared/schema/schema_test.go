@@ -146,3 +146,29 @@ func TestExpandLeavesNonPlaceholders(t *testing.T) {
 		t.Fatalf("expand = %q, %v", got, err)
 	}
 }
+
+func TestTypeTagAndEmptyStruct(t *testing.T) {
+	type withRaw struct {
+		Filters json.RawMessage `json:"filters,omitempty" jsonschema:"column filters" mcp:"type=object"`
+		Value   json.RawMessage `json:"value,omitempty" mcp:"type=string|number"`
+	}
+	raw, err := For[withRaw]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"filters":{"type":"object","description":"column filters"}`) ||
+		!strings.Contains(string(raw), `"value":{"type":["string","number"]}`) {
+		t.Fatalf("type tag: %s", raw)
+	}
+	type bad struct {
+		V json.RawMessage `json:"v" mcp:"type=thing"`
+	}
+	if _, err := For[bad](); err == nil {
+		t.Fatal("bad type accepted")
+	}
+	type none struct{}
+	raw, err = For[none]()
+	if err != nil || !strings.Contains(string(raw), `"properties":{}`) || !json.Valid(raw) {
+		t.Fatalf("empty struct: %s %v", raw, err)
+	}
+}

@@ -215,7 +215,9 @@ func readWhole(file *os.File, p string, size, capBytes int64, enc string, res *R
 		return tooLargeRead(p, size, capBytes)
 	}
 	// The file may grow after Stat; read one byte past the cap to notice.
-	data, err := io.ReadAll(io.LimitReader(file, capBytes+1))
+	// The buffer is sized from Stat, so a file that does not change is read
+	// into one allocation.
+	data, err := readUpTo(file, size+1, capBytes+1)
 	if err != nil {
 		return err
 	}
@@ -414,4 +416,25 @@ func countReader(r io.Reader) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// readUpTo reads r to its end or to limit bytes, starting with a buffer of
+// hint bytes.
+func readUpTo(r io.Reader, hint, limit int64) ([]byte, error) {
+	buf := make([]byte, 0, min(max(hint, 512), limit))
+	for int64(len(buf)) < limit {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		room := min(int64(cap(buf)), limit)
+		n, err := r.Read(buf[len(buf):room])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
 }

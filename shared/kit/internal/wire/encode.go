@@ -5,6 +5,14 @@ import (
 	"unicode/utf8"
 )
 
+// plain marks the ASCII bytes a JSON string carries as they are.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
 // U+2028 and U+2029 are escaped so the output is also valid JavaScript.
 func AppendString(dst []byte, s string) []byte {
@@ -12,11 +20,11 @@ func AppendString(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if plain[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':
@@ -73,6 +81,9 @@ func appendID(dst, id []byte) []byte {
 // AppendResult appends a whole response: {"jsonrpc":"2.0","id":…,"result":…}.
 // result must be one JSON value.
 func AppendResult(dst, id, result []byte) []byte {
+	if dst == nil {
+		dst = make([]byte, 0, len(id)+len(result)+40)
+	}
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = appendID(dst, id)
 	dst = append(dst, `,"result":`...)
