@@ -1,0 +1,436 @@
+package pgcall
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+)
+
+// Statement is one SQL statement for Exec.
+type Statement struct {
+	// SQL is exactly one statement.
+	SQL string
+	// Params are the parameter values in text form ($1 first); nil is NULL.
+	// The server parses each as the type it infers for its placeholder,
+	// exactly as it would a quoted literal.
+	Params [][]byte
+	// MaxRows stops the statement after that many rows (0: all). A read-only
+	// caller that wants n rows and to know whether there were more asks for
+	// n+1.
+	MaxRows int
+	// Field names the caller's argument that holds the SQL, for the Field of
+	// validation errors ("query" when empty).
+	Field string
+}
+
+func (st Statement) field() string {
+	if st.Field == "" {
+		return "query"
+	}
+	return st.Field
+}
+
+// Description is what the server reports about a parsed statement.
+type Description struct {
+	// ParamOIDs are the types the server inferred for $1, $2, ….
+	ParamOIDs []uint32
+	// Fields are the result columns; empty for a statement that returns no
+	// rows.
+	Fields []pgconn.FieldDescription
+	// TypeMap is the connection's type map, to choose formats and decode.
+	TypeMap *pgtype.Map
+}
+
+// Receiver takes a statement's result as it arrives.
+type Receiver interface {
+	// Describe is called once the statement is parsed, before it runs. It
+	// returns the format (pgtype.TextFormatCode or BinaryFormatCode) of each
+	// result field, or an error, which stops the call before the statement
+	// runs (a wrong number of parameters, say).
+	Describe(Description) (formats []int16, err error)
+	// Row receives one row's values, in the formats Describe chose; nil is
+	// NULL. The slices are only valid during the call. After an error, Row
+	// is not called again and Exec returns that error.
+	Row(values [][]byte) error
+}
+
+// Outcome is how a statement ended.
+type Outcome struct {
+	// Tag is the command tag ("SELECT 3", "SHOW"); empty when the statement
+	// was stopped at MaxRows.
+	Tag string
+	// Suspended reports that the statement had more rows than MaxRows.
+	Suspended bool
+	// TypeNames are the result fields' type names (pg_type.typname: int4,
+	// _text, an enum's name), in field order.
+	TypeNames []string
+}
+
+// transactionTags are the command tags of statements that end or replace
+// the call's transaction.
+var transactionTags = []string{"BEGIN", "START TRANSACTION", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE",
+	"PREPARE TRANSACTION", "COMMIT PREPARED", "ROLLBACK PREPARED"}
+
+// typeNamesSQL names types the connection's type map does not know (enums,
+// domains, extension types).
+const typeNamesSQL = "SELECT oid, typname FROM pg_catalog.pg_type WHERE oid = ANY($1::pg_catalog.oid[])"
+
+// Exec runs one statement in its own transaction of the call's mode and
+// streams its rows to r. See the package documentation for the round trips.
+func (p *Pool) Exec(parent context.Context, o Options, st Statement, r Receiver) (*Outcome, error) {
+	if err := o.check(p); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(parent, o.Timeout+backstop)
+	defer cancel()
+	for attempt := 0; ; attempt++ {
+		pc, err := p.pool.Acquire(ctx)
+		if err != nil {
+			return nil, p.classify(parent, ctx, err, o, st.field())
+		}
+		c := &call{p: p, pc: pc, pg: pc.Conn().PgConn(), ctx: ctx, o: o, st: st}
+		out, err := c.run(r)
+		if err != nil && c.firstTrip && p.retryable(ctx, attempt, err) {
+			continue
+		}
+		var re receiverError
+		if errors.As(err, &re) {
+			return nil, re.error // the caller's own
+		}
+		if err != nil {
+			return nil, p.classify(parent, ctx, err, o, st.field())
+		}
+		return out, nil
+	}
+}
+
+// receiverError carries an error of the Receiver back to the caller as it
+// is.
+type receiverError struct{ error }
+
+// call is one Exec on one connection.
+type call struct {
+	p   *Pool
+	pc  *pgxpool.Conn
+	pg  *pgconn.PgConn
+	ctx context.Context
+	o   Options
+	st  Statement
+	// firstTrip is true while a connection failure may be retried: the
+	// first round trip runs nothing of the caller's.
+	firstTrip bool
+	released  bool
+}
+
+// release hands the connection back: after reading the replies of pending
+// queries already sent, or closing it when broken.
+func (c *call) release(pending int, broken bool) {
+	if !c.released {
+		c.released = true
+		c.p.finish(c.ctx, c.pc, pending, broken)
+	}
+}
+
+// recv reads one message; a failure leaves the protocol state unknown, so
+// the connection is closed.
+func (c *call) recv() (pgproto3.BackendMessage, error) {
+	msg, err := c.pg.ReceiveMessage(c.ctx)
+	if err != nil {
+		c.release(0, true)
+		var tooBig *pgproto3.ExceededMaxBodyLenErr
+		if errors.As(err, &tooBig) {
+			return nil, mcperr.Invalid(c.st.field(), nil, "", "a row of the result is larger than %d bytes, "+
+				"the largest accepted", c.p.cfg.MaxMessageBytes).WithCause(ErrRowTooLarge)
+		}
+		return nil, err
+	}
+	return msg, nil
+}
+
+func (c *call) flush() error {
+	if err := c.pg.Frontend().Flush(); err != nil {
+		c.release(0, true)
+		return err
+	}
+	return nil
+}
+
+func (c *call) run(r Receiver) (out *Outcome, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.release(0, true)
+			panic(p)
+		}
+	}()
+	c.firstTrip = true
+	desc, err := c.describe()
+	if err != nil {
+		return nil, err
+	}
+	c.firstTrip = false
+	formats, err := r.Describe(desc)
+	if err != nil {
+		c.rollback()
+		return nil, receiverError{err}
+	}
+	return c.execute(r, desc, formats)
+}
+
+// describe is the first round trip: BEGIN with the call's settings, then
+// Parse and Describe of the statement.
+func (c *call) describe() (Description, error) {
+	fe := c.pg.Frontend()
+	fe.Send(&pgproto3.Query{String: beginSQL(c.o)})
+	fe.Send(&pgproto3.Parse{Query: c.st.SQL})
+	fe.Send(&pgproto3.Describe{ObjectType: 'S'})
+	fe.Send(&pgproto3.Sync{})
+	if err := c.flush(); err != nil {
+		return Description{}, err
+	}
+	d := Description{TypeMap: c.pc.Conn().TypeMap()}
+	var beginErr, parseErr error
+	for ready := 0; ready < 2; {
+		msg, err := c.recv()
+		if err != nil {
+			return d, err
+		}
+		switch msg := msg.(type) {
+		case *pgproto3.ErrorResponse:
+			if ready == 0 {
+				beginErr = pgconn.ErrorResponseToPgError(msg)
+			} else {
+				parseErr = pgconn.ErrorResponseToPgError(msg)
+			}
+		case *pgproto3.ParameterDescription:
+			d.ParamOIDs = slices.Clone(msg.ParameterOIDs)
+		case *pgproto3.RowDescription:
+			if ready == 1 {
+				d.Fields = fieldDescriptions(msg)
+			}
+		case *pgproto3.ReadyForQuery:
+			ready++
+		}
+	}
+	if beginErr != nil || parseErr != nil {
+		c.rollback()
+		return d, errors.Join(beginErr, parseErr)
+	}
+	return d, nil
+}
+
+// fieldDescriptions copies a RowDescription (the frontend reuses it).
+func fieldDescriptions(msg *pgproto3.RowDescription) []pgconn.FieldDescription {
+	out := make([]pgconn.FieldDescription, len(msg.Fields))
+	for i, f := range msg.Fields {
+		out[i] = pgconn.FieldDescription{Name: string(f.Name), TableOID: f.TableOID,
+			TableAttributeNumber: f.TableAttributeNumber, DataTypeOID: f.DataTypeOID, DataTypeSize: f.DataTypeSize,
+			TypeModifier: f.TypeModifier, Format: f.Format}
+	}
+	return out
+}
+
+// rollback ends the call early (the statement did not run): the transaction
+// is rolled back and the session reset in the background.
+func (c *call) rollback() {
+	if c.released {
+		return
+	}
+	c.released = true
+	c.p.reset(c.ctx, c.pc, "ROLLBACK", "DISCARD ALL")
+}
+
+// execute is the second round trip: Bind and Execute, then the lookup of
+// type names the type map lacks, then (read-only) ROLLBACK and DISCARD ALL,
+// whose replies are read after the caller has its result.
+func (c *call) execute(r Receiver, d Description, formats []int16) (*Outcome, error) {
+	out := &Outcome{TypeNames: make([]string, len(d.Fields))}
+	var unknown []string
+	for i, f := range d.Fields {
+		if t, ok := d.TypeMap.TypeForOID(f.DataTypeOID); ok {
+			out.TypeNames[i] = t.Name
+		} else {
+			unknown = append(unknown, strconv.FormatUint(uint64(f.DataTypeOID), 10))
+		}
+	}
+	fe := c.pg.Frontend()
+	fe.Send(&pgproto3.Bind{Parameters: c.st.Params, ResultFormatCodes: formats})
+	fe.Send(&pgproto3.Execute{MaxRows: uint32(max(c.st.MaxRows, 0))})
+	if len(unknown) > 0 {
+		fe.Send(&pgproto3.Parse{Query: typeNamesSQL})
+		fe.Send(&pgproto3.Bind{Parameters: [][]byte{[]byte("{" + strings.Join(unknown, ",") + "}")}})
+		fe.Send(&pgproto3.Execute{})
+	}
+	fe.Send(&pgproto3.Sync{})
+	pending := 0
+	if c.o.Mode == ReadOnly {
+		fe.Send(&pgproto3.Query{String: "ROLLBACK"})
+		fe.Send(&pgproto3.Query{String: "DISCARD ALL"})
+		pending = 2
+	}
+	if err := c.flush(); err != nil {
+		return nil, err
+	}
+	var (
+		stmtErr, rowErr error
+		inLookup        bool
+		txStatus        byte
+		names           = map[uint32]string{}
+	)
+	for done := false; !done; {
+		msg, err := c.recv()
+		if err != nil {
+			// A FATAL error (the session was terminated) comes just
+			// before the connection closes: it says more than EOF.
+			return nil, errors.Join(stmtErr, err)
+		}
+		switch msg := msg.(type) {
+		case *pgproto3.DataRow:
+			switch {
+			case inLookup:
+				if len(msg.Values) == 2 {
+					if oid, err := strconv.ParseUint(string(msg.Values[0]), 10, 32); err == nil {
+						names[uint32(oid)] = string(msg.Values[1])
+					}
+				}
+			case rowErr == nil:
+				rowErr = r.Row(msg.Values)
+			}
+		case *pgproto3.CommandComplete:
+			if !inLookup {
+				out.Tag = string(msg.CommandTag)
+			}
+			inLookup = true
+		case *pgproto3.PortalSuspended:
+			out.Suspended, inLookup = true, true
+		case *pgproto3.EmptyQueryResponse:
+			inLookup = true
+		case *pgproto3.ErrorResponse:
+			if !inLookup && stmtErr == nil {
+				stmtErr = pgconn.ErrorResponseToPgError(msg)
+			}
+		case *pgproto3.CopyInResponse:
+			// COPY … FROM STDIN waits for data; the pipelined messages
+			// after it put the session in a state not worth untangling.
+			c.release(0, true)
+			return nil, mcperr.Invalid(c.st.field(), nil, "", "COPY FROM STDIN is not supported")
+		case *pgproto3.ReadyForQuery:
+			// Kept: once the connection is released, the background reset
+			// changes the connection's own status.
+			txStatus, done = msg.TxStatus, true
+		}
+	}
+	for i, f := range d.Fields {
+		if out.TypeNames[i] == "" {
+			out.TypeNames[i] = names[f.DataTypeOID]
+		}
+	}
+	if c.o.Mode == ReadOnly {
+		c.release(pending, false)
+	} else if err := c.commit(stmtErr == nil && rowErr == nil); err != nil && stmtErr == nil {
+		stmtErr = err
+	}
+	switch {
+	case stmtErr != nil:
+		return nil, stmtErr
+	case rowErr != nil:
+		return nil, receiverError{rowErr}
+	}
+	if err := c.stillInside(out.Tag, txStatus); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// commit ends a read-write call: COMMIT when the statement succeeded, its
+// outcome read before the call returns, and DISCARD ALL's in the background.
+// Otherwise the transaction is rolled back in the background.
+func (c *call) commit(ok bool) error {
+	if !ok || c.pg.TxStatus() != 'T' { // failed, or ended by the statement itself
+		c.rollback()
+		return nil
+	}
+	fe := c.pg.Frontend()
+	fe.Send(&pgproto3.Query{String: "COMMIT"})
+	fe.Send(&pgproto3.Query{String: "DISCARD ALL"})
+	if err := c.flush(); err != nil {
+		return err
+	}
+	var endErr error
+	tag := ""
+	for {
+		msg, err := c.recv()
+		if err != nil {
+			return err
+		}
+		switch msg := msg.(type) {
+		case *pgproto3.CommandComplete:
+			tag = string(msg.CommandTag)
+		case *pgproto3.ErrorResponse:
+			endErr = pgconn.ErrorResponseToPgError(msg)
+		case *pgproto3.ReadyForQuery:
+			if endErr == nil && tag != "COMMIT" {
+				endErr = mcperr.New(mcperr.Conflict, "the transaction could not be committed and was rolled back")
+			}
+			c.release(1, endErr != nil)
+			return endErr
+		}
+	}
+}
+
+// stillInside refuses a statement that ended or replaced the call's
+// transaction (COMMIT, ROLLBACK, END, COMMIT AND CHAIN, PREPARE
+// TRANSACTION…). It ran alone in a transaction that held nothing else, so it
+// changed nothing, but the caller must not believe it did something.
+func (c *call) stillInside(tag string, txStatus byte) error {
+	word := ""
+	for _, t := range transactionTags {
+		if tag == t || strings.HasPrefix(tag, t+" ") {
+			word = t
+		}
+	}
+	if word == "" && (c.o.Mode == ReadWrite || txStatus == 'T') {
+		return nil
+	}
+	if word == "" {
+		word = tag
+	}
+	how := "which is always rolled back"
+	if c.o.Mode == ReadWrite {
+		how = "which is committed when the statement succeeds"
+	}
+	return mcperr.New(mcperr.PermissionDeny, "transaction control (%s) is not allowed: every call runs in its own "+
+		"%s transaction, %s", word, c.o.Mode, how)
+}
+
+// drain reads the replies of pending simple queries already sent; it
+// reports whether all succeeded and left the session idle.
+func drain(pg *pgconn.PgConn, pending int) bool {
+	if pending == 0 {
+		return pg.TxStatus() == 'I' && !pg.IsBusy() && !pg.IsClosed()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	ok := true
+	for pending > 0 {
+		msg, err := pg.ReceiveMessage(ctx)
+		if err != nil {
+			return false
+		}
+		switch msg.(type) {
+		case *pgproto3.ErrorResponse, *pgproto3.CopyInResponse:
+			ok = false
+		case *pgproto3.ReadyForQuery:
+			pending--
+		}
+	}
+	return ok && pg.TxStatus() == 'I'
+}
