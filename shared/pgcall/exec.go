@@ -22,7 +22,8 @@ type Statement struct {
 	SQL string
 	// Params are the parameter values in text form ($1 first); nil is NULL.
 	// The server parses each as the type it infers for its placeholder,
-	// exactly as it would a quoted literal.
+	// exactly as it would a quoted literal. A statement with another number
+	// of placeholders fails with a VALIDATION_ERROR on "params".
 	Params [][]byte
 	// MaxRows stops the statement after that many rows (0: all). A read-only
 	// caller that wants n rows and to know whether there were more asks for
@@ -198,6 +199,11 @@ func (c *call) run(r Receiver) (out *Outcome, err error) {
 		return nil, err
 	}
 	c.firstTrip = false
+	if len(desc.ParamOIDs) != len(c.st.Params) {
+		c.rollback()
+		return nil, mcperr.Invalid("params", nil, "", "the statement takes %d parameter(s) ($1 … $n) but params has %d value(s)",
+			len(desc.ParamOIDs), len(c.st.Params))
+	}
 	formats, err := r.Describe(desc)
 	if err != nil {
 		c.rollback()

@@ -230,8 +230,12 @@ func TestReceiverErrors(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	p := e.open(t, Config{MaxConns: 1})
-	want := mcperr.Invalid("params", nil, "", "wrong")
-	_, err := p.Exec(context.Background(), ro, stmt("SELECT $1::int"), &rows{descErr: want})
+	_, err := p.Exec(context.Background(), ro, stmt("SELECT $1::int, $2::int", "1"), &rows{})
+	if me := mcperr.Wrap(err); me.Code != mcperr.Validation || me.Field != "params" || !strings.Contains(me.Message, "takes 2 parameter(s)") {
+		t.Errorf("parameter count: %v", err)
+	}
+	want := mcperr.Invalid("limit", nil, "", "wrong")
+	_, err = p.Exec(context.Background(), ro, stmt("SELECT $1::int", "1"), &rows{descErr: want})
 	if !errors.Is(err, want) {
 		t.Errorf("Describe's error: %v", err)
 	}

@@ -91,11 +91,10 @@ var binaryResults = map[uint32]timeStyle{
 	pgtype.TimestamptzArrayOID: timeZoned, pgtype.TimestampArrayOID: timeLocal, pgtype.DateArrayOID: timeDate,
 }
 
-// pgRows receives a query's result: it checks the parameters against the
-// statement, picks each column's format, and encodes and caps the rows.
+// pgRows receives a query's result: it picks each column's format, and
+// encodes and caps the rows.
 type pgRows struct {
 	cfg     Config
-	params  int
 	limit   int
 	fields  []pgconn.FieldDescription
 	typeMap *pgtype.Map
@@ -107,10 +106,6 @@ type pgRows struct {
 }
 
 func (r *pgRows) Describe(d pgcall.Description) ([]int16, error) {
-	if len(d.ParamOIDs) != r.params {
-		return nil, invalid("params", "the statement takes %d parameter(s) ($1 … $n) but params has %d value(s)",
-			len(d.ParamOIDs), r.params)
-	}
 	r.typeMap = d.TypeMap
 	r.fields = d.Fields
 	formats := make([]int16, len(r.fields))
@@ -186,7 +181,7 @@ func (b *pgBackend) query(ctx context.Context, q Query, limit int, timeout time.
 		params[i] = pgText(p)
 	}
 	res := &Result{}
-	rcv := &pgRows{cfg: b.cfg, params: len(q.Params), limit: limit, res: res}
+	rcv := &pgRows{cfg: b.cfg, limit: limit, res: res}
 	out, err := b.pool.Exec(ctx, pgcall.Options{Mode: pgcall.ReadOnly, Timeout: timeout},
 		pgcall.Statement{SQL: q.SQL, Params: params, MaxRows: limit + 1, Field: "query"}, rcv)
 	if errors.Is(err, pgcall.ErrRowTooLarge) {
