@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -21,7 +22,8 @@ type Statement struct {
 	SQL string
 	// Params are the parameter values in text form ($1 first); nil is NULL.
 	// The server parses each as the type it infers for its placeholder,
-	// exactly as it would a quoted literal.
+	// exactly as it would a quoted literal. A statement with another number
+	// of placeholders fails with a VALIDATION_ERROR on "params".
 	Params [][]byte
 	// MaxRows stops the statement after that many rows (0: all). A read-only
 	// caller that wants n rows and to know whether there were more asks for
@@ -98,6 +100,7 @@ func (p *Pool) Exec(parent context.Context, o Options, st Statement, r Receiver)
 			return nil, p.classify(parent, ctx, err, o, st.field())
 		}
 		c := &call{p: p, pc: pc, pg: pc.Conn().PgConn(), ctx: ctx, o: o, st: st}
+		c.stopWatch = context.AfterFunc(ctx, c.interrupt)
 		out, err := c.run(r)
 		if err != nil && c.firstTrip && p.retryable(ctx, attempt, err) {
 			continue
@@ -129,21 +132,40 @@ type call struct {
 	// first round trip runs nothing of the caller's.
 	firstTrip bool
 	released  bool
+	// stopWatch stops watching ctx; false means interrupt has run.
+	stopWatch func() bool
+}
+
+// interrupt runs once if the call's context ends while the call holds the
+// connection: it asks the server to cancel the statement and, should the
+// server not answer, breaks off reads and writes after a grace period. One
+// watch per call: pgconn's per-receive context watch would cost a
+// goroutine for every message of the result.
+func (c *call) interrupt() {
+	_ = c.pg.Conn().SetDeadline(time.Now().Add(cancelGrace))
+	ctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
+	defer cancel()
+	_ = c.pg.CancelRequest(ctx)
 }
 
 // release hands the connection back: after reading the replies of pending
-// queries already sent, or closing it when broken.
+// queries already sent, or closing it when broken. A connection whose call
+// was interrupted is never reused: the cancel request may still be on its
+// way to the server, where it would hit the next call.
 func (c *call) release(pending int, broken bool) {
 	if !c.released {
 		c.released = true
+		if !c.stopWatch() {
+			broken = true
+		}
 		c.p.finish(c.ctx, c.pc, pending, broken)
 	}
 }
 
 // recv reads one message; a failure leaves the protocol state unknown, so
-// the connection is closed.
+// the connection is closed. The call's context is watched by interrupt.
 func (c *call) recv() (pgproto3.BackendMessage, error) {
-	msg, err := c.pg.ReceiveMessage(c.ctx)
+	msg, err := c.pg.ReceiveMessage(context.Background())
 	if err != nil {
 		c.release(0, true)
 		var tooBig *pgproto3.ExceededMaxBodyLenErr
@@ -177,6 +199,11 @@ func (c *call) run(r Receiver) (out *Outcome, err error) {
 		return nil, err
 	}
 	c.firstTrip = false
+	if len(desc.ParamOIDs) != len(c.st.Params) {
+		c.rollback()
+		return nil, mcperr.Invalid("params", nil, "", "the statement takes %d parameter(s) ($1 … $n) but params has %d value(s)",
+			len(desc.ParamOIDs), len(c.st.Params))
+	}
 	formats, err := r.Describe(desc)
 	if err != nil {
 		c.rollback()
@@ -189,7 +216,7 @@ func (c *call) run(r Receiver) (out *Outcome, err error) {
 // Parse and Describe of the statement.
 func (c *call) describe() (Description, error) {
 	fe := c.pg.Frontend()
-	fe.Send(&pgproto3.Query{String: beginSQL(c.o)})
+	fe.Send(&pgproto3.Query{String: c.p.beginSQL(c.o)})
 	fe.Send(&pgproto3.Parse{Query: c.st.SQL})
 	fe.Send(&pgproto3.Describe{ObjectType: 'S'})
 	fe.Send(&pgproto3.Sync{})
@@ -245,6 +272,10 @@ func (c *call) rollback() {
 		return
 	}
 	c.released = true
+	if !c.stopWatch() {
+		c.p.finish(c.ctx, c.pc, 0, true)
+		return
+	}
 	c.p.reset(c.ctx, c.pc, "ROLLBACK", "DISCARD ALL")
 }
 
@@ -412,16 +443,18 @@ func (c *call) stillInside(tag string, txStatus byte) error {
 }
 
 // drain reads the replies of pending simple queries already sent; it
-// reports whether all succeeded and left the session idle.
+// reports whether all succeeded and left the session idle. One deadline
+// bounds it (a context would be watched message by message).
 func drain(pg *pgconn.PgConn, pending int) bool {
 	if pending == 0 {
 		return pg.TxStatus() == 'I' && !pg.IsBusy() && !pg.IsClosed()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-	defer cancel()
+	if err := pg.Conn().SetDeadline(time.Now().Add(cleanupTimeout)); err != nil {
+		return false
+	}
 	ok := true
 	for pending > 0 {
-		msg, err := pg.ReceiveMessage(ctx)
+		msg, err := pg.ReceiveMessage(context.Background())
 		if err != nil {
 			return false
 		}
@@ -432,5 +465,5 @@ func drain(pg *pgconn.PgConn, pending int) bool {
 			pending--
 		}
 	}
-	return ok && pg.TxStatus() == 'I'
+	return ok && pg.TxStatus() == 'I' && pg.Conn().SetDeadline(time.Time{}) == nil
 }

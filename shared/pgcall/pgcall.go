@@ -83,6 +83,10 @@ const DefaultConnectTimeout = 10 * time.Second
 // normally fires first, which keeps the connection usable.
 const backstop = 5 * time.Second
 
+// cancelGrace is how long the server has to answer a cancel request before
+// the call breaks off its reads.
+const cancelGrace = 2 * time.Second
+
 // cleanupTimeout bounds the background reset and the closing of a broken
 // connection.
 const cleanupTimeout = 5 * time.Second
@@ -122,6 +126,11 @@ type Config struct {
 	// AllowPrivileged lets the pool use a role that can run programs or read
 	// and write files on the database server. Refused by default.
 	AllowPrivileged bool
+	// DefaultTimeout, when set, becomes the session's own statement, lock
+	// and idle-in-transaction timeouts, which DISCARD ALL restores after
+	// every call: a call with this timeout then needs no SET LOCAL, which
+	// saves the server three statements per call.
+	DefaultTimeout time.Duration
 	// MaxMessageBytes caps one protocol message from the server, so one
 	// result row (64 MiB when zero). A larger row fails the call with
 	// ErrRowTooLarge in its chain.
@@ -203,7 +212,7 @@ func Open(cfg Config) (*Pool, error) {
 	// When a call's context ends, ask the server to cancel the statement
 	// rather than only breaking off the read.
 	cc.BuildContextWatcherHandler = func(pg *pgconn.PgConn) ctxwatch.Handler {
-		return &pgconn.CancelRequestContextWatcherHandler{Conn: pg, DeadlineDelay: 2 * time.Second}
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: pg, DeadlineDelay: cancelGrace}
 	}
 	if cc.ConnectTimeout == 0 {
 		cc.ConnectTimeout = DefaultConnectTimeout
@@ -216,6 +225,12 @@ func Open(cfg Config) (*Pool, error) {
 	}
 	if cfg.ReadOnly {
 		cc.RuntimeParams["default_transaction_read_only"] = "on"
+	}
+	if cfg.DefaultTimeout > 0 {
+		st, lock, idle := timeouts(cfg.DefaultTimeout)
+		cc.RuntimeParams["statement_timeout"] = strconv.FormatInt(st, 10)
+		cc.RuntimeParams["lock_timeout"] = strconv.FormatInt(lock, 10)
+		cc.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(idle, 10)
 	}
 	if cc.RuntimeParams["application_name"] == "" && cfg.ApplicationName != "" {
 		cc.RuntimeParams["application_name"] = cfg.ApplicationName
@@ -282,19 +297,34 @@ func (o Options) check(p *Pool) error {
 	return nil
 }
 
+// timeouts are the statement, lock and idle-in-transaction timeouts of a
+// call, in milliseconds. The lock timeout is a little shorter, so that a
+// statement that waits on a lock all along is reported as such; the idle
+// timeout ends a session whose caller stopped mid-transaction.
+func timeouts(d time.Duration) (statement, lock, idle int64) {
+	ms := max(d.Milliseconds(), 1)
+	return ms, max(ms-ms/10, 1), ms + backstop.Milliseconds()
+}
+
 // beginSQL opens the call's transaction. Constant text and integers only.
 // In read-only mode the closing SELECT takes the transaction's snapshot,
 // after which PostgreSQL refuses SET TRANSACTION READ WRITE.
-func beginSQL(o Options) string {
-	ms := max(o.Timeout.Milliseconds(), 1)
-	mode, snapshot := "READ WRITE", ""
+func (p *Pool) beginSQL(o Options) string {
+	var b strings.Builder
+	b.WriteString("BEGIN READ WRITE")
 	if o.Mode == ReadOnly {
-		mode, snapshot = "READ ONLY", "; SELECT 1"
+		b.Reset()
+		b.WriteString("BEGIN READ ONLY")
 	}
-	// The lock timeout is a little shorter, so that a statement that waits
-	// on a lock all along is reported as such.
-	return fmt.Sprintf("BEGIN %s; SET LOCAL statement_timeout = %d; SET LOCAL lock_timeout = %d; "+
-		"SET LOCAL idle_in_transaction_session_timeout = %d%s", mode, ms, max(ms-ms/10, 1), ms+backstop.Milliseconds(), snapshot)
+	if o.Timeout != p.cfg.DefaultTimeout {
+		st, lock, idle := timeouts(o.Timeout)
+		fmt.Fprintf(&b, "; SET LOCAL statement_timeout = %d; SET LOCAL lock_timeout = %d; "+
+			"SET LOCAL idle_in_transaction_session_timeout = %d", st, lock, idle)
+	}
+	if o.Mode == ReadOnly {
+		b.WriteString("; SELECT 1")
+	}
+	return b.String()
 }
 
 // Tx runs fn on a pooled connection inside a transaction of the call's mode
@@ -318,7 +348,7 @@ func (p *Pool) Tx(parent context.Context, o Options, fn func(ctx context.Context
 		if err != nil {
 			return p.classify(parent, ctx, err, o, "")
 		}
-		_, err = pc.Conn().PgConn().Exec(ctx, beginSQL(o)).ReadAll()
+		_, err = pc.Conn().PgConn().Exec(ctx, p.beginSQL(o)).ReadAll()
 		if err == nil {
 			break
 		}

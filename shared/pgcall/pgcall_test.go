@@ -230,8 +230,12 @@ func TestReceiverErrors(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	p := e.open(t, Config{MaxConns: 1})
-	want := mcperr.Invalid("params", nil, "", "wrong")
-	_, err := p.Exec(context.Background(), ro, stmt("SELECT $1::int"), &rows{descErr: want})
+	_, err := p.Exec(context.Background(), ro, stmt("SELECT $1::int, $2::int", "1"), &rows{})
+	if me := mcperr.Wrap(err); me.Code != mcperr.Validation || me.Field != "params" || !strings.Contains(me.Message, "takes 2 parameter(s)") {
+		t.Errorf("parameter count: %v", err)
+	}
+	want := mcperr.Invalid("limit", nil, "", "wrong")
+	_, err = p.Exec(context.Background(), ro, stmt("SELECT $1::int", "1"), &rows{descErr: want})
 	if !errors.Is(err, want) {
 		t.Errorf("Describe's error: %v", err)
 	}
@@ -448,6 +452,21 @@ func TestTimeouts(t *testing.T) {
 		t.Errorf("statement timeout: %v", err)
 	}
 	exec1(t, p, "SELECT 1")
+
+	// The pool's default timeout is the session's own: no SET LOCAL, and a
+	// call with another timeout leaves it as it was.
+	pd := e.open(t, Config{MaxConns: 1, DefaultTimeout: 200 * time.Millisecond})
+	if _, err := pd.Exec(context.Background(), short, stmt("SELECT pg_sleep(10)"), &rows{}); codeOf(err) != mcperr.Timeout {
+		t.Errorf("session statement timeout: %v", err)
+	}
+	const settings = "SELECT current_setting('statement_timeout') || ' ' || current_setting('lock_timeout') || ' ' || current_setting('idle_in_transaction_session_timeout')"
+	if got := exec1(t, pd, settings); got != "10s 9s 15s" {
+		t.Errorf("a call's own timeouts: %s", got)
+	}
+	r, _ := exec(t, pd, short, settings)
+	if r.got[0] != "200ms 180ms 5200ms" {
+		t.Errorf("the session's timeouts: %s", r.got[0])
+	}
 
 	tx, err := e.admin.Begin(context.Background())
 	if err != nil {
@@ -701,13 +720,17 @@ func TestDefaults(t *testing.T) {
 	if ReadOnly.String() != "read-only" || ReadWrite.String() != "read-write" {
 		t.Error("mode names")
 	}
-	if got := beginSQL(Options{Mode: ReadOnly, Timeout: time.Microsecond}); !strings.HasPrefix(got, "BEGIN READ ONLY; SET LOCAL statement_timeout = 1;") ||
-		!strings.HasSuffix(got, "; SELECT 1") {
+	if got := p.beginSQL(Options{Mode: ReadOnly, Timeout: time.Microsecond}); got != "BEGIN READ ONLY; SET LOCAL statement_timeout = 1; "+
+		"SET LOCAL lock_timeout = 1; SET LOCAL idle_in_transaction_session_timeout = 5001; SELECT 1" {
 		t.Errorf("begin: %s", got)
 	}
-	if got := beginSQL(Options{Mode: ReadWrite, Timeout: time.Second}); got != "BEGIN READ WRITE; SET LOCAL statement_timeout = 1000; "+
+	if got := p.beginSQL(Options{Mode: ReadWrite, Timeout: time.Second}); got != "BEGIN READ WRITE; SET LOCAL statement_timeout = 1000; "+
 		"SET LOCAL lock_timeout = 900; SET LOCAL idle_in_transaction_session_timeout = 6000" {
 		t.Errorf("begin: %s", got)
+	}
+	p.cfg.DefaultTimeout = time.Second
+	if got := p.beginSQL(Options{Mode: ReadOnly, Timeout: time.Second}); got != "BEGIN READ ONLY; SELECT 1" {
+		t.Errorf("begin with the session's timeout: %s", got)
 	}
 }
 

@@ -1,20 +1,22 @@
 // Package database runs the devtools database tools' statements: read-only
-// SQL against PostgreSQL (when a DATABASE_URL is configured) or against an
-// embedded SQLite file (otherwise), plus table and column listings.
+// SQL against PostgreSQL or an SQLite file, plus table and column listings.
+//
+// The database is chosen by Config: DATABASE_URL names PostgreSQL
+// (postgres://…) or an SQLite file (sqlite:///abs/path.db, sqlite:rel/path.db,
+// file:path.db); without one, the embedded SQLite file (created empty in the
+// server's data directory, or the file --db-path names) is used.
 //
 // Read-only is enforced by the database engine, never by looking at the SQL
 // text:
 //
-//   - PostgreSQL: every call runs one statement with the extended protocol
-//     (which refuses more than one statement per Parse) inside a fresh
-//     READ ONLY transaction with statement, lock and idle timeouts, on a
-//     session whose default is read-only too. The transaction is always
-//     rolled back and the session is reset with DISCARD ALL before the
-//     connection goes back to the pool, so no call can change what the next
-//     one sees (settings, prepared statements, advisory locks, listeners).
-//     A connection whose reset fails is closed. A role that can run programs
-//     or write files on the server (superuser, pg_execute_server_program,
-//     pg_write_server_files) is refused unless Config.AllowSuperuser is set.
+//   - PostgreSQL: every call goes through shared/pgcall: one pooled
+//     connection, one statement through the extended protocol (which refuses
+//     more than one statement per Parse) inside a fresh READ ONLY transaction
+//     with statement, lock and idle timeouts, on a session whose default is
+//     read-only too; the transaction is always rolled back and the session
+//     reset (DISCARD ALL) before the connection is reused, so no call can
+//     change what the next one sees. A role that can run programs or write
+//     files on the server is refused unless Config.AllowSuperuser is set.
 //   - SQLite: the file is opened read-only (mode=ro) with query_only and
 //     defensive mode on, no database may be attached, and an authorizer lets
 //     SQLite compile only reads and informational PRAGMAs (it refuses the
@@ -24,7 +26,9 @@
 //
 // Table and schema names are always bound as query parameters, never spliced
 // into SQL. Results are capped in rows and in encoded bytes, and every value
-// is converted to a JSON-friendly form (see Result).
+// is converted to a JSON-friendly form (see Result). Errors are
+// *mcperr.Error values written for the agent: the database's own message
+// where it helps, never a password or a connection URL.
 package database
 
 import (
@@ -32,7 +36,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/pgcall"
 )
 
 // Defaults for the zero values of Config.
@@ -41,14 +54,17 @@ const (
 	DefaultMaxLimit         = 1000
 	DefaultStatementTimeout = 30 * time.Second
 	DefaultMaxResultBytes   = 5 << 20
-	DefaultMaxConns         = 4
+	// DefaultMaxConns is pgcall's: enough for 8 concurrent callers.
+	DefaultMaxConns = pgcall.DefaultMaxConns
 )
 
 // Config selects and bounds the database.
 type Config struct {
-	// DatabaseURL is a PostgreSQL connection URL (postgres://…). It is a
-	// secret: it never appears in an error or a result. Empty selects the
-	// embedded SQLite database at EmbeddedPath.
+	// DatabaseURL is a PostgreSQL connection URL (postgres://…), a secret
+	// that never appears in an error or a result; or an SQLite file
+	// (sqlite:///abs/path.db, sqlite:relative/path.db, file:path.db), which
+	// must exist and is opened read-only. Empty selects the embedded SQLite
+	// database at EmbeddedPath.
 	DatabaseURL string
 	// EmbeddedPath is the embedded database file, created (empty) with its
 	// directory if missing. Required when DatabaseURL is empty.
@@ -61,7 +77,7 @@ type Config struct {
 	StatementTimeout time.Duration
 	// MaxResultBytes caps the JSON-encoded rows of one result (5 MiB).
 	MaxResultBytes int64
-	// MaxConns caps the open connections (4).
+	// MaxConns caps the open connections (DefaultMaxConns).
 	MaxConns int
 	// AllowSuperuser lets PostgreSQL connections use a role that can run
 	// programs or write files on the database server (a superuser, or a
@@ -69,6 +85,10 @@ type Config struct {
 	// role can do that from inside a read-only transaction (COPY … TO
 	// PROGRAM), so it is refused by default.
 	AllowSuperuser bool
+	// Logger, when set, gets one line after start-up saying whether
+	// PostgreSQL could be reached, and why not (host, port and database
+	// name; never the user, password or URL).
+	Logger *zerolog.Logger
 }
 
 func (c Config) withDefaults() Config {
@@ -163,6 +183,9 @@ type Tables struct {
 	Backend string  `json:"backend"`
 	Schema  string  `json:"schema"`
 	Tables  []Table `json:"tables"`
+	// Note tells a caller facing an empty SQLite database how to point the
+	// tools at a database of their own.
+	Note string `json:"note,omitempty"`
 }
 
 // ColumnInfo describes one column of a table.
@@ -195,57 +218,22 @@ type TableSchema struct {
 	PrimaryKey []string     `json:"primary_key"`
 }
 
-// Kind classifies an Error.
-type Kind int
-
-// Error kinds.
-const (
-	// Invalid: the statement or its parameters are wrong (syntax, unknown
-	// column, bad parameter value, more than one statement).
-	Invalid Kind = iota + 1
-	// Denied: the statement tried to write or to escape its transaction,
-	// or the database refused it for lack of privilege.
-	Denied
-	// NotFound: the named table or schema does not exist.
-	NotFound
-	// Timeout: the statement timeout expired.
-	Timeout
-	// Unavailable: the database cannot be reached or failed.
-	Unavailable
-	// Busy: the database is locked or overloaded; retrying may succeed.
-	Busy
-)
-
-// Error is a failure whose Msg is safe to show to the caller: it holds the
-// database's own message where that helps, and never the connection URL.
-type Error struct {
-	Kind  Kind
-	Field string // the argument at fault, if any
-	Msg   string
-	cause error
+// invalid is a bad argument, named by field.
+func invalid(field, format string, args ...any) *mcperr.Error {
+	return mcperr.Invalid(field, nil, "", format, args...)
 }
 
-func (e *Error) Error() string { return e.Msg }
-
-// Unwrap returns the underlying error, for logs.
-func (e *Error) Unwrap() error { return e.cause }
-
-func errorf(kind Kind, cause error, format string, args ...any) *Error {
-	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...), cause: cause}
-}
-
-func invalid(field, format string, args ...any) *Error {
-	return &Error{Kind: Invalid, Field: field, Msg: fmt.Sprintf(format, args...)}
+// notFound is a schema or table that does not exist, named by field.
+func notFound(field, format string, args ...any) *mcperr.Error {
+	e := mcperr.New(mcperr.NotFound, format, args...)
+	e.Field = field
+	return e
 }
 
 // internalError is a failure of this package rather than of the database
 // (a value it cannot decode): reported as an internal error, not as the
 // database being unavailable.
 type internalError struct{ error }
-
-// msgUnavailable is the message of every connection failure: the driver's
-// own text may name hosts, users or files.
-const msgUnavailable = "database unavailable"
 
 // backend is one database engine.
 type backend interface {
@@ -261,36 +249,105 @@ type DB struct {
 	cfg     Config
 	name    string
 	backend backend
+	// source names the database in fenced results: no user or password.
+	source string
+	// empty: an SQLite file without a single table or view when opened.
+	empty bool
+	// named: the SQLite file came from DATABASE_URL (it was not created).
+	named bool
+	// probe is the start-up check of PostgreSQL, stopped by Close.
+	stopProbe context.CancelFunc
+	probing   sync.WaitGroup
 }
 
-// Open opens the configured database: PostgreSQL when cfg.DatabaseURL is
-// set (lazily: no connection is made until the first call, so a database
-// that is down does not keep the server from starting), else the embedded
-// SQLite file, created if missing.
+// SQLitePath returns the file an SQLite DATABASE_URL names, made absolute,
+// and whether the URL is one: sqlite:///abs/path, sqlite:/abs/path,
+// sqlite:relative/path, sqlite3:… and file:… (any ?query is ignored: the
+// file is always opened read-only).
+func SQLitePath(databaseURL string) (string, bool, error) {
+	scheme, rest, ok := strings.Cut(databaseURL, ":")
+	if !ok {
+		return "", false, nil
+	}
+	switch strings.ToLower(scheme) {
+	case "sqlite", "sqlite3", "file":
+	default:
+		return "", false, nil
+	}
+	rest, _, _ = strings.Cut(rest, "?")
+	if strings.HasPrefix(rest, "//") {
+		// sqlite://host/path: only an empty host (or localhost) is a file here.
+		host, path, _ := strings.Cut(rest[2:], "/")
+		if host != "" && host != "localhost" {
+			return "", true, fmt.Errorf("DATABASE_URL %s://%s/…: an SQLite URL names a local file: write %s:///absolute/path.db or %s:relative/path.db",
+				scheme, host, scheme, scheme)
+		}
+		rest = "/" + path
+	}
+	path, err := url.PathUnescape(rest)
+	if err != nil || path == "" || path == "/" {
+		return "", true, fmt.Errorf("DATABASE_URL %s: names no file (write %s:///absolute/path.db or %s:relative/path.db)", scheme, scheme, scheme)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", true, fmt.Errorf("DATABASE_URL: the SQLite path: %w", err)
+	}
+	return abs, true, nil
+}
+
+// Open opens the configured database: PostgreSQL (lazily: no connection is
+// made until the first call or the start-up probe, so a database that is
+// down does not keep the server from starting), an SQLite file named by
+// DATABASE_URL (which must exist), or the embedded SQLite file, created if
+// missing.
 func Open(cfg Config) (*DB, error) {
 	cfg = cfg.withDefaults()
 	if cfg.DatabaseURL != "" {
-		b, err := openPostgres(cfg)
+		path, isSQLite, err := SQLitePath(cfg.DatabaseURL)
 		if err != nil {
 			return nil, err
 		}
-		return &DB{cfg: cfg, name: Postgres, backend: b}, nil
+		if isSQLite {
+			b, empty, err := openSQLite(cfg, path, false)
+			if err != nil {
+				return nil, err
+			}
+			return &DB{cfg: cfg, name: SQLite, backend: b, source: "SQLite file " + filepath.Base(path), empty: empty, named: true}, nil
+		}
+		return openPostgres(cfg)
 	}
 	if cfg.EmbeddedPath == "" {
-		return nil, errors.New("database: neither a DATABASE_URL nor an embedded database path is configured")
+		return nil, errors.New("neither a DATABASE_URL nor an embedded database path is configured")
 	}
-	b, err := openSQLite(cfg)
+	b, empty, err := openSQLite(cfg, cfg.EmbeddedPath, true)
 	if err != nil {
 		return nil, err
 	}
-	return &DB{cfg: cfg, name: SQLite, backend: b}, nil
+	return &DB{cfg: cfg, name: SQLite, backend: b, source: "SQLite file " + filepath.Base(cfg.EmbeddedPath), empty: empty}, nil
 }
 
-// Close releases the connections.
-func (db *DB) Close() { db.backend.close() }
+// Close stops the start-up probe and releases the connections.
+func (db *DB) Close() {
+	if db.stopProbe != nil {
+		db.stopProbe()
+		db.probing.Wait()
+	}
+	db.backend.close()
+}
 
 // Backend returns Postgres or SQLite.
 func (db *DB) Backend() string { return db.name }
+
+// Source names the database for the fence around its rows: the engine and
+// the database or file name, nothing secret.
+func (db *DB) Source() string { return db.source }
+
+// Empty reports an SQLite database that had no table or view when opened.
+func (db *DB) Empty() bool { return db.empty }
+
+// Named reports an SQLite file named by DATABASE_URL rather than the
+// embedded (or --db-path) file.
+func (db *DB) Named() bool { return db.named }
 
 // Config returns the effective configuration (defaults applied). Its
 // DatabaseURL is a secret.
@@ -298,6 +355,12 @@ func (db *DB) Config() Config { return db.cfg }
 
 // DefaultSchema is "public" for PostgreSQL and "main" for SQLite.
 func (db *DB) DefaultSchema() string { return db.backend.defaultSchema() }
+
+// EmptyHint says how to point the tools at a database of one's own; it is
+// the note of an empty SQLite database's table listing.
+const EmptyHint = "This SQLite database has no tables. To query your own database, restart the server with " +
+	"DATABASE_URL=postgres://user:password@host:5432/dbname (use a read-only role), or " +
+	"DATABASE_URL=sqlite:///absolute/path/app.db, or --db-path /absolute/path/app.db (SQLite files are opened read-only)."
 
 // Query runs one read-only statement.
 func (db *DB) Query(ctx context.Context, q Query) (*Result, error) {
@@ -352,7 +415,11 @@ func (db *DB) Tables(ctx context.Context, schema string) (*Tables, error) {
 	if ts == nil {
 		ts = []Table{}
 	}
-	return &Tables{Backend: db.name, Schema: schema, Tables: ts}, nil
+	out := &Tables{Backend: db.name, Schema: schema, Tables: ts}
+	if db.name == SQLite && schema == "main" && len(ts) == 0 {
+		out.Note = EmptyHint
+	}
+	return out, nil
 }
 
 // Schema describes one table or view of schema ("" for the default).

@@ -5,176 +5,78 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
-	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rs/zerolog"
+
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/pgcall"
 )
 
-// backstop is how much longer than the statement timeout a call may take on
-// the Go side (connecting, BEGIN, ROLLBACK, DISCARD ALL) before its context
-// ends it; the server's own statement_timeout normally fires first, which
-// keeps the connection usable.
-const backstop = 5 * time.Second
-
-// cleanupTimeout bounds ROLLBACK and DISCARD ALL when the call's own context
-// has already ended.
-const cleanupTimeout = 5 * time.Second
-
-// errPrivilegedRole marks a connection refused because its role is too
-// powerful (see Config.AllowSuperuser).
-var errPrivilegedRole = errors.New("privileged database role")
-
-// privilegedRoleSQL is true for a role that is, or may SET ROLE to, a
-// superuser or a role that runs programs or touches files on the database
-// server: all of which work from inside a read-only transaction (COPY … TO
-// PROGRAM, COPY … TO 'file', pg_read_file).
-const privilegedRoleSQL = `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
-WHERE (r.rolsuper OR r.rolname IN ('pg_execute_server_program', 'pg_write_server_files', 'pg_read_server_files'))
-  AND pg_has_role(current_user, r.oid, 'MEMBER'))`
+// probeTimeout bounds the start-up check of PostgreSQL.
+const probeTimeout = 15 * time.Second
 
 type pgBackend struct {
-	pool *pgxpool.Pool
+	pool *pgcall.Pool
 	cfg  Config
 }
 
-func openPostgres(cfg Config) (*pgBackend, error) {
-	pc, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+func openPostgres(cfg Config) (*DB, error) {
+	pool, err := pgcall.Open(pgcall.Config{
+		URL:             cfg.DatabaseURL,
+		MaxConns:        cfg.MaxConns,
+		ReadOnly:        true,
+		ApplicationName: "devtools-mcp",
+		AllowPrivileged: cfg.AllowSuperuser,
+		DefaultTimeout:  cfg.StatementTimeout,
+		// Bounds the memory one result row can take: a row this large could
+		// never fit in a result anyway.
+		MaxMessageBytes: int(4*cfg.MaxResultBytes) + 1<<20,
+	})
 	if err != nil {
-		// The parser's message may quote the URL, password included.
-		return nil, errors.New("database: DATABASE_URL is not a valid PostgreSQL connection URL")
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
-	pc.MaxConns = int32(cfg.MaxConns)
-	pc.MinConns = 0
-	pc.MaxConnIdleTime = 5 * time.Minute
-	cc := pc.ConnConfig
-	// Unnamed statements only: nothing is cached on the session, so the
-	// DISCARD ALL after every call cannot leave pgx's caches stale.
-	cc.DefaultQueryExecMode = pgx.QueryExecModeDescribeExec
-	cc.StatementCacheCapacity = 0
-	cc.DescriptionCacheCapacity = 0
-	// Bounds the memory one result row can take: a row this large could
-	// never fit in a result anyway.
-	cc.MaxProtocolMessageBodyLen = int(4*cfg.MaxResultBytes) + 1<<20
-	// When a call's context ends, ask the server to cancel the statement
-	// (instead of only breaking off the read), so that nothing goes on
-	// running there and the connection stays usable.
-	cc.BuildContextWatcherHandler = func(pg *pgconn.PgConn) ctxwatch.Handler {
-		return &pgconn.CancelRequestContextWatcherHandler{Conn: pg, DeadlineDelay: 2 * time.Second}
+	db := &DB{cfg: cfg, name: Postgres, backend: &pgBackend{pool: pool, cfg: cfg},
+		source: "PostgreSQL database " + pool.Target().Database}
+	if cfg.Logger != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+		db.stopProbe = cancel
+		db.probing.Add(1)
+		go func() {
+			defer db.probing.Done()
+			defer cancel()
+			probe(ctx, pool, cfg.Logger)
+		}()
 	}
-	if cc.ConnectTimeout == 0 {
-		cc.ConnectTimeout = 10 * time.Second
+	return db, nil
+}
+
+// probe connects once at start-up and logs whether the database can be
+// used. The server starts either way: the database may come up later.
+func probe(ctx context.Context, pool *pgcall.Pool, log *zerolog.Logger) {
+	target := pool.Target()
+	err := pool.Check(ctx)
+	if errors.Is(err, context.Canceled) {
+		return // closed before the check finished
 	}
-	if cc.RuntimeParams == nil {
-		cc.RuntimeParams = map[string]string{}
-	}
-	// A second wall: outside our explicit read-only transactions the
-	// session is read-only too.
-	cc.RuntimeParams["default_transaction_read_only"] = "on"
-	if cc.RuntimeParams["application_name"] == "" {
-		cc.RuntimeParams["application_name"] = "devtools-mcp"
-	}
-	if !cfg.AllowSuperuser {
-		pc.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
-			var privileged bool
-			if err := c.QueryRow(ctx, privilegedRoleSQL).Scan(&privileged); err != nil {
-				return err
-			}
-			if privileged {
-				return errPrivilegedRole
-			}
-			return nil
-		}
-	}
-	pool, err := pgxpool.NewWithConfig(context.Background(), pc)
+	ev := log.Info()
+	msg := "database: PostgreSQL is reachable"
 	if err != nil {
-		return nil, errors.New("database: cannot set up the PostgreSQL connection pool")
+		ev = log.Warn()
+		msg = "database: PostgreSQL cannot be used yet; the database tools will report why until it can"
+		ev = ev.Str("error_code", string(mcperr.Wrap(err).Code)).Str("error", mcperr.Wrap(err).Message)
 	}
-	return &pgBackend{pool: pool, cfg: cfg}, nil
+	ev.Str("db_host", target.Host).Uint16("db_port", target.Port).Str("db_name", target.Database).Msg(msg)
 }
 
 func (b *pgBackend) close()                { b.pool.Close() }
 func (b *pgBackend) defaultSchema() string { return "public" }
-
-// run calls fn on a pooled connection inside a fresh READ ONLY transaction
-// whose statement, lock and idle timeouts are timeout. Whatever happens, the
-// transaction is rolled back and the session reset (DISCARD ALL: settings,
-// roles, prepared statements, cursors, listeners, advisory locks, temporary
-// tables) before the connection returns to the pool; a connection that
-// cannot be reset is closed instead.
-func (b *pgBackend) run(parent context.Context, timeout time.Duration, fn func(context.Context, *pgx.Conn) error) (err error) {
-	ctx, cancel := context.WithTimeout(parent, timeout+backstop)
-	defer cancel()
-	pc, err := b.pool.Acquire(ctx)
-	if err != nil {
-		return b.mapErr(parent, ctx, err, timeout)
-	}
-	conn := pc.Conn()
-	defer func() {
-		if !b.reset(ctx, conn) {
-			cctx, ccancel := context.WithTimeout(context.Background(), cleanupTimeout)
-			_ = conn.Close(cctx)
-			ccancel()
-		}
-		pc.Release() // a closed connection is destroyed, not pooled
-	}()
-	ms := timeout.Milliseconds()
-	if ms < 1 {
-		ms = 1
-	}
-	// Constant text and integers only; the simple protocol sends it in one
-	// round trip. The closing SELECT takes the transaction's first snapshot,
-	// after which PostgreSQL refuses SET TRANSACTION READ WRITE.
-	begin := fmt.Sprintf("BEGIN READ ONLY; SET LOCAL statement_timeout = %d; SET LOCAL lock_timeout = %d; "+
-		"SET LOCAL idle_in_transaction_session_timeout = %d; SELECT 1", ms, ms, ms+backstop.Milliseconds())
-	if _, err := conn.PgConn().Exec(ctx, begin).ReadAll(); err != nil {
-		return b.mapErr(parent, ctx, err, timeout)
-	}
-	if err := fn(ctx, conn); err != nil {
-		return b.mapErr(parent, ctx, err, timeout)
-	}
-	return nil
-}
-
-// reset rolls back and discards all session state; it reports whether the
-// connection is clean and idle.
-func (b *pgBackend) reset(ctx context.Context, conn *pgx.Conn) bool {
-	if conn.IsClosed() || conn.PgConn().IsBusy() {
-		return false
-	}
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.Background(), cleanupTimeout)
-		defer cancel()
-	}
-	pg := conn.PgConn()
-	// Two messages: DISCARD ALL cannot run in a multi-statement string.
-	if _, err := pg.Exec(ctx, "ROLLBACK").ReadAll(); err != nil {
-		return false
-	}
-	if _, err := pg.Exec(ctx, "DISCARD ALL").ReadAll(); err != nil {
-		return false
-	}
-	return pg.TxStatus() == 'I'
-}
-
-// abandon gives up on a connection whose protocol state is unknown: it asks
-// the server to stop whatever runs there and closes the connection (which
-// then never returns to the pool).
-func abandon(pg *pgconn.PgConn) {
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-	defer cancel()
-	_ = pg.CancelRequest(ctx)
-	_ = pg.Close(ctx)
-}
 
 // binaryResults are the types whose binary form pgx decodes into values
 // with a faithful JSON form; every other type is fetched as the server's
@@ -189,160 +91,118 @@ var binaryResults = map[uint32]timeStyle{
 	pgtype.TimestamptzArrayOID: timeZoned, pgtype.TimestampArrayOID: timeLocal, pgtype.DateArrayOID: timeDate,
 }
 
-// transactionTags are the command tags of statements that end or replace
-// the call's transaction.
-var transactionTags = []string{"BEGIN", "START TRANSACTION", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE",
-	"PREPARE TRANSACTION", "COMMIT PREPARED", "ROLLBACK PREPARED"}
+// pgRows receives a query's result: it picks each column's format, and
+// encodes and caps the rows.
+type pgRows struct {
+	cfg     Config
+	limit   int
+	fields  []pgconn.FieldDescription
+	typeMap *pgtype.Map
+	res     *Result
+	size    int64
+	full    bool   // no more rows are wanted
+	buf     []byte // the row being encoded
+	arena   []byte // encoded rows live here, a chunk at a time
+}
 
+func (r *pgRows) Describe(d pgcall.Description) ([]int16, error) {
+	r.typeMap = d.TypeMap
+	r.fields = d.Fields
+	formats := make([]int16, len(r.fields))
+	for i := range r.fields {
+		if _, ok := binaryResults[r.fields[i].DataTypeOID]; ok {
+			formats[i] = pgtype.BinaryFormatCode
+		}
+		r.fields[i].Format = formats[i]
+	}
+	return formats, nil
+}
+
+// arenaChunk is the size of the first block encoded rows are copied into
+// (later blocks double, up to arenaMaxChunk): a few allocations for many
+// rows instead of one per row.
+const (
+	arenaChunk    = 4 << 10
+	arenaMaxChunk = 256 << 10
+)
+
+func (r *pgRows) Row(values [][]byte) error {
+	if r.full {
+		return nil
+	}
+	if len(r.res.Rows) == r.limit {
+		r.res.Truncated, r.res.TruncatedBy, r.full = true, "limit", true
+		return nil
+	}
+	buf := append(r.buf[:0], '[')
+	for i, raw := range values {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		var ok bool
+		if buf, ok = appendPG(buf, r.fields[i], raw); ok {
+			continue
+		}
+		v, err := pgValue(r.typeMap, r.fields[i], raw)
+		if err != nil {
+			return fmt.Errorf("decoding column %q: %w", r.fields[i].Name, err)
+		}
+		enc, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("encoding column %q: %w", r.fields[i].Name, err)
+		}
+		buf = append(buf, enc...)
+	}
+	buf = append(buf, ']')
+	r.buf = buf
+	if r.size+int64(len(buf)) > r.cfg.MaxResultBytes {
+		r.res.Truncated, r.res.TruncatedBy, r.full = true, "max_bytes", true
+		return nil
+	}
+	r.size += int64(len(buf))
+	if cap(r.arena)-len(r.arena) < len(buf) {
+		r.arena = make([]byte, 0, max(min(2*cap(r.arena), arenaMaxChunk), arenaChunk, len(buf)))
+	}
+	start := len(r.arena)
+	r.arena = append(r.arena, buf...)
+	r.res.Rows = append(r.res.Rows, r.arena[start:len(r.arena):len(r.arena)])
+	return nil
+}
+
+// query runs the statement through pgcall: two round trips, then the
+// transaction's rollback and the session's reset off the critical path.
+// Execute fetches at most limit+1 rows (the extra one only tells that the
+// result was truncated), so a huge result costs no more than its first rows.
 func (b *pgBackend) query(ctx context.Context, q Query, limit int, timeout time.Duration) (*Result, error) {
+	// Every parameter goes as text: the server parses it as the type it
+	// inferred for $n, exactly as it would a quoted literal.
+	params := make([][]byte, len(q.Params))
+	for i, p := range q.Params {
+		params[i] = pgText(p)
+	}
 	res := &Result{}
-	err := b.run(ctx, timeout, func(ctx context.Context, conn *pgx.Conn) error {
-		pg := conn.PgConn()
-		// Parse + Describe of the unnamed statement: the extended protocol
-		// refuses a string holding more than one statement here.
-		sd, err := pg.Prepare(ctx, "", q.SQL, nil)
-		if err != nil {
-			return err
-		}
-		if len(sd.ParamOIDs) != len(q.Params) {
-			return invalid("params", "the statement takes %d parameter(s) ($1 … $n) but params has %d value(s)",
-				len(sd.ParamOIDs), len(q.Params))
-		}
-		// A copy: pgconn reuses the slice for the connection's next query.
-		fields := slices.Clone(sd.Fields)
-		tag, err := b.execute(ctx, pg, conn.TypeMap(), sd, fields, q.Params, limit, res)
-		if err != nil {
-			return err
-		}
-		res.Command = tag
-		if err := checkStillInside(pg, tag); err != nil {
-			return err
-		}
-		if strings.HasPrefix(tag, "COPY") {
-			return invalid("query", "COPY is not supported: its output is not returned (use a SELECT)")
-		}
-		if len(fields) == 0 && tag == "" {
-			return invalid("query", "the query is empty")
-		}
-		res.Columns, err = pgColumns(ctx, conn, fields)
-		return err
-	})
+	rcv := &pgRows{cfg: b.cfg, limit: limit, res: res}
+	out, err := b.pool.Exec(ctx, pgcall.Options{Mode: pgcall.ReadOnly, Timeout: timeout},
+		pgcall.Statement{SQL: q.SQL, Params: params, MaxRows: limit + 1, Field: "query"}, rcv)
+	if errors.Is(err, pgcall.ErrRowTooLarge) {
+		return nil, invalid("query", "a row of the result is larger than the %s result cap", bytesize.Format(b.cfg.MaxResultBytes)).
+			WithCause(err)
+	}
 	if err != nil {
 		return nil, err
 	}
+	res.Command = out.Tag
+	if strings.HasPrefix(out.Tag, "COPY") {
+		return nil, invalid("query", "COPY is not supported: its output is not returned (use a SELECT)")
+	}
+	if len(rcv.fields) == 0 && out.Tag == "" {
+		return nil, invalid("query", "the query is empty")
+	}
+	res.Columns = make([]Column, len(rcv.fields))
+	for i, f := range rcv.fields {
+		res.Columns[i] = Column{Name: f.Name, Type: out.TypeNames[i]}
+	}
 	return res, nil
-}
-
-// execute binds the prepared unnamed statement to a portal and fetches at
-// most limit+1 rows from it: Execute's row count makes the server stop there
-// (the extra row only tells that the result was truncated), so a huge result
-// costs no more than its first rows, and nothing needs cancelling. It
-// returns the command tag ("" when the portal was suspended).
-func (b *pgBackend) execute(ctx context.Context, pg *pgconn.PgConn, m *pgtype.Map, sd *pgconn.StatementDescription,
-	fields []pgconn.FieldDescription, params []any, limit int, res *Result) (string, error) {
-	// Every parameter goes as text: the server parses it as the type it
-	// inferred for $n, exactly as it would a quoted literal.
-	values := make([][]byte, len(params))
-	for i, p := range params {
-		values[i] = pgText(p)
-	}
-	formats := make([]int16, len(fields))
-	for i := range fields {
-		if _, ok := binaryResults[fields[i].DataTypeOID]; ok {
-			formats[i] = pgtype.BinaryFormatCode
-		}
-		fields[i].Format = formats[i]
-	}
-	fe := pg.Frontend()
-	fe.Send(&pgproto3.Bind{PreparedStatement: sd.Name, Parameters: values, ResultFormatCodes: formats})
-	fe.Send(&pgproto3.Execute{MaxRows: uint32(limit) + 1})
-	fe.Send(&pgproto3.Sync{})
-	if err := fe.Flush(); err != nil {
-		return "", err
-	}
-	var (
-		size    int64
-		tag     string
-		stmtErr error
-		full    bool // no more rows are wanted
-		row     = make([]any, len(fields))
-	)
-	for {
-		msg, err := pg.ReceiveMessage(ctx)
-		if err != nil {
-			// Mid-protocol (the context ended, the server went away, a
-			// message was too large): the connection cannot be reused.
-			abandon(pg)
-			var tooBig *pgproto3.ExceededMaxBodyLenErr
-			if errors.As(err, &tooBig) {
-				return "", invalid("query", "a row of the result is larger than the %s result cap", bytesize.Format(b.cfg.MaxResultBytes))
-			}
-			return "", err
-		}
-		switch msg := msg.(type) {
-		case *pgproto3.DataRow:
-			if stmtErr != nil || full {
-				continue
-			}
-			if len(res.Rows) == limit {
-				res.Truncated, res.TruncatedBy, full = true, "limit", true
-				continue
-			}
-			for i, raw := range msg.Values {
-				if row[i], err = pgValue(m, fields[i], raw); err != nil {
-					stmtErr = internalError{fmt.Errorf("decoding column %q: %w", fields[i].Name, err)}
-					break
-				}
-			}
-			if stmtErr != nil {
-				continue
-			}
-			fits, err := appendRow(&res.Rows, &size, b.cfg.MaxResultBytes, row)
-			if err != nil {
-				stmtErr = internalError{err}
-			} else if !fits {
-				res.Truncated, res.TruncatedBy, full = true, "max_bytes", true
-			}
-		case *pgproto3.CommandComplete:
-			tag = string(msg.CommandTag)
-		case *pgproto3.ErrorResponse:
-			if stmtErr == nil {
-				stmtErr = pgconn.ErrorResponseToPgError(msg)
-			}
-		case *pgproto3.CopyInResponse:
-			// COPY … FROM STDIN would wait for data forever.
-			fe.Send(&pgproto3.CopyFail{Message: "COPY FROM STDIN is not supported"})
-			if err := fe.Flush(); err != nil {
-				abandon(pg)
-				return "", err
-			}
-		case *pgproto3.ReadyForQuery:
-			return tag, stmtErr
-		}
-		// BindComplete, PortalSuspended, EmptyQueryResponse, notices and
-		// COPY TO STDOUT data need nothing.
-	}
-}
-
-// checkStillInside refuses a statement that ended or replaced the call's
-// transaction (COMMIT, ROLLBACK, END, COMMIT AND CHAIN, PREPARE
-// TRANSACTION…). It ran read-only and alone, so it changed nothing, but the
-// caller must not believe it did something.
-func checkStillInside(pg *pgconn.PgConn, tag string) error {
-	word := ""
-	for _, t := range transactionTags {
-		if tag == t || strings.HasPrefix(tag, t+" ") {
-			word = t
-		}
-	}
-	if word == "" && pg.TxStatus() == 'T' {
-		return nil
-	}
-	if word == "" {
-		word = tag
-	}
-	return errorf(Denied, nil, "transaction control (%s) is not allowed: every call runs in its own read-only "+
-		"transaction, which is always rolled back", word)
 }
 
 // pgText renders a JSON scalar as the text PostgreSQL parses for a
@@ -425,75 +285,41 @@ func nest(elems []any, dims []pgtype.ArrayDimension, ts timeStyle) []any {
 	return out
 }
 
-// pgColumns names the result columns and their types: pgx's type map knows
-// the built-in types; the rest (enums, domains, extension types) are looked
-// up in pg_type, still inside the call's transaction.
-func pgColumns(ctx context.Context, conn *pgx.Conn, fields []pgconn.FieldDescription) ([]Column, error) {
-	cols := make([]Column, len(fields))
-	var unknown []uint32
-	for i, f := range fields {
-		cols[i].Name = f.Name
-		if t, ok := conn.TypeMap().TypeForOID(f.DataTypeOID); ok {
-			cols[i].Type = t.Name
-		} else {
-			unknown = append(unknown, f.DataTypeOID)
-		}
-	}
-	if len(unknown) == 0 {
-		return cols, nil
-	}
-	rows, err := conn.Query(ctx, "SELECT oid, typname FROM pg_catalog.pg_type WHERE oid = ANY($1)", unknown)
-	if err != nil {
-		return nil, err
-	}
-	names := map[uint32]string{}
-	var oid uint32
-	var name string
-	if _, err := pgx.ForEachRow(rows, []any{&oid, &name}, func() error { names[oid] = name; return nil }); err != nil {
-		return nil, err
-	}
-	for i, f := range fields {
-		if cols[i].Type == "" {
-			cols[i].Type = names[f.DataTypeOID]
-		}
-	}
-	return cols, nil
-}
-
-// relkinds maps pg_class.relkind to the names Table.Type uses.
+// relkindCase maps pg_class.relkind to the names Table.Type uses.
 const relkindCase = `CASE c.relkind WHEN 'r' THEN 'table' WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view'
   WHEN 'p' THEN 'partitioned table' WHEN 'f' THEN 'foreign table' END`
 
-func (b *pgBackend) schemaExists(ctx context.Context, conn *pgx.Conn, schema string) error {
-	var exists bool
-	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1)",
-		schema).Scan(&exists); err != nil {
-		return err
-	}
-	if !exists {
-		return &Error{Kind: NotFound, Field: "schema", Msg: fmt.Sprintf("schema %q does not exist", schema)}
-	}
-	return nil
+// catalog runs fn in a read-only call with the configured statement timeout.
+func (b *pgBackend) catalog(ctx context.Context, fn func(ctx context.Context, conn *pgx.Conn) error) error {
+	return b.pool.Tx(ctx, pgcall.Options{Mode: pgcall.ReadOnly, Timeout: b.cfg.StatementTimeout}, fn)
 }
 
 func (b *pgBackend) tables(ctx context.Context, schema string) ([]Table, error) {
 	var out []Table
-	err := b.run(ctx, b.cfg.StatementTimeout, func(ctx context.Context, conn *pgx.Conn) error {
-		if err := b.schemaExists(ctx, conn, schema); err != nil {
-			return err
-		}
+	err := b.catalog(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+		// One query: no row when the schema does not exist, one row of
+		// NULLs when it has no table.
 		rows, err := conn.Query(ctx, `SELECT c.relname, `+relkindCase+`, coalesce(obj_description(c.oid, 'pg_class'), '')
-FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-WHERE n.nspname = $1 AND c.relkind IN ('r', 'v', 'm', 'p', 'f') AND NOT c.relispartition
+FROM pg_catalog.pg_namespace n
+LEFT JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relkind IN ('r', 'v', 'm', 'p', 'f') AND NOT c.relispartition
+WHERE n.nspname = $1
 ORDER BY c.relname`, schema)
 		if err != nil {
 			return err
 		}
-		var t Table
-		_, err = pgx.ForEachRow(rows, []any{&t.Name, &t.Type, &t.Comment}, func() error {
-			out = append(out, t)
+		var name, kind *string
+		var comment string
+		seen := false
+		_, err = pgx.ForEachRow(rows, []any{&name, &kind, &comment}, func() error {
+			seen = true
+			if name != nil {
+				out = append(out, Table{Name: *name, Type: *kind, Comment: comment})
+			}
 			return nil
 		})
+		if err == nil && !seen {
+			return notFound("schema", "schema %q does not exist", schema)
+		}
 		return err
 	})
 	return out, err
@@ -501,21 +327,23 @@ ORDER BY c.relname`, schema)
 
 func (b *pgBackend) schema(ctx context.Context, schema, table string) (*TableSchema, error) {
 	out := &TableSchema{Schema: schema, Table: table}
-	err := b.run(ctx, b.cfg.StatementTimeout, func(ctx context.Context, conn *pgx.Conn) error {
-		if err := b.schemaExists(ctx, conn, schema); err != nil {
-			return err
-		}
-		var oid uint32
+	err := b.catalog(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+		var oid *uint32
+		var kind, comment *string
 		err := conn.QueryRow(ctx, `SELECT c.oid, `+relkindCase+`, coalesce(obj_description(c.oid, 'pg_class'), '')
-FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'v', 'm', 'p', 'f')`, schema, table).
-			Scan(&oid, &out.Type, &out.Comment)
+FROM pg_catalog.pg_namespace n
+LEFT JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = $2 AND c.relkind IN ('r', 'v', 'm', 'p', 'f')
+WHERE n.nspname = $1`, schema, table).Scan(&oid, &kind, &comment)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return &Error{Kind: NotFound, Field: "table", Msg: fmt.Sprintf("table %q does not exist in schema %q", table, schema)}
+			return notFound("schema", "schema %q does not exist", schema)
 		}
 		if err != nil {
 			return err
 		}
+		if oid == nil {
+			return notFound("table", "table %q does not exist in schema %q", table, schema)
+		}
+		out.Type, out.Comment = *kind, *comment
 		rows, err := conn.Query(ctx, `SELECT a.attnum, a.attname, format_type(a.atttypid, a.atttypmod), NOT a.attnotnull,
   pg_get_expr(d.adbin, d.adrelid),
   coalesce((SELECT k.n FROM pg_catalog.pg_index i, unnest(i.indkey) WITH ORDINALITY k(attnum, n)
@@ -525,7 +353,7 @@ WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'v', 'm', 'p', 'f
 FROM pg_catalog.pg_attribute a
 LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped
-ORDER BY a.attnum`, oid)
+ORDER BY a.attnum`, *oid)
 		if err != nil {
 			return err
 		}
@@ -562,70 +390,4 @@ func primaryKey(cols []ColumnInfo) []string {
 		}
 	}
 	return pk
-}
-
-// mapErr turns a driver error into an *Error whose message is safe to show.
-// parent is the caller's context, ctx the call's (with the backstop).
-func (b *pgBackend) mapErr(parent, ctx context.Context, err error, timeout time.Duration) error {
-	var de *Error
-	if errors.As(err, &de) {
-		return de
-	}
-	var ie internalError
-	if errors.As(err, &ie) {
-		return ie.error
-	}
-	if errors.Is(err, errPrivilegedRole) {
-		return errorf(Denied, err, "the database role may run programs or read and write files on the database "+
-			"server (superuser, pg_execute_server_program, pg_read_server_files or pg_write_server_files); "+
-			"connect with a dedicated read-only role")
-	}
-	if parent.Err() != nil {
-		return parent.Err() // the client went away or its own deadline passed
-	}
-	if ctx.Err() != nil || pgconn.Timeout(err) {
-		return errorf(Timeout, err, "the statement did not finish within its %v timeout", timeout)
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pgError(pe, timeout)
-	}
-	return errorf(Unavailable, err, msgUnavailable)
-}
-
-// pgError classifies a server error by SQLSTATE. The server's message is
-// kept (it names the offending statement, column or value, never the
-// connection); detail and hint follow when present.
-func pgError(pe *pgconn.PgError, timeout time.Duration) *Error {
-	msg := "PostgreSQL: " + pe.Message
-	if pe.Position > 0 {
-		msg += fmt.Sprintf(" (at character %d)", pe.Position)
-	}
-	if pe.Detail != "" {
-		msg += "; detail: " + pe.Detail
-	}
-	if pe.Hint != "" {
-		msg += "; hint: " + pe.Hint
-	}
-	msg += " [SQLSTATE " + pe.Code + "]"
-	class := pe.Code[:min(2, len(pe.Code))]
-	switch {
-	case pe.Code == "57014": // query_canceled: statement_timeout
-		return errorf(Timeout, pe, "the statement exceeded its %v timeout and was cancelled (%s)", timeout, msg)
-	case pe.Code == "55P03" || pe.Code == "25P03": // lock_not_available, idle_in_transaction_session_timeout
-		return errorf(Timeout, pe, "the statement timed out waiting (%s)", msg)
-	case pe.Code == "25006": // read_only_sql_transaction
-		return errorf(Denied, pe, "refused, queries are read-only: %s", msg)
-	case pe.Code == "42601" && strings.Contains(pe.Message, "multiple commands"):
-		return &Error{Kind: Invalid, Field: "query", Msg: "only one SQL statement is allowed per call (" + msg + ")", cause: pe}
-	case pe.Code == "42501" || class == "28" || class == "25" || class == "2D" || class == "3B":
-		// insufficient privilege, authorization, transaction state
-		return errorf(Denied, pe, "refused: %s", msg)
-	case class == "40" || class == "53" || pe.Code == "55006" || pe.Code == "55P02":
-		// serialization failure, deadlock, insufficient resources, object in use
-		return errorf(Busy, pe, "%s", msg)
-	case class == "08" || class == "57" || class == "58" || class == "XX" || class == "F0":
-		return errorf(Unavailable, pe, msgUnavailable)
-	}
-	return &Error{Kind: Invalid, Field: "query", Msg: msg, cause: pe}
 }

@@ -1,10 +1,14 @@
 package database
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/rs/zerolog"
+	"io"
 	"net/url"
 	"strings"
 	"sync"
@@ -125,12 +129,12 @@ func query(t testing.TB, db *DB, sql string, params ...any) *Result {
 	return res
 }
 
-func kindOf(err error) Kind {
-	var de *Error
-	if errors.As(err, &de) {
-		return de.Kind
+// codeOf is the code a client sees for err.
+func codeOf(err error) mcperr.Code {
+	if err == nil {
+		return ""
 	}
-	return 0
+	return mcperr.Wrap(err).Code
 }
 
 func TestPostgresQueryWithParams(t *testing.T) {
@@ -180,26 +184,26 @@ func TestPostgresQueryWithParams(t *testing.T) {
 		{"SELECT $1::int, $2::int", []any{json.Number("1")}},
 	} {
 		_, err := db.Query(context.Background(), Query{SQL: tc.sql, Params: tc.params})
-		var de *Error
-		if !errors.As(err, &de) || de.Kind != Invalid || de.Field != "params" {
+		var de *mcperr.Error
+		if !errors.As(err, &de) || de.Code != mcperr.Validation || de.Field != "params" {
 			t.Errorf("%s with %d params: err = %v, want Invalid params", tc.sql, len(tc.params), err)
 		}
 	}
-	if _, err := db.Query(context.Background(), Query{SQL: "SELECT $1::int", Params: []any{"abc"}}); kindOf(err) != Invalid ||
+	if _, err := db.Query(context.Background(), Query{SQL: "SELECT $1::int", Params: []any{"abc"}}); codeOf(err) != mcperr.Validation ||
 		!strings.Contains(err.Error(), "invalid input syntax for type integer") {
 		t.Errorf("bad parameter value: %v", err)
 	}
-	if _, err := db.Query(context.Background(), Query{SQL: "SELECT 1", Params: []any{[]int{1}}}); kindOf(err) != Invalid {
+	if _, err := db.Query(context.Background(), Query{SQL: "SELECT 1", Params: []any{[]int{1}}}); codeOf(err) != mcperr.Validation {
 		t.Errorf("non-scalar param: %v", err)
 	}
-	if _, err := db.Query(context.Background(), Query{SQL: selectOne, Timeout: -time.Second}); kindOf(err) != Invalid {
+	if _, err := db.Query(context.Background(), Query{SQL: selectOne, Timeout: -time.Second}); codeOf(err) != mcperr.Validation {
 		t.Errorf("negative timeout: %v", err)
 	}
-	if _, err := db.Query(context.Background(), Query{SQL: "SELEC 1"}); kindOf(err) != Invalid ||
+	if _, err := db.Query(context.Background(), Query{SQL: "SELEC 1"}); codeOf(err) != mcperr.Validation ||
 		!strings.Contains(err.Error(), "syntax error") {
 		t.Errorf("syntax error: %v", err)
 	}
-	if _, err := db.Query(context.Background(), Query{SQL: "SELECT nope FROM t"}); kindOf(err) != Invalid ||
+	if _, err := db.Query(context.Background(), Query{SQL: "SELECT nope FROM t"}); codeOf(err) != mcperr.Validation ||
 		!strings.Contains(err.Error(), `column "nope" does not exist`) {
 		t.Errorf("unknown column: %v", err)
 	}
@@ -235,7 +239,7 @@ func TestPostgresLimitAndTruncation(t *testing.T) {
 		}
 	}
 	for _, limit := range []int{-1, 201} {
-		if _, err := db.Query(ctx, Query{SQL: selectOne, Limit: limit}); kindOf(err) != Invalid {
+		if _, err := db.Query(ctx, Query{SQL: selectOne, Limit: limit}); codeOf(err) != mcperr.Validation {
 			t.Errorf("limit %d: %v, want Invalid", limit, err)
 		}
 	}
@@ -268,7 +272,7 @@ func TestPostgresLimitAndTruncation(t *testing.T) {
 	}
 	// A single row far beyond the cap is refused without being buffered.
 	_, err = small.Query(ctx, Query{SQL: "SELECT repeat('x', 4 << 20)"})
-	if kindOf(err) != Invalid || !strings.Contains(err.Error(), "larger than the 100 bytes result cap") {
+	if codeOf(err) != mcperr.Validation || !strings.Contains(err.Error(), "larger than the 100 bytes result cap") {
 		t.Errorf("huge row: %v", err)
 	}
 	if res := query(t, small, "SELECT 'ok'"); string(res.Rows[0]) != `["ok"]` {
@@ -277,81 +281,81 @@ func TestPostgresLimitAndTruncation(t *testing.T) {
 }
 
 // pgWriteForms are statements that would change the database, its
-// objects, or escape the call's transaction. Each must fail with kind, or,
-// for kind 0, may succeed but must change nothing (the transaction is
+// objects, or escape the call's transaction. Each must fail with code, or,
+// for no code, may succeed but must change nothing (the transaction is
 // rolled back). superuser: it fails for a superuser too.
 var pgWriteForms = []struct {
 	sql       string
-	kind      Kind
+	code      mcperr.Code
 	superuser bool
 }{
-	{"INSERT INTO t (id, name) VALUES (1000, 'x')", Denied, true},
-	{"INSERT INTO t (id, name) VALUES (1000, 'x') ON CONFLICT DO NOTHING", Denied, true},
-	{"UPDATE t SET name = 'x'", Denied, true},
-	{"DELETE FROM t", Denied, true},
-	{"MERGE INTO t USING (SELECT 1 AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE", Denied, true},
-	{"CREATE TABLE x (a int)", Denied, true},
-	{"CREATE TEMP TABLE x (a int)", Denied, true},
-	{"CREATE INDEX ON t (name)", Denied, true},
-	{"CREATE FUNCTION g() RETURNS int LANGUAGE sql AS 'SELECT 1'", Denied, true},
-	{"CREATE SCHEMA evil", Denied, true},
-	{"DROP TABLE t", Denied, true},
-	{"DROP TABLE t CASCADE", Denied, true},
-	{"ALTER TABLE t ADD COLUMN z int", Denied, true},
-	{"ALTER TABLE t RENAME TO t2", Denied, true},
-	{"TRUNCATE t", Denied, true},
-	{"COMMENT ON TABLE t IS 'changed'", Denied, true},
-	{"GRANT ALL ON t TO PUBLIC", Denied, true},
-	{"REFRESH MATERIALIZED VIEW mv", Denied, true},
-	{"ANALYZE t", 0, false}, // allowed read-only; its statistics are rolled back
-	{"VACUUM t", Denied, true},
-	{"CLUSTER t USING t_pkey", Denied, false},
-	{"REINDEX TABLE t", Denied, false},
-	{"LOCK TABLE t IN ACCESS EXCLUSIVE MODE", Denied, false},
-	{"WITH x AS (DELETE FROM t RETURNING *) SELECT count(*) FROM x", Denied, true},
-	{"WITH x AS (UPDATE t SET name = 'x' RETURNING 1) SELECT * FROM x", Denied, true},
-	{"WITH x AS (INSERT INTO t (id, name) VALUES (1001, 'x') RETURNING 1) SELECT * FROM x", Denied, true},
-	{"SELECT * INTO t2 FROM t", Denied, true},
-	{"CREATE TABLE t3 AS SELECT * FROM t", Denied, true},
-	{"SELECT * FROM t FOR UPDATE", Denied, true},
-	{"SELECT * FROM t FOR SHARE", Denied, true},
-	{"SELECT nextval('s')", Denied, true},
-	{"SELECT setval('s', 100)", Denied, true},
-	{"SELECT f()", Denied, true},
-	{"SELECT lo_create(0)", 0, false}, // allowed read-only; rolled back
-	{"EXPLAIN ANALYZE DELETE FROM t", Denied, true},
-	{"DO $$ BEGIN INSERT INTO t (id, name) VALUES (1002, 'x'); END $$", Denied, true},
-	{"DO $$ BEGIN SET TRANSACTION READ WRITE; INSERT INTO t (id, name) VALUES (1003, 'x'); END $$", Denied, true},
-	{"DO $$ BEGIN PERFORM set_config('transaction_read_only', 'off', true); DELETE FROM t; END $$", Denied, true},
-	{"DO $$ BEGIN COMMIT; DELETE FROM t; END $$", Denied, true},
-	{"COPY t FROM STDIN", Denied, true},
-	{"COPY t TO '/tmp/devtools-pgtest-copy'", Denied, false},
-	{"COPY (SELECT 1) TO PROGRAM 'touch /tmp/devtools-pgtest-program'", Denied, false},
-	{"SELECT pg_read_file('/etc/hostname')", Denied, false},
-	{"COPY t TO STDOUT", Invalid, true},
+	{"INSERT INTO t (id, name) VALUES (1000, 'x')", mcperr.PermissionDeny, true},
+	{"INSERT INTO t (id, name) VALUES (1000, 'x') ON CONFLICT DO NOTHING", mcperr.PermissionDeny, true},
+	{"UPDATE t SET name = 'x'", mcperr.PermissionDeny, true},
+	{"DELETE FROM t", mcperr.PermissionDeny, true},
+	{"MERGE INTO t USING (SELECT 1 AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE", mcperr.PermissionDeny, true},
+	{"CREATE TABLE x (a int)", mcperr.PermissionDeny, true},
+	{"CREATE TEMP TABLE x (a int)", mcperr.PermissionDeny, true},
+	{"CREATE INDEX ON t (name)", mcperr.PermissionDeny, true},
+	{"CREATE FUNCTION g() RETURNS int LANGUAGE sql AS 'SELECT 1'", mcperr.PermissionDeny, true},
+	{"CREATE SCHEMA evil", mcperr.PermissionDeny, true},
+	{"DROP TABLE t", mcperr.PermissionDeny, true},
+	{"DROP TABLE t CASCADE", mcperr.PermissionDeny, true},
+	{"ALTER TABLE t ADD COLUMN z int", mcperr.PermissionDeny, true},
+	{"ALTER TABLE t RENAME TO t2", mcperr.PermissionDeny, true},
+	{"TRUNCATE t", mcperr.PermissionDeny, true},
+	{"COMMENT ON TABLE t IS 'changed'", mcperr.PermissionDeny, true},
+	{"GRANT ALL ON t TO PUBLIC", mcperr.PermissionDeny, true},
+	{"REFRESH MATERIALIZED VIEW mv", mcperr.PermissionDeny, true},
+	{"ANALYZE t", "", false}, // allowed read-only; its statistics are rolled back
+	{"VACUUM t", mcperr.PermissionDeny, true},
+	{"CLUSTER t USING t_pkey", mcperr.PermissionDeny, false},
+	{"REINDEX TABLE t", mcperr.PermissionDeny, false},
+	{"LOCK TABLE t IN ACCESS EXCLUSIVE MODE", mcperr.PermissionDeny, false},
+	{"WITH x AS (DELETE FROM t RETURNING *) SELECT count(*) FROM x", mcperr.PermissionDeny, true},
+	{"WITH x AS (UPDATE t SET name = 'x' RETURNING 1) SELECT * FROM x", mcperr.PermissionDeny, true},
+	{"WITH x AS (INSERT INTO t (id, name) VALUES (1001, 'x') RETURNING 1) SELECT * FROM x", mcperr.PermissionDeny, true},
+	{"SELECT * INTO t2 FROM t", mcperr.PermissionDeny, true},
+	{"CREATE TABLE t3 AS SELECT * FROM t", mcperr.PermissionDeny, true},
+	{"SELECT * FROM t FOR UPDATE", mcperr.PermissionDeny, true},
+	{"SELECT * FROM t FOR SHARE", mcperr.PermissionDeny, true},
+	{"SELECT nextval('s')", mcperr.PermissionDeny, true},
+	{"SELECT setval('s', 100)", mcperr.PermissionDeny, true},
+	{"SELECT f()", mcperr.PermissionDeny, true},
+	{"SELECT lo_create(0)", "", false}, // allowed read-only; rolled back
+	{"EXPLAIN ANALYZE DELETE FROM t", mcperr.PermissionDeny, true},
+	{"DO $$ BEGIN INSERT INTO t (id, name) VALUES (1002, 'x'); END $$", mcperr.PermissionDeny, true},
+	{"DO $$ BEGIN SET TRANSACTION READ WRITE; INSERT INTO t (id, name) VALUES (1003, 'x'); END $$", mcperr.PermissionDeny, true},
+	{"DO $$ BEGIN PERFORM set_config('transaction_read_only', 'off', true); DELETE FROM t; END $$", mcperr.PermissionDeny, true},
+	{"DO $$ BEGIN COMMIT; DELETE FROM t; END $$", mcperr.PermissionDeny, true},
+	{"COPY t FROM STDIN", mcperr.PermissionDeny, true},
+	{"COPY t TO '/tmp/devtools-pgtest-copy'", mcperr.PermissionDeny, false},
+	{"COPY (SELECT 1) TO PROGRAM 'touch /tmp/devtools-pgtest-program'", mcperr.PermissionDeny, false},
+	{"SELECT pg_read_file('/etc/hostname')", mcperr.PermissionDeny, false},
+	{"COPY t TO STDOUT", mcperr.Validation, true},
 	// More than one statement: refused by the extended protocol's Parse.
-	{"SELECT 1; DELETE FROM t", Invalid, true},
-	{"DELETE FROM t; SELECT 1", Invalid, true},
-	{"SELECT 1; COMMIT; DELETE FROM t", Invalid, true},
-	{"SELECT 1;;DROP TABLE t", Invalid, true},
+	{"SELECT 1; DELETE FROM t", mcperr.Validation, true},
+	{"DELETE FROM t; SELECT 1", mcperr.Validation, true},
+	{"SELECT 1; COMMIT; DELETE FROM t", mcperr.Validation, true},
+	{"SELECT 1;;DROP TABLE t", mcperr.Validation, true},
 	// Transaction control.
-	{"COMMIT", Denied, true},
-	{"COMMIT AND CHAIN", Denied, true},
-	{"END", Denied, true},
-	{"ROLLBACK", Denied, true},
-	{"ABORT", Denied, true},
-	{"BEGIN", Denied, true},
-	{"START TRANSACTION READ WRITE", Denied, true},
-	{"SAVEPOINT a", Denied, true},
-	{"RELEASE SAVEPOINT a", Denied, true},
-	{"SET TRANSACTION READ WRITE", Denied, true},
-	{"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", Denied, true},
-	{"SELECT set_config('transaction_read_only', 'off', false)", Denied, true},
-	{"PREPARE TRANSACTION 'x'", Invalid, false},
-	{"DISCARD ALL", Denied, true},
-	{"SET SESSION AUTHORIZATION postgres", Denied, false},
-	{"SET ROLE postgres", Denied, false},
-	{"CREATE EXTENSION IF NOT EXISTS dblink", Denied, true},
+	{"COMMIT", mcperr.PermissionDeny, true},
+	{"COMMIT AND CHAIN", mcperr.PermissionDeny, true},
+	{"END", mcperr.PermissionDeny, true},
+	{"ROLLBACK", mcperr.PermissionDeny, true},
+	{"ABORT", mcperr.PermissionDeny, true},
+	{"BEGIN", mcperr.PermissionDeny, true},
+	{"START TRANSACTION READ WRITE", mcperr.PermissionDeny, true},
+	{"SAVEPOINT a", mcperr.PermissionDeny, true},
+	{"RELEASE SAVEPOINT a", mcperr.PermissionDeny, true},
+	{"SET TRANSACTION READ WRITE", mcperr.PermissionDeny, true},
+	{"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", mcperr.PermissionDeny, true},
+	{"SELECT set_config('transaction_read_only', 'off', false)", mcperr.PermissionDeny, true},
+	{"PREPARE TRANSACTION 'x'", mcperr.Validation, false},
+	{"DISCARD ALL", mcperr.PermissionDeny, true},
+	{"SET SESSION AUTHORIZATION postgres", mcperr.PermissionDeny, false},
+	{"SET ROLE postgres", mcperr.PermissionDeny, false},
+	{"CREATE EXTENSION IF NOT EXISTS dblink", mcperr.PermissionDeny, true},
 }
 
 func TestPostgresWriteFormsRefused(t *testing.T) {
@@ -361,15 +365,15 @@ func TestPostgresWriteFormsRefused(t *testing.T) {
 	before := e.fingerprint(t)
 	for _, tc := range pgWriteForms {
 		res, err := db.Query(context.Background(), Query{SQL: tc.sql})
-		if tc.kind == 0 {
+		if tc.code == "" {
 			continue
 		}
 		if err == nil {
 			t.Errorf("%s: succeeded: %+v", tc.sql, res)
 			continue
 		}
-		if kindOf(err) != tc.kind {
-			t.Errorf("%s: %v (kind %d), want kind %d", tc.sql, err, kindOf(err), tc.kind)
+		if codeOf(err) != tc.code {
+			t.Errorf("%s: %v (code %s), want %s", tc.sql, err, codeOf(err), tc.code)
 		}
 		if strings.Contains(err.Error(), e.readerURL) || strings.Contains(err.Error(), "127.0.0.1") {
 			t.Errorf("%s: the error names the server: %v", tc.sql, err)
@@ -391,10 +395,10 @@ func TestPostgresSuperuserStillReadOnly(t *testing.T) {
 	e := newPGEnv(t)
 	refused := e.open(t, Config{DatabaseURL: e.superURL})
 	_, err := refused.Query(context.Background(), Query{SQL: selectOne})
-	if kindOf(err) != Denied || !strings.Contains(err.Error(), "dedicated read-only role") {
+	if codeOf(err) != mcperr.PermissionDeny || !strings.Contains(err.Error(), "a read-only role") {
 		t.Fatalf("superuser connection: %v, want Denied", err)
 	}
-	if _, err := refused.Tables(context.Background(), ""); kindOf(err) != Denied {
+	if _, err := refused.Tables(context.Background(), ""); codeOf(err) != mcperr.PermissionDeny {
 		t.Errorf("superuser tables: %v", err)
 	}
 
@@ -420,7 +424,7 @@ func TestPostgresSuperuserStillReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	member := e.open(t, Config{})
-	if _, err := member.Query(context.Background(), Query{SQL: selectOne}); kindOf(err) != Denied {
+	if _, err := member.Query(context.Background(), Query{SQL: selectOne}); codeOf(err) != mcperr.PermissionDeny {
 		t.Errorf("member of pg_read_server_files: %v, want Denied", err)
 	}
 	if _, err := e.admin.Exec(context.Background(), "REVOKE pg_read_server_files FROM "+e.alt); err != nil {
@@ -471,7 +475,7 @@ func TestPostgresSessionStateDoesNotLeak(t *testing.T) {
 		"DO $$ BEGIN PERFORM pg_advisory_lock(46); PERFORM set_config('search_path', 'evil', false); END $$",
 	} {
 		// Each may succeed (inside its own transaction) or be refused.
-		if _, err := db.Query(context.Background(), Query{SQL: sql}); err != nil && kindOf(err) != Denied {
+		if _, err := db.Query(context.Background(), Query{SQL: sql}); err != nil && codeOf(err) != mcperr.PermissionDeny {
 			t.Errorf("%s: %v", sql, err)
 		}
 		if got := string(query(t, db, state).Rows[0]); got != baseline {
@@ -487,7 +491,7 @@ func TestPostgresSessionStateDoesNotLeak(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := db.Query(context.Background(), Query{SQL: "EXECUTE evil"}); kindOf(err) != Invalid ||
+	if _, err := db.Query(context.Background(), Query{SQL: "EXECUTE evil"}); codeOf(err) != mcperr.Validation ||
 		!strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("a prepared statement survived: %v", err)
 	}
@@ -506,7 +510,7 @@ func TestPostgresStatementTimeout(t *testing.T) {
 	} {
 		start := time.Now()
 		_, err := db.Query(context.Background(), q)
-		if kindOf(err) != Timeout || !strings.Contains(err.Error(), "200ms") {
+		if codeOf(err) != mcperr.Timeout || !strings.Contains(err.Error(), "200ms") {
 			t.Errorf("%s: %v, want Timeout", q.SQL, err)
 		}
 		if d := time.Since(start); d > 3*time.Second {
@@ -518,7 +522,7 @@ func TestPostgresStatementTimeout(t *testing.T) {
 	// A call may lower the timeout, not raise it.
 	long := e.open(t, Config{StatementTimeout: 30 * time.Second})
 	start := time.Now()
-	if _, err := long.Query(context.Background(), Query{SQL: "SELECT pg_sleep(10)", Timeout: 150 * time.Millisecond}); kindOf(err) != Timeout {
+	if _, err := long.Query(context.Background(), Query{SQL: "SELECT pg_sleep(10)", Timeout: 150 * time.Millisecond}); codeOf(err) != mcperr.Timeout {
 		t.Errorf("per-call timeout: %v", err)
 	}
 	if d := time.Since(start); d > 3*time.Second {
@@ -539,7 +543,7 @@ func TestPostgresStatementTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	start = time.Now()
-	if _, err := db.Query(context.Background(), Query{SQL: "SELECT count(*) FROM t"}); kindOf(err) != Timeout {
+	if _, err := db.Query(context.Background(), Query{SQL: "SELECT count(*) FROM t"}); codeOf(err) != mcperr.Timeout {
 		t.Errorf("waiting for a lock: %v", err)
 	}
 	if d := time.Since(start); d > 3*time.Second {
@@ -567,7 +571,8 @@ func TestPostgresCallerCancels(t *testing.T) {
 	// pool replaces the connection.
 	pid := string(query(t, db, "SELECT pg_backend_pid()").Rows[0])
 	_, err = db.Query(context.Background(), Query{SQL: "SELECT pg_terminate_backend(pg_backend_pid())"})
-	if kindOf(err) != Unavailable || err.Error() != "database unavailable" {
+	if codeOf(err) != mcperr.Upstream || !strings.HasPrefix(mcperr.Wrap(err).Message, "database unavailable: ") ||
+		!strings.Contains(err.Error(), "terminating connection") {
 		t.Errorf("terminated session: %v", err)
 	}
 	if got := string(query(t, db, "SELECT pg_backend_pid()").Rows[0]); got == pid {
@@ -642,8 +647,8 @@ func TestPostgresTables(t *testing.T) {
 	}
 	for _, schema := range []string{"nope", "public'; DROP TABLE t; --", `public" OR 1=1 --`, "PUBLIC", "public "} {
 		_, err := db.Tables(ctx, schema)
-		var de *Error
-		if !errors.As(err, &de) || de.Kind != NotFound || de.Field != "schema" {
+		var de *mcperr.Error
+		if !errors.As(err, &de) || de.Code != mcperr.NotFound || de.Field != "schema" {
 			t.Errorf("schema %q: %v, want NotFound", schema, err)
 		}
 	}
@@ -704,12 +709,12 @@ func TestPostgresSchema(t *testing.T) {
 		{"nope", "t", "schema"},
 	} {
 		_, err := db.Schema(ctx, tc.schema, tc.table)
-		var de *Error
-		if !errors.As(err, &de) || de.Kind != NotFound || de.Field != tc.field {
+		var de *mcperr.Error
+		if !errors.As(err, &de) || de.Code != mcperr.NotFound || de.Field != tc.field {
 			t.Errorf("schema %q table %q: %v, want NotFound on %s", tc.schema, tc.table, err, tc.field)
 		}
 	}
-	if _, err := db.Schema(ctx, "", ""); kindOf(err) != Invalid {
+	if _, err := db.Schema(ctx, "", ""); codeOf(err) != mcperr.Validation {
 		t.Errorf("empty table name: %v", err)
 	}
 	if after := e.fingerprint(t); after != before {
@@ -717,31 +722,98 @@ func TestPostgresSchema(t *testing.T) {
 	}
 }
 
-func TestPostgresUnavailableHidesTheURL(t *testing.T) {
+// TestPostgresUnavailable: a database that cannot be reached does not keep
+// Open from succeeding; calls say where and why (host, port, database name,
+// the class of failure), never the user, the password or the URL; and the
+// start-up probe logs the same.
+func TestPostgresUnavailable(t *testing.T) {
 	t.Parallel()
-	// Nothing listens on port 1; the password must not leak.
-	db, err := Open(Config{DatabaseURL: "postgres://someone:hunter2@127.0.0.1:1/secretdb?sslmode=disable&connect_timeout=2"})
+	var logged bytes.Buffer
+	log := zerolog.New(&logged)
+	// Nothing listens on port 1.
+	db, err := Open(Config{DatabaseURL: "postgres://someone:hunter2@127.0.0.1:1/secretdb?sslmode=disable&connect_timeout=2",
+		Logger: &log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	db.probing.Wait()
+	const want = `database unavailable: cannot connect to PostgreSQL at 127.0.0.1:1, database "secretdb": connection refused`
 	for name, call := range map[string]func() error{
 		"query":  func() error { _, err := db.Query(context.Background(), Query{SQL: selectOne}); return err },
 		"tables": func() error { _, err := db.Tables(context.Background(), ""); return err },
 		"schema": func() error { _, err := db.Schema(context.Background(), "", "t"); return err },
 	} {
 		err := call()
-		if kindOf(err) != Unavailable || err.Error() != "database unavailable" {
-			t.Errorf("%s: %v, want Unavailable", name, err)
+		if me := mcperr.Wrap(err); me.Code != mcperr.Upstream || !me.Retryable() || !strings.HasPrefix(me.Message, want) {
+			t.Errorf("%s: %v, want an UPSTREAM_ERROR starting %q", name, err, want)
+		}
+	}
+	var line struct {
+		Level, Message, Error, DBHost, DBName string
+		DBPort                                int
+	}
+	if err := json.Unmarshal(logged.Bytes(), &line); err != nil {
+		t.Fatalf("log %q: %v", logged.String(), err)
+	}
+	if line.Level != "warn" || !strings.Contains(line.Message, "cannot be used yet") || !strings.HasPrefix(line.Error, want) {
+		t.Errorf("log line %s", logged.String())
+	}
+	if !strings.Contains(logged.String(), `"db_host":"127.0.0.1","db_port":1,"db_name":"secretdb"`) {
+		t.Errorf("log line without host, port and database: %s", logged.String())
+	}
+	for _, secret := range []string{"hunter2", "someone"} {
+		if strings.Contains(logged.String(), secret) {
+			t.Errorf("the log line shows %q: %s", secret, logged.String())
 		}
 	}
 
 	for _, bad := range []string{"postgres://u:hunter2@[::1:5432/db", "postgres://u:hunter2@host/db?sslmode=bogus"} {
 		_, err := Open(Config{DatabaseURL: bad})
-		if err == nil || strings.Contains(err.Error(), "hunter2") {
+		if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.HasPrefix(err.Error(), "DATABASE_URL: ") {
 			t.Errorf("Open(%q): %v", bad, err)
 		}
 	}
+}
+
+// TestPostgresProbeReachable: the start-up probe says so when the database
+// can be used, and when the role is refused.
+func TestPostgresProbeReachable(t *testing.T) {
+	t.Parallel()
+	e := newPGEnv(t)
+	for _, tc := range []struct {
+		url, level, text string
+	}{
+		{e.readerURL, "info", "PostgreSQL is reachable"},
+		{e.superURL, "warn", "PERMISSION_DENIED"},
+	} {
+		var logged bytes.Buffer
+		log := zerolog.New(&logged)
+		db := e.open(t, Config{DatabaseURL: tc.url, Logger: &log})
+		db.probing.Wait()
+		if !strings.Contains(logged.String(), `"level":"`+tc.level+`"`) || !strings.Contains(logged.String(), tc.text) {
+			t.Errorf("probe of %s: %s", tc.url, logged.String())
+		}
+		if db.Source() != "PostgreSQL database "+strings.TrimPrefix(mustURL(t, tc.url).Path, "/") {
+			t.Errorf("source %q", db.Source())
+		}
+	}
+	// Closing stops a probe still under way.
+	log := zerolog.New(io.Discard)
+	db, err := Open(Config{DatabaseURL: e.readerURL, Logger: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+}
+
+func mustURL(t testing.TB, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
 
 func TestPostgresConcurrentCalls(t *testing.T) {
@@ -781,13 +853,25 @@ func TestPostgresConcurrentCalls(t *testing.T) {
 	}
 }
 
-// BenchmarkDatabaseQuery100Rows measures one database_query round trip
-// (acquire, BEGIN READ ONLY with timeouts, Parse/Describe, Bind/Execute,
-// 100 rows decoded and encoded, ROLLBACK, DISCARD ALL) against the pgtest
-// PostgreSQL over loopback.
+// BenchmarkDatabaseQuery100Rows measures one database_query call (acquire,
+// BEGIN READ ONLY, Parse/Describe, Bind/Execute, 100 rows decoded and
+// encoded, ROLLBACK and DISCARD ALL) against the pgtest PostgreSQL over
+// loopback, on a single pooled connection: each call also waits for the
+// previous call's reset.
 func BenchmarkDatabaseQuery100Rows(b *testing.B) {
+	benchmarkQuery100(b, Config{MaxConns: 1})
+}
+
+// BenchmarkDatabaseQuery100RowsDefaultPool is the same call with the
+// default pool, as the server runs it: a call does not wait for the
+// previous call's reset.
+func BenchmarkDatabaseQuery100RowsDefaultPool(b *testing.B) {
+	benchmarkQuery100(b, Config{})
+}
+
+func benchmarkQuery100(b *testing.B, cfg Config) {
 	e := newPGEnv(b)
-	db := e.open(b, Config{MaxConns: 1})
+	db := e.open(b, cfg)
 	q := Query{SQL: "SELECT id, name, amount, created FROM t WHERE id > $1 ORDER BY id LIMIT 100", Params: []any{json.Number("0")}}
 	ctx := context.Background()
 	var rowsOut int

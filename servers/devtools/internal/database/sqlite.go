@@ -18,6 +18,8 @@ import (
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 type sqliteBackend struct {
@@ -35,20 +37,30 @@ type connector struct {
 func (c connector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
 func (c connector) Driver() driver.Driver                        { return c.drv }
 
-func openSQLite(cfg Config) (*sqliteBackend, error) {
-	path, err := filepath.Abs(cfg.EmbeddedPath)
+// openSQLite opens the SQLite file at path read-only; create makes it
+// (empty, 0600, in a 0700 directory) when it is missing, else a missing file
+// is an error. It reports whether the database has no table or view.
+func openSQLite(cfg Config, path string, create bool) (*sqliteBackend, bool, error) {
+	path, err := filepath.Abs(path)
 	if err != nil {
-		return nil, fmt.Errorf("database: embedded database path: %w", err)
+		return nil, false, fmt.Errorf("the SQLite database path: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("database: creating the embedded database directory: %w", err)
+	if create {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, false, fmt.Errorf("creating the embedded database directory: %w", err)
+		}
+		// mode=ro never creates the file; an empty file is an empty database.
+		f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, false, fmt.Errorf("creating the embedded database: %w", err)
+		}
+		_ = f.Close()
+	} else if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		if err == nil {
+			err = errors.New("not a regular file")
+		}
+		return nil, false, fmt.Errorf("the SQLite database %s cannot be opened: %w", path, err)
 	}
-	// mode=ro never creates the file; an empty file is an empty database.
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("database: creating the embedded database: %w", err)
-	}
-	_ = f.Close()
 
 	drv := &sqlite.Driver{}
 	drv.RegisterConnectionHook(func(c sqlite.ExecQuerierContext, _ string) error {
@@ -68,15 +80,15 @@ func openSQLite(cfg Config) (*sqliteBackend, error) {
 	db.SetMaxIdleConns(cfg.MaxConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	var n int
-	if err := db.QueryRow("SELECT count(*) FROM sqlite_schema").Scan(&n); err != nil {
+	if err := db.QueryRow("SELECT count(*) FROM sqlite_schema WHERE type IN ('table', 'view')").Scan(&n); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("database: opening the embedded database %s: %w", path, err)
+		return nil, false, fmt.Errorf("opening the SQLite database %s: %w", path, err)
 	}
 	if err := checkWholeStatement(db); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("database: %w", err)
+		return nil, false, err
 	}
-	return &sqliteBackend{db: db, cfg: cfg}, nil
+	return &sqliteBackend{db: db, cfg: cfg}, n == 0, nil
 }
 
 func (b *sqliteBackend) close()                { _ = b.db.Close() }
@@ -198,8 +210,11 @@ func checkWholeStatement(db *sql.DB) error {
 	})
 }
 
-var errMultiStatement = &Error{Kind: Invalid, Field: "query",
-	Msg: "only one SQL statement is allowed per call (remove everything after the first statement's semicolon)"}
+// errMultiStatement is returned as a fresh value each time: the kit may
+// record a cause on it.
+func errMultiStatement() error {
+	return invalid("query", "only one SQL statement is allowed per call (remove everything after the first statement's semicolon)")
+}
 
 func (b *sqliteBackend) query(ctx context.Context, q Query, limit int, timeout time.Duration) (*Result, error) {
 	args := make([]driver.NamedValue, len(q.Params))
@@ -264,7 +279,7 @@ func (b *sqliteBackend) runQuery(ctx context.Context, dc any, pol *queryPolicy, 
 	case err != nil:
 		return err
 	case !whole && pol.isQuery:
-		return errMultiStatement
+		return errMultiStatement()
 	case !whole:
 		return invalid("query", "the query is empty, or is not one query")
 	case !pol.isQuery:
@@ -347,7 +362,7 @@ func (b *sqliteBackend) schemaExists(ctx context.Context, schema string) error {
 		return err
 	}
 	if n == 0 {
-		return &Error{Kind: NotFound, Field: "schema", Msg: fmt.Sprintf("schema %q does not exist (the embedded database has \"main\" and \"temp\")", schema)}
+		return notFound("schema", "schema %q does not exist (an SQLite database has \"main\" and \"temp\")", schema)
 	}
 	return nil
 }
@@ -396,7 +411,7 @@ func (b *sqliteBackend) describe(ctx context.Context, schema, table string) (*Ta
 	err := b.db.QueryRowContext(ctx, `SELECT name, type FROM pragma_table_list
 WHERE schema = ? AND name = ? COLLATE NOCASE`, schema, table).Scan(&out.Table, &out.Type)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, &Error{Kind: NotFound, Field: "table", Msg: fmt.Sprintf("table %q does not exist in schema %q", table, schema)}
+		return nil, notFound("table", "table %q does not exist in schema %q", table, schema)
 	}
 	if err != nil {
 		return nil, err
@@ -430,11 +445,12 @@ FROM pragma_table_xinfo(?, ?) WHERE hidden <> 1 ORDER BY cid`, out.Table, schema
 	return out, nil
 }
 
-// mapErr turns a driver error into an *Error with a message safe to show.
+// mapErr turns a driver error into an *mcperr.Error whose message is safe
+// to show: SQLite's own message where it helps, never the file's path.
 func (b *sqliteBackend) mapErr(parent, ctx context.Context, err error, timeout time.Duration) error {
-	var de *Error
-	if errors.As(err, &de) {
-		return de
+	var me *mcperr.Error
+	if errors.As(err, &me) {
+		return me
 	}
 	var ie internalError
 	if errors.As(err, &ie) {
@@ -443,35 +459,40 @@ func (b *sqliteBackend) mapErr(parent, ctx context.Context, err error, timeout t
 	if parent.Err() != nil {
 		return parent.Err()
 	}
+	timedOut := mcperr.New(mcperr.Timeout, "the statement did not finish within its %v timeout and was interrupted; "+
+		"narrow the query (a WHERE clause, a LIMIT, an indexed column)", timeout).WithCause(err).WithRetryable(false)
 	if ctx.Err() != nil {
-		return errorf(Timeout, err, "the statement did not finish within its %v timeout and was interrupted", timeout)
+		return timedOut
 	}
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
 		// The driver's bind errors: "missing argument with index N" for ?,
 		// "missing named argument %q" for ?N, $N, :name and @name.
 		if msg := err.Error(); strings.Contains(msg, "missing argument") || strings.Contains(msg, "missing named argument") {
-			return &Error{Kind: Invalid, Field: "params", Msg: "the statement has more parameters than params has values", cause: err}
+			return invalid("params", "the statement has more parameters than params has values").WithCause(err)
 		}
-		return errorf(Unavailable, err, msgUnavailable)
+		return mcperr.New(mcperr.Upstream, "database unavailable: the SQLite database could not be used").WithCause(err)
 	}
 	msg := "SQLite: " + se.Error()
 	if strings.Contains(se.Error(), "not authorized") { // the authorizer said no (functions report SQLITE_ERROR)
-		return errorf(Denied, err, "refused, queries are read-only: the statement would write, change a setting, "+
-			"attach a database, control a transaction or call a forbidden function (%s)", msg)
+		return mcperr.New(mcperr.PermissionDeny, "refused, queries are read-only: the statement would write, change a setting, "+
+			"attach a database, control a transaction or call a forbidden function (%s)", msg).WithCause(err)
 	}
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_AUTH, sqlite3.SQLITE_READONLY:
-		return errorf(Denied, err, "refused, queries are read-only (%s)", msg)
+		return mcperr.New(mcperr.PermissionDeny, "refused, queries are read-only (%s)", msg).WithCause(err)
 	case sqlite3.SQLITE_INTERRUPT:
-		return errorf(Timeout, err, "the statement did not finish within its %v timeout and was interrupted", timeout)
+		return timedOut
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-		return errorf(Busy, err, "%s", msg)
+		return mcperr.New(mcperr.Upstream, "the database is locked by another program; retrying may succeed (%s)", msg).
+			WithCause(err).WithRetryable(true)
 	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB,
 		sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_FULL, sqlite3.SQLITE_PERM, sqlite3.SQLITE_INTERNAL:
-		return errorf(Unavailable, err, msgUnavailable)
+		// SQLite's text for these may name the file; its code does not.
+		return mcperr.New(mcperr.Upstream, "database unavailable: the SQLite database could not be read (%s)",
+			sqlite.ErrorCodeString[se.Code()]).WithCause(err)
 	}
-	return &Error{Kind: Invalid, Field: "query", Msg: msg, cause: err}
+	return invalid("query", "%s", msg).WithCause(err)
 }
 
 // valueLengthLimit is SQLite's per-value length cap for a result cap: the cap

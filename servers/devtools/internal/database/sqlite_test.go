@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"os"
 	"path/filepath"
 	"slices"
@@ -119,12 +120,12 @@ func TestSQLiteQueryWithParams(t *testing.T) {
 		{SQL: "SELECT $2", Params: []any{"one"}},
 		{SQL: "SELECT :x", Params: []any{"one"}},
 	} {
-		if _, err := db.Query(context.Background(), q); kindOf(err) != Invalid {
-			t.Errorf("%s with %d params: %v (kind %v), want a validation error", q.SQL, len(q.Params), err, kindOf(err))
+		if _, err := db.Query(context.Background(), q); codeOf(err) != mcperr.Validation {
+			t.Errorf("%s with %d params: %v (code %s), want a validation error", q.SQL, len(q.Params), err, codeOf(err))
 		}
 	}
 	for _, sql := range []string{"SELEC 1", "SELECT nope FROM t", "SELECT * FROM nope"} {
-		if _, err := db.Query(context.Background(), Query{SQL: sql}); kindOf(err) != Invalid || !strings.Contains(err.Error(), "SQLite:") {
+		if _, err := db.Query(context.Background(), Query{SQL: sql}); codeOf(err) != mcperr.Validation || !strings.Contains(err.Error(), "SQLite:") {
 			t.Errorf("%s: %v", sql, err)
 		}
 	}
@@ -246,8 +247,8 @@ func TestSQLiteWriteFormsRefused(t *testing.T) {
 			t.Errorf("%q: succeeded: %s", sql, mustJSON(t, res))
 			continue
 		}
-		if k := kindOf(err); k != Denied && k != Invalid {
-			t.Errorf("%q: %v (kind %d)", sql, err, k)
+		if k := codeOf(err); k != mcperr.PermissionDeny && k != mcperr.Validation {
+			t.Errorf("%q: %v (code %s)", sql, err, k)
 		}
 		if strings.Contains(err.Error(), dir) {
 			t.Errorf("%q: the error names the file: %v", sql, err)
@@ -260,12 +261,12 @@ func TestSQLiteWriteFormsRefused(t *testing.T) {
 	if res := query(t, db, "SELECT count(*) FROM t"); string(res.Rows[0]) != "[150]" {
 		t.Errorf("rows after: %s", res.Rows[0])
 	}
-	if _, err := db.Query(context.Background(), Query{SQL: "DELETE FROM t"}); kindOf(err) != Denied {
+	if _, err := db.Query(context.Background(), Query{SQL: "DELETE FROM t"}); codeOf(err) != mcperr.PermissionDeny {
 		t.Errorf("after the table: %v", err)
 	}
-	var de *Error
+	var de *mcperr.Error
 	if _, err := db.Query(context.Background(), Query{SQL: "SELECT 1; SELECT 2"}); !errors.As(err, &de) ||
-		de.Kind != Invalid || !strings.Contains(de.Msg, "only one SQL statement") {
+		de.Code != mcperr.Validation || !strings.Contains(de.Message, "only one SQL statement") {
 		t.Errorf("multi-statement message: %v", err)
 	}
 }
@@ -323,7 +324,7 @@ func TestSQLiteTimeout(t *testing.T) {
 	endless := "WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g) SELECT count(*) FROM g"
 	start := time.Now()
 	_, err := db.Query(context.Background(), Query{SQL: endless})
-	if kindOf(err) != Timeout || !strings.Contains(err.Error(), "200ms") {
+	if codeOf(err) != mcperr.Timeout || !strings.Contains(err.Error(), "200ms") {
 		t.Errorf("endless count: %v, want Timeout", err)
 	}
 	if d := time.Since(start); d > 3*time.Second {
@@ -337,7 +338,7 @@ func TestSQLiteTimeout(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 	long, _ := newSQLite(t, Config{})
-	if _, err := long.Query(context.Background(), Query{SQL: endless, Timeout: 100 * time.Millisecond}); kindOf(err) != Timeout {
+	if _, err := long.Query(context.Background(), Query{SQL: endless, Timeout: 100 * time.Millisecond}); codeOf(err) != mcperr.Timeout {
 		t.Errorf("per-call timeout: %v", err)
 	}
 }
@@ -363,8 +364,8 @@ func TestSQLiteTables(t *testing.T) {
 	}
 	for _, schema := range []string{"nope", "main'; DROP TABLE t; --", `main" OR 1=1 --`, "public"} {
 		_, err := db.Tables(context.Background(), schema)
-		var de *Error
-		if !errors.As(err, &de) || de.Kind != NotFound || de.Field != "schema" {
+		var de *mcperr.Error
+		if !errors.As(err, &de) || de.Code != mcperr.NotFound || de.Field != "schema" {
 			t.Errorf("schema %q: %v, want NotFound", schema, err)
 		}
 	}
@@ -414,8 +415,8 @@ func TestSQLiteSchema(t *testing.T) {
 		{"main'; DROP TABLE t; --", "t", "schema"},
 	} {
 		_, err := db.Schema(context.Background(), tc.schema, tc.table)
-		var de *Error
-		if !errors.As(err, &de) || de.Kind != NotFound || de.Field != tc.field {
+		var de *mcperr.Error
+		if !errors.As(err, &de) || de.Code != mcperr.NotFound || de.Field != tc.field {
 			t.Errorf("schema %q table %q: %v, want NotFound on %s", tc.schema, tc.table, err, tc.field)
 		}
 	}
@@ -443,7 +444,7 @@ func TestSQLiteOpen(t *testing.T) {
 	if err != nil || len(ts.Tables) != 0 {
 		t.Errorf("empty database: %+v, %v", ts, err)
 	}
-	if _, err := db.Query(context.Background(), Query{SQL: "CREATE TABLE x (a)"}); kindOf(err) != Denied {
+	if _, err := db.Query(context.Background(), Query{SQL: "CREATE TABLE x (a)"}); codeOf(err) != mcperr.PermissionDeny {
 		t.Errorf("create in the empty database: %v", err)
 	}
 	if fi, _ := os.Stat(path); fi.Size() != 0 {
@@ -482,7 +483,7 @@ func TestSQLiteConcurrentCalls(t *testing.T) {
 						err = fmt.Errorf("got %s", res.Rows[0])
 					}
 				case 1:
-					if _, qerr := db.Query(context.Background(), Query{SQL: "SELECT 1; DELETE FROM t"}); kindOf(qerr) != Invalid {
+					if _, qerr := db.Query(context.Background(), Query{SQL: "SELECT 1; DELETE FROM t"}); codeOf(qerr) != mcperr.Validation {
 						err = fmt.Errorf("multi-statement: %v", qerr)
 					}
 				case 2:
@@ -507,8 +508,8 @@ func TestSQLiteValueLengthCapped(t *testing.T) {
 	db, _ := newSQLite(t, Config{MaxResultBytes: 2 << 20})
 	start := time.Now()
 	_, err := db.Query(context.Background(), Query{SQL: "SELECT length(hex(randomblob(400000000)))"})
-	var de *Error
-	if !errors.As(err, &de) || de.Kind != Invalid || !strings.Contains(de.Msg, "too big") {
+	var de *mcperr.Error
+	if !errors.As(err, &de) || de.Code != mcperr.Validation || !strings.Contains(de.Message, "too big") {
 		t.Fatalf("a 400 MB value: want an Invalid 'too big' error, got %v", err)
 	}
 	if time.Since(start) > 5*time.Second {
@@ -520,6 +521,109 @@ func TestSQLiteValueLengthCapped(t *testing.T) {
 	for in, want := range map[int64]int{0: 1 << 20, 5 << 20: 5 << 20, 1 << 40: 1<<31 - 1} {
 		if got := valueLengthLimit(in); got != want {
 			t.Errorf("valueLengthLimit(%d) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+func TestSQLitePath(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		in, want string
+		isSQLite bool
+		bad      bool
+	}{
+		{"sqlite:///abs/path/app.db", "/abs/path/app.db", true, false},
+		{"sqlite:/abs/app.db", "/abs/app.db", true, false},
+		{"sqlite://localhost/abs/app.db", "/abs/app.db", true, false},
+		{"sqlite:rel/app.db", filepath.Join(wd, "rel/app.db"), true, false},
+		{"SQLITE3:///a%20b.db?mode=rwc", "/a b.db", true, false},
+		{"file:app.db", filepath.Join(wd, "app.db"), true, false},
+		{"file:///abs/app.db?cache=shared", "/abs/app.db", true, false},
+		{"sqlite://somehost/abs/app.db", "", true, true},
+		{"sqlite:", "", true, true},
+		{"sqlite:///", "", true, true},
+		{"sqlite:%zz", "", true, true},
+		{"postgres://u:p@h/db", "", false, false},
+		{"postgresql://h/db", "", false, false},
+		{"host=h dbname=db", "", false, false},
+	} {
+		got, isSQLite, err := SQLitePath(tc.in)
+		if got != tc.want || isSQLite != tc.isSQLite || (err != nil) != tc.bad {
+			t.Errorf("SQLitePath(%q) = %q, %v, %v; want %q, %v, error %v", tc.in, got, isSQLite, err, tc.want, tc.isSQLite, tc.bad)
+		}
+	}
+}
+
+// TestSQLiteNamedByURL: DATABASE_URL may name any existing SQLite file,
+// which is opened read-only, never created.
+func TestSQLiteNamedByURL(t *testing.T) {
+	t.Parallel()
+	_, path := newSQLite(t, Config{})
+	dir := filepath.Dir(path)
+	before := dirState(t, dir)
+	for _, u := range []string{"sqlite://" + path, "sqlite:" + path, "file:" + path + "?mode=rwc"} {
+		db, err := Open(Config{DatabaseURL: u})
+		if err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+		if db.Backend() != SQLite || !db.Named() || db.Empty() || db.Source() != "SQLite file devtools.db" {
+			t.Errorf("%s: backend %s, named %v, empty %v, source %q", u, db.Backend(), db.Named(), db.Empty(), db.Source())
+		}
+		if res := query(t, db, "SELECT count(*) FROM t"); string(res.Rows[0]) != "[150]" {
+			t.Errorf("%s: %s", u, res.Rows[0])
+		}
+		if _, err := db.Query(context.Background(), Query{SQL: "DELETE FROM t"}); codeOf(err) != mcperr.PermissionDeny {
+			t.Errorf("%s: delete: %v", u, err)
+		}
+		ts, err := db.Tables(context.Background(), "")
+		if err != nil || ts.Note != "" {
+			t.Errorf("%s: tables %+v, %v", u, ts, err)
+		}
+		db.Close()
+	}
+	if after := dirState(t, dir); after != before {
+		t.Errorf("the database directory changed:\nbefore %s\nafter  %s", before, after)
+	}
+	missing := filepath.Join(t.TempDir(), "missing.db")
+	if _, err := Open(Config{DatabaseURL: "sqlite://" + missing}); err == nil || !strings.Contains(err.Error(), "cannot be opened") {
+		t.Errorf("missing file: %v", err)
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("the missing file was created: %v", err)
+	}
+	if _, err := Open(Config{DatabaseURL: "sqlite://" + t.TempDir()}); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a directory: %v", err)
+	}
+	if _, err := Open(Config{DatabaseURL: "sqlite://elsewhere/x.db"}); err == nil {
+		t.Error("an SQLite URL with a host was accepted")
+	}
+}
+
+// TestSQLiteEmptyNote: an empty database's table listing says how to point
+// the tools at a database of one's own.
+func TestSQLiteEmptyNote(t *testing.T) {
+	t.Parallel()
+	db, err := Open(Config{EmbeddedPath: filepath.Join(t.TempDir(), "devtools.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if !db.Empty() || db.Named() {
+		t.Errorf("empty %v, named %v", db.Empty(), db.Named())
+	}
+	ts, err := db.Tables(context.Background(), "")
+	if err != nil || len(ts.Tables) != 0 || ts.Note != EmptyHint {
+		t.Errorf("tables %+v, %v", ts, err)
+	}
+	if ts, err := db.Tables(context.Background(), "temp"); err != nil || ts.Note != "" {
+		t.Errorf("temp: %+v, %v", ts, err)
+	}
+	for _, want := range []string{"DATABASE_URL=postgres://", "DATABASE_URL=sqlite:///", "--db-path"} {
+		if !strings.Contains(EmptyHint, want) {
+			t.Errorf("the hint does not mention %s", want)
 		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"modernc.org/sqlite"
 )
@@ -17,7 +16,7 @@ import (
 func TestConfigDefaults(t *testing.T) {
 	c := Config{}.withDefaults()
 	if c.DefaultLimit != 100 || c.MaxLimit != 1000 || c.StatementTimeout != 30*time.Second ||
-		c.MaxResultBytes != 5<<20 || c.MaxConns != 4 {
+		c.MaxResultBytes != 5<<20 || c.MaxConns != 8 {
 		t.Errorf("defaults: %+v", c)
 	}
 	c = Config{DefaultLimit: 500, MaxLimit: 50, StatementTimeout: time.Second, MaxResultBytes: 10, MaxConns: 1}.withDefaults()
@@ -108,32 +107,6 @@ func TestParams(t *testing.T) {
 		if s := sqliteParam(tc.in); s != tc.sqlite {
 			t.Errorf("sqliteParam(%v) = %#v, want %#v", tc.in, s, tc.sqlite)
 		}
-	}
-}
-
-func TestPgErrorKinds(t *testing.T) {
-	for code, want := range map[string]Kind{
-		"57014": Timeout, "55P03": Timeout, "25P03": Timeout,
-		"25006": Denied, "42501": Denied, "25001": Denied, "28000": Denied, "3B001": Denied, "2D000": Denied,
-		"40001": Busy, "40P01": Busy, "53300": Busy, "55006": Busy,
-		"08006": Unavailable, "57P01": Unavailable, "58030": Unavailable, "XX000": Unavailable,
-		"42601": Invalid, "42P01": Invalid, "22P02": Invalid, "0A000": Invalid, "P0001": Invalid,
-	} {
-		e := pgError(&pgconn.PgError{Code: code, Message: "m"}, time.Second)
-		if e.Kind != want {
-			t.Errorf("SQLSTATE %s: kind %d, want %d", code, e.Kind, want)
-		}
-		if want == Unavailable && e.Msg != "database unavailable" {
-			t.Errorf("SQLSTATE %s: message %q", code, e.Msg)
-		}
-	}
-	e := pgError(&pgconn.PgError{Code: "42601", Message: "cannot insert multiple commands into a prepared statement"}, time.Second)
-	if e.Kind != Invalid || e.Field != "query" || e.Msg[:8] != "only one" {
-		t.Errorf("multiple commands: %+v", e)
-	}
-	e = pgError(&pgconn.PgError{Code: "22P02", Message: "bad", Detail: "d", Hint: "h", Position: 7}, time.Second)
-	if e.Msg != "PostgreSQL: bad (at character 7); detail: d; hint: h [SQLSTATE 22P02]" {
-		t.Errorf("message: %q", e.Msg)
 	}
 }
 

@@ -4,61 +4,77 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"time"
 
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/database"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/schema"
 )
 
 // DatabaseTools returns database_query, database_tables and database_schema
 // on db. All three are read-only; they are marked open-world because with a
-// DATABASE_URL they reach a database outside this process.
+// DATABASE_URL they reach a database outside this process. What they return
+// comes from the database, which anyone with write access to it filled: it
+// reaches the model fenced as untrusted data. The database package's errors
+// carry their own codes and messages written for the agent.
 func DatabaseTools(db *database.DB) []kit.Tool {
 	return []kit.Tool{databaseQuery(db), databaseTables(db), databaseSchema(db)}
 }
 
 // dbToolTimeout leaves room around the statement timeout for connecting,
-// BEGIN, ROLLBACK and the session reset, so that the database's own timeout,
-// with its clearer message, fires first.
+// BEGIN and the session reset, so that the database's own timeout, with its
+// clearer message, fires first.
 func dbToolTimeout(db *database.DB) time.Duration {
 	return db.Config().StatementTimeout + 10*time.Second
 }
 
-// dbError maps the database package's error kinds onto the fleet's codes.
-// Its messages are written for the caller (the database's own message, never
-// the connection URL), so they are passed on as they are.
-func dbError(err error) error {
-	var de *database.Error
-	if !errors.As(err, &de) {
-		return err // context errors become TIMEOUT/CANCELLED in the kit; the rest INTERNAL
-	}
-	switch de.Kind {
-	case database.Invalid:
-		return mcperr.Invalid(de.Field, nil, "", "%s", de.Msg).WithCause(err)
-	case database.Denied:
-		return mcperr.New(mcperr.PermissionDeny, "%s", de.Msg).WithCause(err)
-	case database.NotFound:
-		e := mcperr.New(mcperr.NotFound, "%s", de.Msg).WithCause(err)
-		e.Field = de.Field
-		return e
-	case database.Timeout:
-		// The same statement would time out again: narrow it instead.
-		return mcperr.New(mcperr.Timeout, "%s; narrow the query (a WHERE clause, a LIMIT, an indexed column)", de.Msg).
-			WithCause(err).WithRetryable(false)
-	case database.Busy:
-		return mcperr.New(mcperr.Upstream, "%s", de.Msg).WithCause(err).WithRetryable(true)
-	}
-	return mcperr.New(mcperr.Upstream, "%s", de.Msg).WithCause(err)
-}
-
 func backendDescription(db *database.DB) string {
-	if db.Backend() == database.Postgres {
+	switch {
+	case db.Backend() == database.Postgres:
 		return "Backend: PostgreSQL (DATABASE_URL)."
+	case db.Named():
+		return "Backend: the SQLite file named by DATABASE_URL, opened read-only."
+	case db.Empty():
+		return "Backend: the embedded SQLite database, which was empty (no tables) when the server started: " +
+			"to query your own database, the user restarts the server with DATABASE_URL=postgres://… or " +
+			"DATABASE_URL=sqlite:///absolute/path/app.db (or --db-path)."
 	}
 	return "Backend: the embedded SQLite database (no DATABASE_URL is configured)."
+}
+
+// queryArgs are database_query's arguments.
+type queryArgs struct {
+	Query string `json:"query" jsonschema:"exactly one SQL statement" mcp:"minLength=1,maxLength=100000"`
+	// Params are decoded one by one with UseNumber, so that large integers
+	// and decimals keep every digit.
+	Params    []json.RawMessage `json:"params,omitempty" jsonschema:"positional parameter values for the placeholders, in order" mcp:"maxItems=1000"`
+	Limit     int               `json:"limit,omitempty" jsonschema:"maximum number of rows to return" mcp:"min=1,max={maxLimit},default={defaultLimit}"`
+	TimeoutMS int64             `json:"timeout_ms,omitempty" jsonschema:"lower the statement timeout for this call (milliseconds)" mcp:"min=1,max={maxTimeoutMS}"`
+}
+
+// queryParamTypes are the JSON types a parameter may have. The schema
+// package has no tag for a union of types, so it is set on the derived
+// schema.
+var queryParamTypes = []string{"string", "number", "boolean", "null"}
+
+// queryInputSchema is queryArgs' schema, with the types of params' items.
+func queryInputSchema(cfg database.Config) json.RawMessage {
+	raw := schema.MustFor[queryArgs](schema.Vars{"maxLimit": cfg.MaxLimit, "defaultLimit": cfg.DefaultLimit,
+		"maxTimeoutMS": cfg.StatementTimeout.Milliseconds()})
+	var s map[string]any
+	if err := json.Unmarshal(raw, &s); err != nil {
+		panic(err)
+	}
+	props := s["properties"].(map[string]any)
+	params := props["params"].(map[string]any)
+	params["items"] = map[string]any{"type": queryParamTypes}
+	out, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return out
 }
 
 func databaseQuery(db *database.DB) kit.Tool {
@@ -82,36 +98,17 @@ func databaseQuery(db *database.DB) kit.Tool {
 			"Values: NULL→null, numeric→string (exact), bytea/BLOB→base64, timestamps→RFC 3339, json→JSON. " +
 			"Default limit " + itoa(int64(cfg.DefaultLimit)) + " rows, at most " + itoa(int64(cfg.MaxLimit)) + "; results are capped at " +
 			bytesize.Format(cfg.MaxResultBytes) + "; statement timeout " + cfg.StatementTimeout.String() + ". Use database_tables and database_schema to explore first.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "query": {"type": "string", "minLength": 1, "maxLength": 100000, "description": "exactly one SQL statement"},
-    "params": {"type": "array", "maxItems": 1000, "items": {"type": ["string", "number", "boolean", "null"]},
-      "description": "positional parameter values for the placeholders, in order"},
-    "limit": {"type": "integer", "minimum": 1, "maximum": ` + itoa(int64(cfg.MaxLimit)) + `, "default": ` + itoa(int64(cfg.DefaultLimit)) + `,
-      "description": "maximum number of rows to return"},
-    "timeout_ms": {"type": "integer", "minimum": 1, "maximum": ` + itoa(cfg.StatementTimeout.Milliseconds()) + `,
-      "description": "lower the statement timeout for this call (milliseconds)"}
-  },
-  "required": ["query"],
-  "additionalProperties": false
-}`),
-		Effect:    kit.ReadOnly,
-		OpenWorld: true,
-		Timeout:   dbToolTimeout(db),
+		InputSchema: queryInputSchema(cfg),
+		Effect:      kit.ReadOnly,
+		OpenWorld:   true,
+		Timeout:     dbToolTimeout(db),
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a struct {
-				Query     string
-				Params    []json.RawMessage
-				Limit     int
-				TimeoutMS int64 `json:"timeout_ms"`
-			}
+			var a queryArgs
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}
 			params := make([]any, len(a.Params))
 			for i, raw := range a.Params {
-				// json.Number keeps every digit of large integers and decimals.
 				dec := json.NewDecoder(bytes.NewReader(raw))
 				dec.UseNumber()
 				if err := dec.Decode(&params[i]); err != nil {
@@ -121,11 +118,16 @@ func databaseQuery(db *database.DB) kit.Tool {
 			res, err := db.Query(ctx, database.Query{SQL: a.Query, Params: params, Limit: a.Limit,
 				Timeout: time.Duration(a.TimeoutMS) * time.Millisecond})
 			if err != nil {
-				return nil, dbError(err)
+				return nil, err
 			}
-			return res, nil
+			return kit.Untrusted{Source: "rows from the " + db.Source(), Value: res}, nil
 		},
 	}
+}
+
+// tablesArgs are database_tables' arguments.
+type tablesArgs struct {
+	Schema string `json:"schema,omitempty" jsonschema:"schema name (default {defaultSchema})" mcp:"minLength=1,maxLength=256"`
 }
 
 func databaseTables(db *database.DB) kit.Tool {
@@ -134,28 +136,28 @@ func databaseTables(db *database.DB) kit.Tool {
 		Title: "List database tables",
 		Description: "List the tables and views of a schema (default \"" + db.DefaultSchema() + "\"): name, type and comment. " +
 			backendDescription(db) + " A schema that does not exist is NOT_FOUND.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "schema": {"type": "string", "minLength": 1, "maxLength": 256, "description": "schema name (default ` + db.DefaultSchema() + `)"}
-  },
-  "additionalProperties": false
-}`),
-		Effect:    kit.ReadOnly,
-		OpenWorld: true,
-		Timeout:   dbToolTimeout(db),
+		InputSchema: schema.MustFor[tablesArgs](schema.Vars{"defaultSchema": db.DefaultSchema()}),
+		Effect:      kit.ReadOnly,
+		OpenWorld:   true,
+		Timeout:     dbToolTimeout(db),
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a struct{ Schema string }
+			var a tablesArgs
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}
 			res, err := db.Tables(ctx, a.Schema)
 			if err != nil {
-				return nil, dbError(err)
+				return nil, err
 			}
-			return res, nil
+			return kit.Untrusted{Source: "table list of the " + db.Source(), Value: res}, nil
 		},
 	}
+}
+
+// schemaArgs are database_schema's arguments.
+type schemaArgs struct {
+	Table  string `json:"table" jsonschema:"table or view name" mcp:"minLength=1,maxLength=256"`
+	Schema string `json:"schema,omitempty" jsonschema:"schema name (default {defaultSchema})" mcp:"minLength=1,maxLength=256"`
 }
 
 func databaseSchema(db *database.DB) kit.Tool {
@@ -165,28 +167,20 @@ func databaseSchema(db *database.DB) kit.Tool {
 		Description: "Describe one table or view: its columns in order (name, declared type, nullable, default, position in the primary key, " +
 			"identity/generated, comment) and its primary key. " + backendDescription(db) +
 			" Names are exact (no quoting needed); a table that does not exist is NOT_FOUND.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "table": {"type": "string", "minLength": 1, "maxLength": 256, "description": "table or view name"},
-    "schema": {"type": "string", "minLength": 1, "maxLength": 256, "description": "schema name (default ` + db.DefaultSchema() + `)"}
-  },
-  "required": ["table"],
-  "additionalProperties": false
-}`),
-		Effect:    kit.ReadOnly,
-		OpenWorld: true,
-		Timeout:   dbToolTimeout(db),
+		InputSchema: schema.MustFor[schemaArgs](schema.Vars{"defaultSchema": db.DefaultSchema()}),
+		Effect:      kit.ReadOnly,
+		OpenWorld:   true,
+		Timeout:     dbToolTimeout(db),
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a struct{ Table, Schema string }
+			var a schemaArgs
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}
 			res, err := db.Schema(ctx, a.Schema, a.Table)
 			if err != nil {
-				return nil, dbError(err)
+				return nil, err
 			}
-			return res, nil
+			return kit.Untrusted{Source: "description of table " + a.Table + " in the " + db.Source(), Value: res}, nil
 		},
 	}
 }
