@@ -71,13 +71,13 @@ func (s *settings) register(f *kit.Flags) {
 	f.Duration(&s.webMaxTimeout, "web-max-timeout", []string{"DEVTOOLS_WEB_MAX_TIMEOUT"}, 120*time.Second, "longest time limit a web call may ask for")
 	f.Int(&s.webMaxRedirects, "web-max-redirects", []string{"DEVTOOLS_WEB_MAX_REDIRECTS"}, 5, "redirects followed, each re-checked (0: none)")
 
-	f.Secret(&s.databaseURL, "DATABASE_URL", "PostgreSQL URL for the database tools (use a read-only role); unset: the embedded database")
-	f.String(&s.dbPath, "db-path", []string{"DEVTOOLS_DB_PATH"}, "", "embedded SQLite file used without DATABASE_URL (default: <data dir>/devtools.db)")
+	f.Secret(&s.databaseURL, "DATABASE_URL", "database for the database tools: a PostgreSQL URL (use a read-only role) or an SQLite file (sqlite:///abs/path.db, opened read-only); unset: the embedded database")
+	f.String(&s.dbPath, "db-path", []string{"DEVTOOLS_DB_PATH"}, "", "SQLite file the database tools read without DATABASE_URL (default: <data dir>/devtools.db)")
 	f.Int(&s.dbDefaultLimit, "db-default-limit", []string{"DEVTOOLS_DB_DEFAULT_LIMIT"}, 100, "rows returned when a query names no limit")
 	f.Int(&s.dbMaxLimit, "db-max-limit", []string{"DEVTOOLS_DB_MAX_LIMIT"}, 1000, "largest limit a query may ask for")
 	f.Duration(&s.dbTimeout, "db-timeout", []string{"DEVTOOLS_DB_TIMEOUT"}, 30*time.Second, "statement timeout (calls may lower it)")
 	f.Int(&s.dbMaxBytes, "db-max-bytes", []string{"DEVTOOLS_DB_MAX_BYTES"}, 5<<20, "cap on the JSON-encoded rows of one result, bytes")
-	f.Int(&s.dbMaxConns, "db-max-conns", []string{"DEVTOOLS_DB_MAX_CONNS"}, 4, "open database connections")
+	f.Int(&s.dbMaxConns, "db-max-conns", []string{"DEVTOOLS_DB_MAX_CONNS"}, 8, "open database connections")
 	f.Bool(&s.dbAllowSuperuser, "db-allow-superuser", []string{"DEVTOOLS_DB_ALLOW_SUPERUSER"}, false,
 		"allow a role that can run programs or read/write files on the database server (dangerous)")
 }
@@ -112,7 +112,7 @@ func (s *settings) deps(env *kit.Env) (tools.Deps, error) {
 
 	d.Database = database.Config{DatabaseURL: s.databaseURL, EmbeddedPath: s.dbPath,
 		DefaultLimit: s.dbDefaultLimit, MaxLimit: s.dbMaxLimit, StatementTimeout: s.dbTimeout,
-		MaxResultBytes: int64(s.dbMaxBytes), MaxConns: s.dbMaxConns, AllowSuperuser: s.dbAllowSuperuser}
+		MaxResultBytes: int64(s.dbMaxBytes), MaxConns: s.dbMaxConns, AllowSuperuser: s.dbAllowSuperuser, Logger: env.Logger}
 	if s.databaseURL != "" {
 		env.Redactor.Add(s.databaseURL)
 		if u, err := url.Parse(s.databaseURL); err == nil && u.User != nil {
