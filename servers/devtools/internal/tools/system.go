@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"runtime"
 	"time"
@@ -27,29 +26,8 @@ func SystemTools(d SystemDeps) []kit.Tool {
 // noArgs is the arguments of a tool that takes none.
 type noArgs struct{}
 
-// noArgsSchema is noArgs' schema with "properties": {} spelled out.
-// schema.For leaves the key out for a struct without fields, which JSON
-// Schema reads the same way, but some clients (OpenAI-backed ones among
-// them) refuse an object schema that has no properties key.
-var noArgsSchema = withProperties(schema.MustFor[noArgs]())
-
-// withProperties adds an empty "properties" to an object schema that has
-// none; anything else comes back as it is.
-func withProperties(raw json.RawMessage) json.RawMessage {
-	var s map[string]json.RawMessage
-	if json.Unmarshal(raw, &s) != nil {
-		return raw
-	}
-	if _, ok := s["properties"]; ok {
-		return raw
-	}
-	s["properties"] = json.RawMessage("{}")
-	out, err := json.Marshal(s)
-	if err != nil {
-		return raw
-	}
-	return out
-}
+// noArgsSchema is the schema of a tool without arguments.
+var noArgsSchema = schema.MustFor[noArgs]()
 
 type systemInfoResult struct {
 	Server    string   `json:"server"`
