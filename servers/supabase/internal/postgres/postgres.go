@@ -27,6 +27,9 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/pgcall"
 )
 
+// The catalog leaves out schema_migrations, the migration runner's
+// bookkeeping, as the embedded database does.
+
 // Config configures the backend.
 type Config struct {
 	URL string
@@ -114,7 +117,7 @@ func dbError(err error) error {
 const relationsSQL = `SELECT n.nspname, c.relname, CASE WHEN c.relkind IN ('v', 'm') THEN 'view' ELSE 'table' END,
   greatest(c.reltuples, -1)::bigint, coalesce(obj_description(c.oid, 'pg_class'), ''), c.oid
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-WHERE n.nspname = ANY($1) AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+WHERE n.nspname = ANY($1) AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND c.relname <> 'schema_migrations'
   AND pg_catalog.has_table_privilege(c.oid, 'SELECT, INSERT, UPDATE, DELETE')
 ORDER BY 1, 2`
 
