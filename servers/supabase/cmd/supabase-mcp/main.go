@@ -104,9 +104,16 @@ func (s *settings) positive() error {
 	return nil
 }
 
+// limits are the configured limits; a zero value (Setup run without
+// parsed flags, as for the generated reference) keeps the default.
 func (s *settings) limits() query.Limits {
 	l := query.DefaultLimits()
-	l.DefaultLimit, l.MaxLimit, l.MaxRows, l.MaxAffected = s.defaultLimit, s.maxLimit, s.maxRows, s.maxAffected
+	for _, f := range []struct{ dst, v *int }{{&l.DefaultLimit, &s.defaultLimit}, {&l.MaxLimit, &s.maxLimit},
+		{&l.MaxRows, &s.maxRows}, {&l.MaxAffected, &s.maxAffected}} {
+		if *f.v > 0 {
+			*f.dst = *f.v
+		}
+	}
 	return l
 }
 
@@ -254,7 +261,11 @@ func spec() kit.Spec {
 			if err != nil {
 				return nil, nil, err
 			}
-			return tools.All(tools.Deps{Backend: b, Policy: policy, Limits: s.limits(), Timeout: s.timeout}), b.Close, nil
+			timeout := s.timeout
+			if timeout <= 0 {
+				timeout = 30 * time.Second
+			}
+			return tools.All(tools.Deps{Backend: b, Policy: policy, Limits: s.limits(), Timeout: timeout}), b.Close, nil
 		},
 		Commands: []kit.Command{{
 			Name:        "migrate",
