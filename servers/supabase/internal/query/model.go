@@ -13,6 +13,7 @@
 package query
 
 import (
+	"bytes"
 	"encoding/json"
 )
 
@@ -126,19 +127,24 @@ func (r Row) Get(key string) (json.RawMessage, bool) {
 	return nil, false
 }
 
-// JSON encodes the row as an object, keys in order.
+// JSON encodes the row as a compact object, keys in order.
 func (r Row) JSON() json.RawMessage {
-	b := []byte{'{'}
+	var b bytes.Buffer
+	b.WriteByte('{')
 	for i, k := range r.Keys {
 		if i > 0 {
-			b = append(b, ',')
+			b.WriteByte(',')
 		}
 		kb, _ := json.Marshal(k)
-		b = append(b, kb...)
-		b = append(b, ':')
-		b = append(b, r.Values[i]...)
+		b.Write(kb)
+		b.WriteByte(':')
+		if err := json.Compact(&b, r.Values[i]); err != nil {
+			// Values come from a decoded document and are valid JSON.
+			b.Write(r.Values[i])
+		}
 	}
-	return append(b, '}')
+	b.WriteByte('}')
+	return b.Bytes()
 }
 
 // Insert adds rows, or upserts them on a conflict target.

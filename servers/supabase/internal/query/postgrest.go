@@ -78,14 +78,18 @@ func listValue(v Value) string {
 	return s
 }
 
-// logicValue renders a value inside an or=(…)/and=(…) tree: there PostgREST
-// also reads a leading { as an array literal, and ends the value at , or ).
+// logicValue renders a value inside an or=(…)/and=(…) tree, where
+// PostgREST ends a value at , or ), reads a leading " as a quoted value and
+// a leading { as an array literal. Quoted here, as PostgREST's documentation
+// asks: values holding its reserved characters , . : ( ) or a quote or
+// backslash, values starting with { or a blank or ending with a blank, and
+// the empty value.
 func logicValue(v Value) string {
 	s := v.Text
 	if v.Kind != String {
 		return s
 	}
-	if s == "" || strings.ContainsAny(s, ",()") || strings.ContainsAny(s[:1], "\"{ \t") ||
+	if s == "" || strings.ContainsAny(s, ",.:()\"\\") || s[0] == '{' || s[0] == ' ' || s[0] == '\t' ||
 		strings.HasSuffix(s, " ") || strings.HasSuffix(s, "\t") {
 		return quoteValue(s)
 	}
@@ -226,11 +230,13 @@ func PostgRESTSelect(q *Select) *Request {
 	if len(q.Order) > 0 {
 		r.Query = append(r.Query, Param{"order", orderParam(q.Order)})
 	}
-	if q.Limit > 0 {
-		r.Query = append(r.Query, Param{"limit", strconv.Itoa(q.Limit + 1)})
-	}
+	// With an offset, offset comes first, as Supabase's client writes a
+	// range; the order means nothing to PostgREST.
 	if q.Offset > 0 {
 		r.Query = append(r.Query, Param{"offset", strconv.Itoa(q.Offset)})
+	}
+	if q.Limit > 0 {
+		r.Query = append(r.Query, Param{"limit", strconv.Itoa(q.Limit + 1)})
 	}
 	if q.Count {
 		prefer(r.Headers, "count=exact")
