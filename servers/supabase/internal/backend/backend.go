@@ -6,6 +6,7 @@
 package backend
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -167,7 +168,12 @@ func TrimRows(rows json.RawMessage, limit int) (json.RawMessage, int, bool, erro
 		if len(elems) == 0 {
 			return json.RawMessage("[]"), 0, false, nil
 		}
-		return rows, len(elems), false, nil
+		// PostgreSQL's json_agg puts a line break between elements.
+		var b bytes.Buffer
+		if err := json.Compact(&b, rows); err != nil {
+			return nil, 0, false, err
+		}
+		return b.Bytes(), len(elems), false, nil
 	}
 	objs := make([][]byte, limit)
 	for i := range objs {
