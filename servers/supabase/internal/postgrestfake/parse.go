@@ -151,7 +151,8 @@ func (p *scanner) opExpr(col string, logic bool) (*query.Cond, error) {
 		c.Op = query.Is
 		var v string
 		if logic {
-			v = p.until(",)")
+			// The tree's separators skip blanks after the value.
+			v = strings.TrimRight(p.until(",)"), " \t")
 		} else {
 			v = p.s[p.i:]
 			p.i = len(p.s)
