@@ -171,6 +171,7 @@ func TestConfiguration(t *testing.T) {
 		{"system schema", []string{"--schemas", "pg_catalog"}, nil, 1, "database system"},
 		{"embedded other schema", []string{"--schemas", "app"}, nil, 1, "one schema"},
 		{"bad pattern", []string{"--deny-tables", "a.b.c"}, nil, 1, "pattern"},
+		{"typo in read-only", nil, map[string]string{"MCP_READ_ONLY": "ture"}, 2, "true or false"},
 		{"typo in backend", []string{"--backend", "postgress"}, nil, 2, "postgres"},
 		{"limits", []string{"--default-limit", "5000"}, nil, 2, "max-limit"},
 		{"zero guard", []string{"--max-affected-rows", "0"}, nil, 2, "positive"},

@@ -92,29 +92,24 @@ func (e *DBError) MCPError() *mcperr.Error {
 // CodeFor maps a SQLSTATE or PostgREST error code onto the fleet's codes.
 func CodeFor(state string) mcperr.Code {
 	switch state {
-	case "23505", "40001", "40P01":
-		if state == "23505" {
-			return mcperr.Conflict
-		}
-		return mcperr.Upstream
-	case "42P01", "PGRST205", "PGRST202", "PGRST200", "42883":
-		if state == "42883" {
-			return mcperr.Validation
-		}
+	case "23505": // unique_violation
+		return mcperr.Conflict
+	case "42P01", "PGRST205", "PGRST202", "PGRST200": // no such table, function, relation
 		return mcperr.NotFound
-	case "42501", "25006", "PGRST106":
+	case "42501", "25006", "PGRST106": // privilege, read-only transaction, schema not exposed
 		return mcperr.PermissionDeny
-	case "57014":
+	case "57014": // statement timeout
 		return mcperr.Timeout
-	case "PGRST301", "PGRST302", "PGRST303", "28000", "28P01":
+	case "40001", "40P01": // serialization failure, deadlock: retryable
+		return mcperr.Upstream
+	case "PGRST301", "PGRST302", "PGRST303", "28000", "28P01": // JWT and login failures
 		return mcperr.Authentication
 	}
 	switch {
 	case strings.HasPrefix(state, "22"), strings.HasPrefix(state, "23"), strings.HasPrefix(state, "42"),
-		strings.HasPrefix(state, "PGRST1"), strings.HasPrefix(state, "P0"):
+		strings.HasPrefix(state, "21"), strings.HasPrefix(state, "P0"), strings.HasPrefix(state, "PGRST1"):
+		// data, constraint and syntax errors, raised exceptions, request errors
 		return mcperr.Validation
-	case strings.HasPrefix(state, "08"), strings.HasPrefix(state, "53"), strings.HasPrefix(state, "57"), strings.HasPrefix(state, "58"):
-		return mcperr.Upstream
 	}
 	return mcperr.Upstream
 }

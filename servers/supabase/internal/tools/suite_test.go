@@ -423,6 +423,14 @@ func TestPolicy(t *testing.T) {
 	}
 	call(t, c, "supabase_query", map[string]any{"table": "quotes"})
 	failCode(t, c, "supabase_query", map[string]any{"table": "quotes", "select": "id,iso_requests(id)", "schema": "public"}, mcperr.PermissionDeny)
+	// An allow list that admits everything still never admits the
+	// database's own functions.
+	open := deps(t, e)
+	open.Policy.AllowFunctions = []string{"*", "pg_*", "public.*"}
+	oc := serve(t, open, nil, "")
+	for _, fn := range []string{"pg_read_file", "pg_sleep", "Pg_Terminate_Backend"} {
+		failCode(t, oc, "supabase_rpc", map[string]any{"function": fn}, mcperr.PermissionDeny)
+	}
 	d2 := call(t, c, "supabase_describe_table", map[string]any{"table": "quotes"})
 	if d2["foreign_keys"] != nil {
 		t.Errorf("a relation to a denied table is shown: %v", d2["foreign_keys"])
