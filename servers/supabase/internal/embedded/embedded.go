@@ -128,8 +128,9 @@ WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' AND name <> 'schema
 
 func (d *DB) describe(ctx context.Context, t *query.Table) error {
 	r := d.db.Readers()
-	q := query.QuoteIdent(t.Name)
-	rows, err := r.QueryContext(ctx, "SELECT name, type, \"notnull\", dflt_value, pk, hidden FROM pragma_table_xinfo("+strings.ReplaceAll(q, `"`, `'`)+")")
+	// The table name as a string literal (pragma functions take one).
+	q := "'" + strings.ReplaceAll(t.Name, "'", "''") + "'"
+	rows, err := r.QueryContext(ctx, "SELECT name, type, \"notnull\", dflt_value, pk, hidden FROM pragma_table_xinfo("+q+")")
 	if err != nil {
 		return err
 	}
@@ -170,7 +171,7 @@ func (d *DB) describe(ctx context.Context, t *query.Table) error {
 	if t.Kind != "table" {
 		return nil
 	}
-	fks, err := r.QueryContext(ctx, "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list("+strings.ReplaceAll(q, `"`, `'`)+") ORDER BY id, seq")
+	fks, err := r.QueryContext(ctx, "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list("+q+") ORDER BY id, seq")
 	if err != nil {
 		return err
 	}
@@ -199,7 +200,7 @@ func (d *DB) describe(ctx context.Context, t *query.Table) error {
 	for _, id := range order {
 		t.ForeignKeys = append(t.ForeignKeys, *byID[id])
 	}
-	idx, err := r.QueryContext(ctx, "SELECT name FROM pragma_index_list("+strings.ReplaceAll(q, `"`, `'`)+") WHERE \"unique\" AND origin = 'u' ORDER BY name")
+	idx, err := r.QueryContext(ctx, "SELECT name FROM pragma_index_list("+q+") WHERE \"unique\" AND origin = 'u' ORDER BY name")
 	if err != nil {
 		return err
 	}

@@ -201,6 +201,10 @@ func jsonCol(alias string, c *Column) string {
 	return ref
 }
 
+// sqlString quotes a catalog name as an SQL string literal (the keys of
+// json_object).
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
 // jsonObject is a SQLite json_object of the columns of t.
 func jsonObject(alias string, t *Table, cols []string) string {
 	var b strings.Builder
@@ -209,7 +213,7 @@ func jsonObject(alias string, t *Table, cols []string) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("'" + name + "', " + jsonCol(alias, t.Column(name)))
+		b.WriteString(sqlString(name) + ", " + jsonCol(alias, t.Column(name)))
 	}
 	b.WriteString(")")
 	return b.String()
@@ -305,7 +309,7 @@ func SQLSelect(d *Dialect, p *Plan, q *Select) (rows Statement, count *Statement
 			if i > 0 || len(p.Columns) > 0 {
 				obj += ", "
 			}
-			obj += "'" + ep.Item.Relation + "', "
+			obj += sqlString(ep.Item.Relation) + ", "
 			sub := &sqlb{d: d}
 			sub.embed(ep)
 			obj += sub.b.String()
