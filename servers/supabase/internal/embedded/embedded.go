@@ -128,9 +128,7 @@ WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' AND name <> 'schema
 
 func (d *DB) describe(ctx context.Context, t *query.Table) error {
 	r := d.db.Readers()
-	// The table name as a string literal (pragma functions take one).
-	q := "'" + strings.ReplaceAll(t.Name, "'", "''") + "'"
-	rows, err := r.QueryContext(ctx, "SELECT name, type, \"notnull\", dflt_value, pk, hidden FROM pragma_table_xinfo("+q+")")
+	rows, err := r.QueryContext(ctx, "SELECT name, type, \"notnull\", dflt_value, pk, hidden FROM pragma_table_xinfo(?)", t.Name)
 	if err != nil {
 		return err
 	}
@@ -171,7 +169,7 @@ func (d *DB) describe(ctx context.Context, t *query.Table) error {
 	if t.Kind != "table" {
 		return nil
 	}
-	fks, err := r.QueryContext(ctx, "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list("+q+") ORDER BY id, seq")
+	fks, err := r.QueryContext(ctx, "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq", t.Name)
 	if err != nil {
 		return err
 	}
@@ -200,7 +198,7 @@ func (d *DB) describe(ctx context.Context, t *query.Table) error {
 	for _, id := range order {
 		t.ForeignKeys = append(t.ForeignKeys, *byID[id])
 	}
-	idx, err := r.QueryContext(ctx, "SELECT name FROM pragma_index_list("+q+") WHERE \"unique\" AND origin = 'u' ORDER BY name")
+	idx, err := r.QueryContext(ctx, "SELECT name FROM pragma_index_list(?) WHERE \"unique\" AND origin = 'u' ORDER BY name", t.Name)
 	if err != nil {
 		return err
 	}
@@ -215,7 +213,7 @@ func (d *DB) describe(ctx context.Context, t *query.Table) error {
 	}
 	_ = idx.Close()
 	for _, n := range names {
-		cols, err := r.QueryContext(ctx, "SELECT name FROM pragma_index_info('"+strings.ReplaceAll(n, "'", "''")+"') ORDER BY seqno")
+		cols, err := r.QueryContext(ctx, "SELECT name FROM pragma_index_info(?) ORDER BY seqno", n)
 		if err != nil {
 			return err
 		}
