@@ -75,19 +75,19 @@ func legViews(segs []store.Segment) []legView {
 }
 
 type createTripResult struct {
-	TripID            string          `json:"trip_id"`
-	DisplayID         string          `json:"display_id,omitempty"`
-	Status            string          `json:"status"`
-	NextAction        string          `json:"next_action"`
-	DeepLink          string          `json:"deep_link"`
-	DeepLinks         store.Links     `json:"deep_links"`
-	Message           string          `json:"message"`
-	Marketplace       string          `json:"marketplace"`
-	Segments          []legView       `json:"segments"`
-	AircraftCategory  string          `json:"aircraft_category,omitempty"`
-	ExternalReference string          `json:"external_reference,omitempty"`
-	OperatorsAsked    int             `json:"operators_asked"`
-	Resources         resourceURIs    `json:"resources"`
+	TripID            string       `json:"trip_id"`
+	DisplayID         string       `json:"display_id,omitempty"`
+	Status            string       `json:"status"`
+	NextAction        string       `json:"next_action"`
+	DeepLink          string       `json:"deep_link"`
+	DeepLinks         store.Links  `json:"deep_links"`
+	Message           string       `json:"message"`
+	Marketplace       string       `json:"marketplace"`
+	Segments          []legView    `json:"segments"`
+	AircraftCategory  string       `json:"aircraft_category,omitempty"`
+	ExternalReference string       `json:"external_reference,omitempty"`
+	OperatorsAsked    int          `json:"operators_asked"`
+	Resources         resourceURIs `json:"resources"`
 }
 
 func createTrip(d Deps) kit.Tool {
