@@ -119,7 +119,11 @@ func (b *Backend) SyncTrip(ctx context.Context, tripID string) error {
 			return err
 		}
 		for i := range rfqs {
-			if _, err := tx.SaveRFQ(ctx, rfqFrom(&rfqs[i], trip.ID)); err != nil {
+			r := rfqFrom(&rfqs[i], trip.ID)
+			if trip.Status == store.TripCancelled {
+				cancelled(&r)
+			}
+			if _, err := tx.SaveRFQ(ctx, r); err != nil {
 				return err
 			}
 		}
@@ -163,15 +167,15 @@ func rfqFrom(r *RFQ, tripID string) store.RFQ {
 			AircraftCategory: market.CategoryFromAvinode(l.AircraftCategory), AircraftTail: l.AircraftTail, Capacity: l.MaxPax})
 		status := strings.ToLower(l.SourcingDisplayStatus)
 		switch {
-		case l.LatestQuote != nil || status == "accepted" || status == "quoted":
-			quoted++
+		case strings.HasPrefix(status, "cancel"):
+			cancelled++
 		case strings.HasPrefix(status, "declin"):
 			declined++
 			if out.DeclineReason == "" {
 				out.DeclineReason, out.DeclineMessage = l.DeclineReason, l.DeclineMessage
 			}
-		case strings.HasPrefix(status, "cancel"):
-			cancelled++
+		case l.LatestQuote != nil || status == "accepted" || status == "quoted":
+			quoted++
 		}
 		if l.LatestQuote != nil {
 			q := quoteFrom(l.LatestQuote, r, l)
@@ -183,12 +187,12 @@ func rfqFrom(r *RFQ, tripID string) store.RFQ {
 		}
 	}
 	switch {
+	case cancelled > 0 && quoted == 0 && declined < len(r.SellerLift):
+		out.Status = store.RFQCancelled
 	case quoted > 0:
 		out.Status = store.RFQQuoted
 	case declined > 0 && declined+cancelled == len(r.SellerLift):
 		out.Status = store.RFQDeclined
-	case cancelled > 0:
-		out.Status = store.RFQCancelled
 	}
 	if out.Status == store.RFQDeclined && responded == nil {
 		if at, ok := parseTime(r.UpdatedOn); ok {
@@ -197,6 +201,17 @@ func rfqFrom(r *RFQ, tripID string) store.RFQ {
 	}
 	out.RespondedAt = responded
 	return out
+}
+
+// cancelled marks an RFQ of a cancelled trip, and its quotes, cancelled:
+// what Avinode still shows as open can no longer be booked.
+func cancelled(r *store.RFQ) {
+	if r.Status == store.RFQUnanswered || r.Status == store.RFQQuoted {
+		r.Status = store.RFQCancelled
+	}
+	for i := range r.Quotes {
+		r.Quotes[i].Status = store.QuoteCancelled
+	}
 }
 
 // quoteFrom converts a quote; base and taxes come from its breakdown when
@@ -272,18 +287,24 @@ func (b *Backend) ensureRFQ(ctx context.Context, r *RFQ) (store.RFQ, error) {
 		return store.RFQ{}, mcperr.New(mcperr.Upstream, "Avinode answered RFQ %s without its trip", r.ID).WithRetryable(false)
 	}
 	var t *Trip
-	if _, err := b.st.Trip(ctx, tripID); errors.Is(err, store.ErrNotFound) {
+	out := rfqFrom(r, tripID)
+	if stored, err := b.st.Trip(ctx, tripID); errors.Is(err, store.ErrNotFound) {
 		if t, err = b.c.Trip(ctx, tripID); err != nil {
 			return store.RFQ{}, err
 		}
 	} else if err != nil {
 		return store.RFQ{}, err
+	} else if stored.Status == store.TripCancelled {
+		cancelled(&out)
 	}
-	out := rfqFrom(r, tripID)
 	err := b.st.Update(ctx, func(tx *store.Tx) error {
 		if t != nil {
-			if _, err := b.mergeTrip(ctx, tx, t); err != nil {
+			trip, err := b.mergeTrip(ctx, tx, t)
+			if err != nil {
 				return err
+			}
+			if trip.Status == store.TripCancelled {
+				cancelled(&out)
 			}
 		}
 		_, err := tx.SaveRFQ(ctx, out)

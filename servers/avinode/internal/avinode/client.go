@@ -115,7 +115,7 @@ func New(cfg Config) (*Client, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.tokens = &upstream.TokenSource{Fetch: func(ctx context.Context) (upstream.Token, error) {
+		c.tokens = &upstream.TokenSource{Clock: tokenClock{now: cfg.Now}, Fetch: func(ctx context.Context) (upstream.Token, error) {
 			return c.fetchToken(ctx, auth)
 		}}
 	}
@@ -126,6 +126,23 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.up = up
 	return c, nil
+}
+
+// tokenClock gives the token cache the client's clock, so a token's age is
+// measured on the clock its expiry was computed with.
+type tokenClock struct{ now func() time.Time }
+
+func (c tokenClock) Now() time.Time { return c.now() }
+
+func (c tokenClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func checkBaseURL(raw string) error {
