@@ -181,11 +181,11 @@ type quotesResult struct {
 }
 
 type tripView struct {
-	TripID       string `json:"trip_id"`
-	Status       string `json:"status"`
-	CancelReason string `json:"cancel_reason"`
-	Notes        string `json:"notes"`
-	Marketplace  string `json:"marketplace"`
+	TripID       string  `json:"trip_id"`
+	Status       string  `json:"status"`
+	CancelReason string  `json:"cancel_reason"`
+	Notes        string  `json:"notes"`
+	Marketplace  string  `json:"marketplace"`
 	QuoteStatus  summary `json:"quote_status"`
 	RFQs         []struct {
 		RFQID         string `json:"rfq_id"`

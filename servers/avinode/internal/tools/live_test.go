@@ -48,7 +48,9 @@ func newLiveEnv(t *testing.T, tune func(*avinode.Config)) *liveEnv {
 	return &liveEnv{c: serve(t, d, n, "", kit.Options{}), n: n, fake: fake}
 }
 
-func in(days int) string { return time.Now().UTC().Add(time.Duration(days) * 24 * time.Hour).Format(time.RFC3339) }
+func in(days int) string {
+	return time.Now().UTC().Add(time.Duration(days) * 24 * time.Hour).Format(time.RFC3339)
+}
 
 // TestLiveTools runs every tool on the Avinode client against the fake.
 func TestLiveTools(t *testing.T) {

@@ -225,8 +225,8 @@ func TestMultiLegAndRoundTrips(t *testing.T) {
 	var trip tripResult
 	mcptest.OK(t, e.c.Call("create_trip", map[string]any{"departure_airport": "EGGW", "arrival_airport": "LFMN", "passengers": 4,
 		"departure_date": futureDate(e.clock, 48*time.Hour),
-		"segments": []map[string]any{{"departure_airport": "LFMN", "arrival_airport": "LSGG", "departure_date": futureDate(e.clock, 96*time.Hour), "passengers": 3}},
-		"return_date": futureDate(e.clock, 120*time.Hour), "aircraft_category": "light"}), &trip)
+		"segments":       []map[string]any{{"departure_airport": "LFMN", "arrival_airport": "LSGG", "departure_date": futureDate(e.clock, 96*time.Hour), "passengers": 3}},
+		"return_date":    futureDate(e.clock, 120*time.Hour), "aircraft_category": "light"}), &trip)
 	if len(trip.Segments) != 3 {
 		t.Fatalf("segments = %+v", trip.Segments)
 	}
