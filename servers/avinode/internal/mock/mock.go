@@ -517,19 +517,31 @@ func silent(r *store.RFQ) bool {
 	return r.Status == store.RFQUnanswered && unit(hashOf(r.TripID, r.SellerID, "answer")) > 0.88
 }
 
-// reply is a seller's answer to a buyer's chat message.
+// reply is a seller's answer to a buyer's chat message, chosen by the
+// words it contains.
 func reply(r *store.RFQ, text string) string {
-	t := strings.ToLower(text)
+	words := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(c rune) bool { return c < 'a' || c > 'z' }) {
+		words[strings.TrimSuffix(w, "s")] = true
+	}
+	has := func(ws ...string) bool {
+		for _, w := range ws {
+			if words[w] {
+				return true
+			}
+		}
+		return false
+	}
 	switch {
 	case r.Status == store.RFQDeclined:
 		return "Thank you for your message. Unfortunately we still cannot operate this trip."
-	case strings.Contains(t, "pet") || strings.Contains(t, "dog") || strings.Contains(t, "cat"):
+	case has("pet", "dog", "cat"):
 		return "Pets are welcome in the cabin; please tell us their number and size."
-	case strings.Contains(t, "cater") || strings.Contains(t, "meal") || strings.Contains(t, "food"):
+	case has("catering", "meal", "food", "dietary"):
 		return "Catering is included; send us any dietary requirements and we will arrange them."
-	case strings.Contains(t, "price") || strings.Contains(t, "discount") || strings.Contains(t, "cheaper"):
+	case has("price", "discount", "cheaper", "cost"):
 		return "Our quote is already our best price for these dates; a flexible departure time could lower it."
-	case strings.Contains(t, "book") || strings.Contains(t, "confirm") || strings.Contains(t, "proceed"):
+	case has("book", "confirm", "proceed"):
 		return "Thank you! Please confirm the booking in Avinode and we will send the contract."
 	}
 	return "Thank you for your message, we have noted it. The aircraft remains available for your trip."
