@@ -76,7 +76,9 @@ func structured(t *testing.T, res *mcp.CallToolResult, v any) {
 	}
 }
 
-func in(days int) string { return time.Now().UTC().Add(time.Duration(days) * 24 * time.Hour).Format(time.RFC3339) }
+func in(days int) string {
+	return time.Now().UTC().Add(time.Duration(days) * 24 * time.Hour).Format(time.RFC3339)
+}
 
 type quotes struct {
 	Quotes []struct {
