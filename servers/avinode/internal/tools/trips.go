@@ -103,6 +103,8 @@ func createTrip(d Deps) kit.Tool {
 		InputSchema: schema.MustFor[createTripArgs](),
 		Effect:      kit.Additive,
 		OpenWorld:   true,
+		// Notes hold the client's preferences: personal data, not intent.
+		AuditOmit: []string{"notes"},
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
 			var a createTripArgs
 			if err := c.Bind(&a); err != nil {
@@ -309,6 +311,7 @@ func cancelTrip(d Deps) kit.Tool {
 		Effect:      kit.Destructive,
 		Idempotent:  true,
 		OpenWorld:   true,
+		AuditOmit:   []string{"message_to_sellers"},
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
 			var a cancelTripArgs
 			if err := c.Bind(&a); err != nil {
