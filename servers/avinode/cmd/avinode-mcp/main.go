@@ -1,0 +1,175 @@
+// Command avinode-mcp is the avinode MCP server: charter trips with deep
+// links into Avinode's marketplace, RFQs, quotes, operator messages, airports
+// and empty legs — on Avinode's API when credentials are set, else on a
+// simulated marketplace.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/avinode"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/mock"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/tools"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+)
+
+// Set by the Makefile through -ldflags.
+var (
+	version = "dev"
+	commit  = "unknown"
+)
+
+func main() {
+	os.Exit(kit.Main(spec(), os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// deliveryInterval is how often the simulated marketplace delivers the
+// operators' answers that have fallen due.
+const deliveryInterval = 500 * time.Millisecond
+
+// settings are avinode's own flags, beside the kit's.
+type settings struct {
+	apiToken, apiKey, authToken string
+	clientID, clientSecret      string
+	apiURL, actAs               string
+	product, apiVersion         string
+	timeout                     time.Duration
+	dbPath                      string
+	mockFirst, mockWindow       time.Duration
+	mockLatency                 time.Duration
+	mockOperators               int
+}
+
+func (s *settings) register(f *kit.Flags) {
+	f.Secret(&s.apiToken, "AVINODE_API_TOKEN", "Avinode application token (X-Avinode-ApiToken); empty or starting with mock_: the simulated marketplace")
+	f.Secret(&s.apiKey, "AVINODE_API_KEY", "another name for AVINODE_API_TOKEN")
+	f.Secret(&s.authToken, "AVINODE_AUTH_TOKEN", "bearer token (JWT) of the Avinode API connection")
+	f.String(&s.clientID, "client-id", []string{"AVINODE_CLIENT_ID"}, "", "OAuth client id: with AVINODE_CLIENT_SECRET, exchanged at the API's /oauth/token for bearer tokens instead of AVINODE_AUTH_TOKEN")
+	f.Secret(&s.clientSecret, "AVINODE_CLIENT_SECRET", "OAuth client secret (with --client-id)")
+	f.String(&s.apiURL, "api-url", []string{"AVINODE_API_URL"}, avinode.SandboxURL, "Avinode API root; production is "+avinode.ProductionURL)
+	f.String(&s.actAs, "act-as", []string{"AVINODE_ACT_AS_ACCOUNT"}, "", "Avinode user login sent as X-Avinode-ActAsAccount, so operators see that person's name")
+	f.String(&s.product, "product", []string{"AVINODE_PRODUCT"}, "", "X-Avinode-Product: the calling software (default mcp-fleet/<version>)")
+	f.String(&s.apiVersion, "api-version", []string{"AVINODE_API_VERSION"}, "v1.0", "X-Avinode-ApiVersion")
+	f.Duration(&s.timeout, "api-timeout", []string{"AVINODE_TIMEOUT"}, 30*time.Second, "time limit of one Avinode call, retries included")
+	f.String(&s.dbPath, "db-path", []string{"AVINODE_DB_PATH"}, "", "the local store of trips, RFQs, quotes and messages (default: <data dir>/avinode.db)")
+	f.Duration(&s.mockFirst, "mock-first-response", []string{"AVINODE_MOCK_FIRST_RESPONSE"}, mock.DefaultFirstResponse,
+		"simulated marketplace: when the first operator quotes after create_trip, and how long operators take to answer a message")
+	f.Duration(&s.mockWindow, "mock-response-window", []string{"AVINODE_MOCK_RESPONSE_WINDOW"}, mock.DefaultResponseWindow,
+		"simulated marketplace: the time within which the other operators answer")
+	f.Duration(&s.mockLatency, "mock-latency", []string{"AVINODE_MOCK_LATENCY"}, 0, "simulated marketplace: network latency added to every call (0: none)")
+	f.Int(&s.mockOperators, "mock-operators", []string{"AVINODE_MOCK_OPERATORS"}, mock.DefaultOperators,
+		fmt.Sprintf("simulated marketplace: operators a trip is sent to (1-%d)", mock.MaxOperators))
+	f.Check("api-timeout", func() error {
+		if s.timeout <= 0 {
+			return errors.New("want a positive duration such as 30s")
+		}
+		return nil
+	})
+	f.Check("mock-operators", func() error {
+		if s.mockOperators < 1 || s.mockOperators > mock.MaxOperators {
+			return fmt.Errorf("want 1 to %d, got %d", mock.MaxOperators, s.mockOperators)
+		}
+		return nil
+	})
+}
+
+// key is the application token under either name.
+func (s *settings) key() (string, error) {
+	if s.apiToken != "" && s.apiKey != "" && s.apiToken != s.apiKey {
+		return "", &kit.UsageError{Msg: "AVINODE_API_TOKEN and AVINODE_API_KEY are both set and differ; set one"}
+	}
+	if s.apiToken != "" {
+		return s.apiToken, nil
+	}
+	return s.apiKey, nil
+}
+
+// mockMode: no application token, or a mock_ one.
+func mockMode(key string) bool { return key == "" || strings.HasPrefix(key, "mock_") }
+
+func (s *settings) backend(ctx context.Context, env *kit.Env, st *store.Store) (market.Backend, error) {
+	key, err := s.key()
+	if err != nil {
+		return nil, err
+	}
+	for _, secret := range []string{s.apiToken, s.apiKey, s.authToken, s.clientSecret} {
+		if secret != "" {
+			env.Redactor.Add(secret)
+		}
+	}
+	if mockMode(key) {
+		m := mock.New(st, mock.Config{FirstResponse: s.mockFirst, ResponseWindow: s.mockWindow, Latency: s.mockLatency,
+			Operators: s.mockOperators})
+		env.AddWorker(kit.Worker{Name: "mock-marketplace", Run: func(ctx context.Context) error {
+			return m.Run(ctx, deliveryInterval, func(err error) {
+				env.Logger.Warn().Err(err).Msg("delivering the simulated operators' answers failed; retrying")
+			})
+		}})
+		env.Logger.Info().Str("marketplace", "mock").Msg("no Avinode credentials: serving the simulated marketplace")
+		return m, nil
+	}
+	switch {
+	case s.authToken == "" && s.clientID == "" && s.clientSecret == "":
+		return nil, &kit.UsageError{Msg: "AVINODE_API_TOKEN is set but no authentication: set AVINODE_AUTH_TOKEN, or AVINODE_CLIENT_ID and AVINODE_CLIENT_SECRET (or unset AVINODE_API_TOKEN for the simulated marketplace)"}
+	case s.authToken == "" && (s.clientID == "" || s.clientSecret == ""):
+		return nil, &kit.UsageError{Msg: "OAuth needs both AVINODE_CLIENT_ID and AVINODE_CLIENT_SECRET"}
+	}
+	c, err := avinode.New(avinode.Config{BaseURL: s.apiURL, APIToken: key, AuthToken: s.authToken, ClientID: s.clientID,
+		ClientSecret: s.clientSecret, Product: s.product, APIVersion: s.apiVersion, ActAsAccount: s.actAs, Timeout: s.timeout,
+		Version: env.Info.Version, Logger: env.Logger, Redactor: env.Redactor})
+	if err != nil {
+		return nil, &kit.UsageError{Msg: err.Error()}
+	}
+	env.AddHealthCheck("avinode", c.Healthy)
+	env.Logger.Info().Str("marketplace", "avinode").Str("api_url", s.apiURL).Msg("serving Avinode's API")
+	return avinode.NewBackend(c, st), nil
+}
+
+func (s *settings) setup(ctx context.Context, env *kit.Env) ([]kit.Tool, func(), error) {
+	path := s.dbPath
+	if path == "" {
+		dir, err := env.DataDir()
+		if err != nil {
+			return nil, nil, err
+		}
+		path = filepath.Join(dir, "avinode.db")
+	}
+	st, err := store.OpenSQLite(ctx, path, store.Options{OnChange: tools.Notify(env.Notifier)})
+	if err != nil {
+		return nil, nil, fmt.Errorf("avinode store: %w", err)
+	}
+	b, err := s.backend(ctx, env, st)
+	if err != nil {
+		_ = st.Close()
+		return nil, nil, err
+	}
+	env.AddHealthCheck("store", st.Ping)
+	d := tools.Deps{Store: st, Market: b}
+	for _, t := range tools.Templates(d) {
+		env.AddTemplate(t)
+	}
+	return tools.All(d), func() { _ = st.Close() }, nil
+}
+
+func spec() kit.Spec {
+	var s settings
+	return kit.Spec{
+		Info: kit.Info{Name: "avinode", Version: version, Commit: commit,
+			Instructions: "Private-jet charter through Avinode. create_trip creates a trip and returns a deep link: give it to the " +
+				"user, who sends requests for quote to operators in Avinode. Quotes arrive over time: read them with get_quotes " +
+				"(or subscribe to avinode://trips/{trip_id}/quotes). Airports are ICAO codes; search_airports finds them. Without " +
+				"Avinode credentials the server runs a simulated marketplace whose operators answer on their own."},
+		Summary:     "MCP server for the Avinode charter marketplace: trips and deep links, RFQs, quotes, operator messages, airports, empty legs",
+		DefaultPort: 3001,
+		Flags:       s.register,
+		Setup:       s.setup,
+	}
+}

@@ -1,0 +1,398 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/fakeavinode"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/logging"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
+	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
+)
+
+var update = flag.Bool("update", false, "rewrite the generated reference in docs/avinode.md")
+
+const pkg = "github.com/mcp-fleet/mcp-fleet/servers/avinode/cmd/avinode-mcp"
+
+var allTools = []string{"cancel_trip", "create_trip", "create_watch", "delete_watch", "get_messages", "get_quotes", "get_rfq",
+	"get_trip", "list_watches", "search_airports", "search_empty_legs", "send_message"}
+
+const (
+	apiToken  = "app-token-5f1c2d9e"
+	authToken = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJtY3AifQ.c2lnbmF0dXJl"
+)
+
+func binary(t testing.TB) string {
+	t.Helper()
+	return mcptest.Build(t, pkg)
+}
+
+func aclFile(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../../../../configs/acl.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("the repository's ACL file: %v", err)
+	}
+	return p
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+// mockEnv runs the simulated marketplace in dataDir with every answer due
+// at once, so a test needs no clock.
+func mockEnv(dataDir string) []string {
+	return []string{"MCP_DATA_DIR=" + dataDir, "AVINODE_MOCK_FIRST_RESPONSE=0s", "AVINODE_MOCK_RESPONSE_WINDOW=0s"}
+}
+
+func structured(t *testing.T, res *mcp.CallToolResult, v any) {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("tool failed: %s", mcptest.Text(res))
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+}
+
+func in(days int) string {
+	return time.Now().UTC().Add(time.Duration(days) * 24 * time.Hour).Format(time.RFC3339)
+}
+
+type quotes struct {
+	Quotes []struct {
+		QuoteID string  `json:"quote_id"`
+		RFQID   string  `json:"rfq_id"`
+		Total   float64 `json:"total_price"`
+	} `json:"quotes"`
+	Status struct {
+		OperatorsAsked int `json:"operators_asked"`
+		Quoted         int `json:"quoted"`
+		Pending        int `json:"pending"`
+	} `json:"quote_status"`
+}
+
+// TestStdioLifecycle drives the built binary over stdio with no
+// configuration: create → quotes → message → reply → cancel; then a second
+// process on the same data directory reads the same trip.
+func TestStdioLifecycle(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	c := mcptest.StartStdio(t, binary(t), mockEnv(data))
+	if c.Init.ServerInfo.Name != "avinode" || !strings.Contains(c.Init.Instructions, "create_trip") {
+		t.Errorf("initialize: %+v", c.Init.ServerInfo)
+	}
+	if got := sorted(c.ToolNames()); !slices.Equal(got, allTools) {
+		t.Errorf("tools = %q, want %q", got, allTools)
+	}
+	var trip struct {
+		TripID, DeepLink, NextAction, Marketplace string
+	}
+	res := c.Call("create_trip", map[string]any{"departure_airport": "KTEB", "arrival_airport": "KMIA", "passengers": 4, "departure_date": in(3)})
+	structured(t, res, &struct {
+		TripID      *string `json:"trip_id"`
+		DeepLink    *string `json:"deep_link"`
+		NextAction  *string `json:"next_action"`
+		Marketplace *string `json:"marketplace"`
+	}{&trip.TripID, &trip.DeepLink, &trip.NextAction, &trip.Marketplace})
+	if !strings.HasPrefix(trip.TripID, "atrip-") || trip.NextAction != "OPEN_AVINODE" || trip.Marketplace != "mock" || trip.DeepLink == "" {
+		t.Fatalf("create_trip = %+v", trip)
+	}
+	var q quotes
+	structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
+	if len(q.Quotes) == 0 || q.Status.Quoted == 0 {
+		t.Fatalf("no quote arrived: %+v", q)
+	}
+	rfq := q.Quotes[0].RFQID
+	mcptest.OK(t, c.Call("send_message", map[string]any{"rfq_id": rfq, "message": "Is catering included?"}), nil)
+	var thread struct {
+		Messages []struct{ From, Text string } `json:"messages"`
+	}
+	structured(t, c.Call("get_messages", map[string]any{"rfq_id": rfq}), &thread)
+	if len(thread.Messages) != 2 || thread.Messages[1].From != "seller" || !strings.Contains(thread.Messages[1].Text, "Catering") {
+		t.Errorf("thread = %+v", thread)
+	}
+	var cancelled struct {
+		Status string `json:"status"`
+	}
+	structured(t, c.Call("cancel_trip", map[string]any{"trip_id": trip.TripID, "reason": "CHANGED"}), &cancelled)
+	if cancelled.Status != "cancelled" {
+		t.Errorf("cancel_trip = %+v", cancelled)
+	}
+
+	// Another process, the same store.
+	other := mcptest.StartStdio(t, binary(t), mockEnv(data))
+	var view struct {
+		Status string `json:"status"`
+		RFQs   []any  `json:"rfqs"`
+	}
+	structured(t, other.Call("get_trip", map[string]any{"trip_id": trip.TripID}), &view)
+	if view.Status != "cancelled" || len(view.RFQs) != q.Status.OperatorsAsked {
+		t.Errorf("the other process sees %+v", view)
+	}
+}
+
+// TestStdioAvinode runs the binary on the Avinode client against the fake.
+func TestStdioAvinode(t *testing.T) {
+	t.Parallel()
+	fake := fakeavinode.New(t, fakeavinode.Config{APIToken: apiToken, AuthToken: authToken})
+	env := []string{"MCP_DATA_DIR=" + t.TempDir(), "AVINODE_API_KEY=" + apiToken, "AVINODE_AUTH_TOKEN=" + authToken,
+		"AVINODE_API_URL=" + fake.BaseURL(), "MCP_LOG_LEVEL=debug"}
+	c := mcptest.StartStdio(t, binary(t), env)
+	var trip struct {
+		TripID      string `json:"trip_id"`
+		Marketplace string `json:"marketplace"`
+	}
+	structured(t, c.Call("create_trip", map[string]any{"departure_airport": "EGGW", "arrival_airport": "LFMN", "passengers": 2, "departure_date": in(4)}), &trip)
+	if trip.Marketplace != "avinode" || fake.Trips() != 1 {
+		t.Fatalf("create_trip = %+v (fake has %d trips)", trip, fake.Trips())
+	}
+	rfq, lift := fake.AddRFQ(trip.TripID, fakeavinode.Seller{ID: "s", Name: "Thames Executive Air", Country: "GB"},
+		fakeavinode.Aircraft{Type: "Phenom 300", Category: "Light jet", Tail: "G-TXEC"})
+	fake.Quote(rfq, lift, 10400, "GBP", 24*time.Hour, "Confirmed.")
+	var q quotes
+	structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
+	if len(q.Quotes) != 1 || q.Quotes[0].Total != 10400 {
+		t.Errorf("get_quotes = %+v", q)
+	}
+	b := mcptest.FailCode(t, c.Call("get_trip", map[string]any{"trip_id": "atrip-77"}), mcperr.NotFound)
+	if b.Data.Field != "trip_id" {
+		t.Errorf("unknown trip: %+v", b)
+	}
+	// Secrets never reach the log, even at debug level.
+	logs := c.Stderr()
+	for _, secret := range []string{apiToken, authToken} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("a secret reached stderr:\n%s", logs)
+		}
+	}
+	if !strings.Contains(logs, "upstream request") || !strings.Contains(logs, `"marketplace":"avinode"`) {
+		t.Errorf("stderr lacks the upstream debug lines or the start-up line:\n%s", logs)
+	}
+}
+
+func TestACL(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	acl := aclFile(t)
+	flight := []string{"cancel_trip", "create_trip", "create_watch", "get_messages", "get_quotes", "get_rfq", "get_trip",
+		"list_watches", "search_airports", "search_empty_legs", "send_message"}
+	tests := []struct {
+		agent     string
+		tools     []string
+		resources bool // may read the trip resources
+	}{
+		{"flight_search", flight, true},
+		{"proposal_analysis", []string{"get_quotes", "get_rfq"}, true},
+		{"orchestrator", nil, false},
+		{"communication", nil, false},
+		{"client_data", nil, false},
+		{"error_monitor", nil, false},
+		{"developer", nil, false},
+	}
+	// One trip to read, created without a policy.
+	data := t.TempDir()
+	owner := mcptest.StartStdio(t, bin, mockEnv(data))
+	var trip struct {
+		TripID string `json:"trip_id"`
+	}
+	mcptest.OK(t, owner.Call("create_trip", map[string]any{"departure_airport": "KTEB", "arrival_airport": "KBOS", "passengers": 2, "departure_date": in(2)}), &trip)
+	for _, tc := range tests {
+		t.Run(tc.agent, func(t *testing.T) {
+			t.Parallel()
+			c := mcptest.StartStdio(t, bin, append(mockEnv(data), "MCP_ACL_FILE="+acl, "MCP_AGENT="+tc.agent))
+			if got := sorted(c.ToolNames()); !slices.Equal(got, tc.tools) {
+				t.Errorf("tools = %q, want %q", got, tc.tools)
+			}
+			for _, tool := range allTools {
+				if slices.Contains(tc.tools, tool) {
+					continue
+				}
+				b := mcptest.FailCode(t, c.Call(tool, map[string]any{"trip_id": trip.TripID}), mcperr.PermissionDeny)
+				if !strings.Contains(b.Message, tc.agent) {
+					t.Errorf("%s: %q should name the agent", tool, b.Message)
+				}
+			}
+			for _, uri := range []string{"avinode://trips/" + trip.TripID, "avinode://trips/" + trip.TripID + "/quotes"} {
+				req := mcp.ReadResourceRequest{}
+				req.Params.URI = uri
+				_, err := c.Raw().ReadResource(context.Background(), req)
+				if (err == nil) != tc.resources {
+					t.Errorf("read %s: %v", uri, err)
+				}
+			}
+			templates, err := c.Raw().ListResourceTemplates(context.Background(), mcp.ListResourceTemplatesRequest{})
+			if err != nil || (len(templates.ResourceTemplates) == 2) != tc.resources {
+				t.Errorf("resource templates %+v, %v", templates, err)
+			}
+		})
+	}
+	// Nothing the denied agents tried changed the trip.
+	var view struct {
+		Status string `json:"status"`
+	}
+	structured(t, owner.Call("get_trip", map[string]any{"trip_id": trip.TripID}), &view)
+	if view.Status != "open" {
+		t.Errorf("after the denied calls: %+v", view)
+	}
+}
+
+func TestReadOnly(t *testing.T) {
+	t.Parallel()
+	c := mcptest.StartStdio(t, binary(t), mockEnv(t.TempDir()), "--read-only")
+	want := []string{"get_messages", "get_quotes", "get_rfq", "get_trip", "list_watches", "search_airports", "search_empty_legs"}
+	if got := sorted(c.ToolNames()); !slices.Equal(got, want) {
+		t.Errorf("tools = %q, want %q", got, want)
+	}
+}
+
+// run executes the binary to completion with empty stdin.
+func run(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary(t), args...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MCP_DATA_DIR=" + t.TempDir()}, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func TestCommandLine(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		env    []string
+		args   []string
+		code   int
+		stdout []string
+		stderr []string
+	}{
+		{name: "--help", args: []string{"--help"}, stdout: []string{"avinode-mcp", "AVINODE_API_TOKEN", "AVINODE_API_KEY", "AVINODE_AUTH_TOKEN",
+			"AVINODE_CLIENT_ID", "AVINODE_CLIENT_SECRET", "AVINODE_API_URL", "AVINODE_MOCK_FIRST_RESPONSE", "--read-only", "MCP_ACL_FILE"}},
+		{name: "--version", args: []string{"--version"}, stdout: []string{"avinode-mcp dev (commit unknown)"}},
+		{name: "docs", args: []string{"docs"}, stdout: []string{"## avinode-mcp reference", "create_trip", "avinode://trips/{id}/quotes"}},
+		{name: "mock key and empty stdin", env: []string{"AVINODE_API_TOKEN=mock_demo"}},
+		{name: "api token without auth", env: []string{"AVINODE_API_TOKEN=" + apiToken}, code: 2, stderr: []string{"AVINODE_AUTH_TOKEN", "AVINODE_CLIENT_ID"}},
+		{name: "half OAuth", env: []string{"AVINODE_API_TOKEN=" + apiToken, "AVINODE_CLIENT_ID=id"}, code: 2, stderr: []string{"AVINODE_CLIENT_SECRET"}},
+		{name: "two different tokens", env: []string{"AVINODE_API_TOKEN=a-token", "AVINODE_API_KEY=b-token"}, code: 2, stderr: []string{"AVINODE_API_KEY"}},
+		{name: "plain http api url", env: []string{"AVINODE_API_TOKEN=" + apiToken, "AVINODE_AUTH_TOKEN=" + authToken, "AVINODE_API_URL=http://avinode.example.com/api"},
+			code: 2, stderr: []string{"https"}},
+		{name: "operators out of range", args: []string{"--mock-operators", "0"}, code: 2, stderr: []string{"mock-operators"}},
+		{name: "negative timeout", env: []string{"AVINODE_TIMEOUT=0s"}, code: 2, stderr: []string{"api-timeout"}},
+		{name: "bad duration", env: []string{"AVINODE_MOCK_FIRST_RESPONSE=3"}, code: 2, stderr: []string{"did you mean 3s"}},
+		{name: "unwritable store", args: []string{"--db-path", "/proc/avinode.db"}, code: 1, stderr: []string{"avinode store"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			stdout, stderr, code := run(t, tc.env, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
+			}
+			for _, s := range tc.stdout {
+				if !strings.Contains(stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, stdout)
+				}
+			}
+			for _, s := range tc.stderr {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, stderr)
+				}
+			}
+			for _, secret := range []string{apiToken, authToken} {
+				if strings.Contains(stdout+stderr, secret) {
+					t.Errorf("a secret was printed:\n%s%s", stdout, stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestDocs keeps docs/avinode.md's reference in step with the definitions.
+func TestDocs(t *testing.T) {
+	mcptest.CheckReference(t, spec(), "../../../../docs/avinode.md", *update)
+}
+
+// TestSetupInProcess covers spec().Setup for both marketplaces.
+func TestSetupInProcess(t *testing.T) {
+	fake := fakeavinode.New(t, fakeavinode.Config{APIToken: apiToken, AuthToken: authToken, ClientID: "id", ClientSecret: "secret-value"})
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"mock", map[string]string{}, "mock"},
+		{"avinode", map[string]string{"AVINODE_API_TOKEN": apiToken, "AVINODE_AUTH_TOKEN": authToken, "AVINODE_API_URL": fake.BaseURL()}, "avinode"},
+		{"oauth", map[string]string{"AVINODE_API_TOKEN": apiToken, "AVINODE_CLIENT_ID": "id", "AVINODE_CLIENT_SECRET": "secret-value",
+			"AVINODE_API_URL": fake.BaseURL()}, "avinode"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := spec()
+			f := kit.NewFlags("avinode-mcp")
+			s.Flags(f)
+			if err := f.Parse(nil, func(k string) string { return tc.env[k] }); err != nil {
+				t.Fatal(err)
+			}
+			data := t.TempDir()
+			red := logging.NewRedactor()
+			log := logging.New(&bytes.Buffer{}, "error", red, "avinode")
+			env := &kit.Env{Info: s.Info, Metrics: metrics.New("avinode"), Redactor: red, Logger: &log, Notifier: kit.NewNotifier(),
+				Health: kit.NewHealth(), Getenv: func(k string) string {
+					if k == "MCP_DATA_DIR" {
+						return data
+					}
+					return tc.env[k]
+				}}
+			tools, cleanup, err := s.Setup(context.Background(), env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cleanup()
+			srv, err := kit.New(s.Info, tools, kit.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := mcptest.NewInProcess(t, srv, "")
+			var res struct {
+				Marketplace string `json:"marketplace"`
+			}
+			mcptest.OK(t, c.Call("create_trip", map[string]any{"departure_airport": "KTEB", "arrival_airport": "KBOS", "passengers": 2, "departure_date": in(2)}), &res)
+			if res.Marketplace != tc.want {
+				t.Errorf("marketplace %q, want %q", res.Marketplace, tc.want)
+			}
+			if red.String("x "+apiToken) == "x "+apiToken && tc.want == "avinode" {
+				t.Error("the API token was not registered with the redactor")
+			}
+		})
+	}
+}

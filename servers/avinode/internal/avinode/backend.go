@@ -1,0 +1,643 @@
+package avinode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/airports"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+)
+
+// maxMessageFetches bounds the seller messages one thread sync reads.
+const maxMessageFetches = 20
+
+// Backend is market.Backend on the Avinode API: each call goes to Avinode,
+// and what comes back is written to the store.
+type Backend struct {
+	c  *Client
+	st *store.Store
+}
+
+var _ market.Backend = (*Backend)(nil)
+
+// NewBackend returns the backend.
+func NewBackend(c *Client, st *store.Store) *Backend { return &Backend{c: c, st: st} }
+
+// Mode reports market.ModeLive.
+func (b *Backend) Mode() string { return market.ModeLive }
+
+// notFound turns Avinode's "no such resource" into NOT_FOUND on the field.
+func notFound(err error, field, id, what string) error {
+	if e, ok := errors.AsType[*mcperr.Error](err); ok && e.Code == mcperr.NotFound {
+		return market.NotFound(field, id, what)
+	}
+	return err
+}
+
+// CreateTrip is POST /trips, then the trip is stored with its deep links.
+func (b *Backend) CreateTrip(ctx context.Context, r market.TripRequest) (*store.Trip, error) {
+	in := TripInput{ExternalTripID: r.ExternalReference, Sourcing: true}
+	for _, s := range r.Segments {
+		at := s.Departure.UTC()
+		in.Segments = append(in.Segments, Segment{StartAirport: AirportRef{ICAO: s.From}, EndAirport: AirportRef{ICAO: s.To},
+			DateTime: DateTime{Date: at.Format(time.DateOnly), Time: at.Format("15:04"), Departure: true, Local: false},
+			PaxCount: strconv.Itoa(s.Passengers), PaxSegment: true})
+	}
+	if r.AircraftCategory != "" {
+		in.Criteria = &Criteria{RequiredLift: []LiftCriterion{{AircraftCategory: market.AvinodeCategory(r.AircraftCategory)}},
+			IncludeLiftUpgrades: true, MaxFuelStopsPerSegment: 1}
+	}
+	out, err := b.c.CreateTrip(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(out.ID, "atrip-") {
+		return nil, mcperr.New(mcperr.Upstream, "Avinode created the trip but answered without its id").WithRetryable(false)
+	}
+	trip := tripFrom(out, r.Segments)
+	trip.AircraftCategory, trip.Notes = r.AircraftCategory, r.Notes
+	if trip.ExternalReference == "" {
+		trip.ExternalReference = r.ExternalReference
+	}
+	if err := b.st.Update(ctx, func(tx *store.Tx) error { return tx.SaveTrip(ctx, trip) }); err != nil {
+		return nil, err
+	}
+	return &trip, nil
+}
+
+// tripFrom converts Avinode's trip; segments it omits are taken from known.
+func tripFrom(t *Trip, known []store.Segment) store.Trip {
+	out := store.Trip{ID: t.ID, DisplayID: t.TripID, ExternalReference: t.ExternalTripID, Status: store.TripOpen}
+	if t.Canceled || strings.Contains(strings.ToLower(t.Status), "cancel") {
+		out.Status = store.TripCancelled
+	}
+	for _, s := range t.Segments {
+		seg := store.Segment{From: s.StartAirport.ICAO, To: s.EndAirport.ICAO}
+		seg.Passengers, _ = strconv.Atoi(s.PaxCount)
+		if at, ok := parseTime(s.DateTime.Date + "T" + s.DateTime.Time); ok {
+			seg.Departure = at
+		} else if at, ok := parseTime(s.DateTime.Date); ok {
+			seg.Departure = at
+		}
+		out.Segments = append(out.Segments, seg)
+	}
+	if len(out.Segments) == 0 {
+		out.Segments = known
+	}
+	if a := t.Actions.SearchInAvinode; a != nil {
+		out.Links.SearchInAvinode = a.Href
+	}
+	if a := t.Actions.ViewInAvinode; a != nil {
+		out.Links.ViewInAvinode = a.Href
+	}
+	if a := t.Actions.Cancel; a != nil {
+		out.Links.Cancel = a.Href
+	}
+	return out
+}
+
+// SyncTrip reads the trip and all its RFQs from Avinode into the store.
+func (b *Backend) SyncTrip(ctx context.Context, tripID string) error {
+	t, err := b.c.Trip(ctx, tripID)
+	if err != nil {
+		return notFound(err, "trip_id", tripID, "trip")
+	}
+	rfqs, err := b.c.TripRFQs(ctx, tripID)
+	if err != nil {
+		return notFound(err, "trip_id", tripID, "trip")
+	}
+	return b.st.Update(ctx, func(tx *store.Tx) error {
+		trip, err := b.mergeTrip(ctx, tx, t)
+		if err != nil {
+			return err
+		}
+		for i := range rfqs {
+			r := rfqFrom(&rfqs[i], trip.ID)
+			if trip.Status == store.TripCancelled {
+				cancelled(&r)
+			}
+			if _, err := tx.SaveRFQ(ctx, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// mergeTrip saves Avinode's trip over the stored one, keeping what only
+// the store knows (notes, category, a cancellation made here).
+func (b *Backend) mergeTrip(ctx context.Context, tx *store.Tx, t *Trip) (store.Trip, error) {
+	var known []store.Segment
+	prev, err := tx.Trip(ctx, t.ID)
+	if err == nil {
+		known = prev.Segments
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return store.Trip{}, err
+	}
+	trip := tripFrom(t, known)
+	if prev != nil {
+		trip.CreatedAt = prev.CreatedAt
+		if prev.Status == store.TripCancelled {
+			trip.Status = store.TripCancelled
+		}
+	}
+	return trip, tx.SaveTrip(ctx, trip)
+}
+
+// rfqFrom converts an RFQ: its status from its lifts' answers, its quotes
+// from each lift's latest quote.
+func rfqFrom(r *RFQ, tripID string) store.RFQ {
+	out := store.RFQ{ID: r.ID, TripID: tripID, Status: store.RFQUnanswered}
+	if r.SellerCompany != nil {
+		out.SellerID, out.SellerName, out.SellerCountry = r.SellerCompany.ID, r.SellerCompany.Label(), r.SellerCompany.CountryCode
+	}
+	out.CreatedAt, _ = parseTime(r.CreatedOn)
+	quoted, declined, cancelled := 0, 0, 0
+	var responded *time.Time
+	for i := range r.SellerLift {
+		l := &r.SellerLift[i]
+		out.Lifts = append(out.Lifts, store.Lift{ID: l.ID, AircraftType: l.AircraftType,
+			AircraftCategory: market.CategoryFromAvinode(l.AircraftCategory), AircraftTail: l.AircraftTail, Capacity: l.MaxPax})
+		status := strings.ToLower(l.SourcingDisplayStatus)
+		switch {
+		case strings.HasPrefix(status, "cancel"):
+			cancelled++
+		case strings.HasPrefix(status, "declin"):
+			declined++
+			if out.DeclineReason == "" {
+				out.DeclineReason, out.DeclineMessage = l.DeclineReason, l.DeclineMessage
+			}
+		case l.LatestQuote != nil || status == "accepted" || status == "quoted":
+			quoted++
+		}
+		if l.LatestQuote != nil {
+			q := quoteFrom(l.LatestQuote, r, l)
+			out.Quotes = append(out.Quotes, q)
+			if responded == nil || q.ReceivedAt.Before(*responded) {
+				at := q.ReceivedAt
+				responded = &at
+			}
+		}
+	}
+	switch {
+	case cancelled > 0 && quoted == 0 && declined < len(r.SellerLift):
+		out.Status = store.RFQCancelled
+	case quoted > 0:
+		out.Status = store.RFQQuoted
+	case declined > 0 && declined+cancelled == len(r.SellerLift):
+		out.Status = store.RFQDeclined
+	}
+	if out.Status == store.RFQDeclined && responded == nil {
+		if at, ok := parseTime(r.UpdatedOn); ok {
+			responded = &at
+		}
+	}
+	out.RespondedAt = responded
+	return out
+}
+
+// cancelled marks an RFQ of a cancelled trip, and its quotes, cancelled:
+// what Avinode still shows as open can no longer be booked.
+func cancelled(r *store.RFQ) {
+	if r.Status == store.RFQUnanswered || r.Status == store.RFQQuoted {
+		r.Status = store.RFQCancelled
+	}
+	for i := range r.Quotes {
+		r.Quotes[i].Status = store.QuoteCancelled
+	}
+}
+
+// quoteFrom converts a quote; base and taxes come from its breakdown when
+// Avinode gives one, else the whole price is the base.
+func quoteFrom(q *Quote, r *RFQ, l *Lift) store.Quote {
+	out := store.Quote{ID: q.ID, SellerMessage: q.SellerMessage, Status: store.QuoteActive}
+	if r != nil {
+		out.RFQID = r.ID
+		if r.SellerCompany != nil {
+			out.OperatorID, out.OperatorName = r.SellerCompany.ID, r.SellerCompany.Label()
+		}
+	}
+	if q.SellerCompany != nil {
+		out.OperatorID, out.OperatorName = q.SellerCompany.ID, q.SellerCompany.Label()
+	}
+	if l == nil {
+		l = q.Lift
+	}
+	if l != nil {
+		out.LiftID, out.AircraftType, out.AircraftTail = l.ID, l.AircraftType, l.AircraftTail
+		out.AircraftCategory, out.AircraftCapacity, out.YearOfMake = market.CategoryFromAvinode(l.AircraftCategory), l.MaxPax, l.YearOfMake
+	}
+	if q.SellerPrice != nil {
+		out.Currency, out.Total = q.SellerPrice.Currency, money(q.SellerPrice.Price)
+	}
+	if q.Breakdown != nil {
+		for _, s := range q.Breakdown.Sections {
+			for _, li := range s.LineItems {
+				kind := strings.ToLower(li.Type)
+				amount := money(li.Price.Price)
+				out.Breakdown = append(out.Breakdown, store.PriceLine{Label: li.Description, Kind: kind, Amount: amount})
+				if kind == "flight" || kind == "positioning" {
+					out.Base += amount
+				} else {
+					out.TaxesFees += amount
+				}
+				if out.Currency == "" {
+					out.Currency = li.Price.Currency
+				}
+			}
+		}
+	}
+	if out.Base == 0 && out.TaxesFees == 0 {
+		out.Base = out.Total
+	}
+	if out.Total == 0 {
+		out.Total = out.Base + out.TaxesFees
+	}
+	if s := strings.ToLower(q.Status); strings.Contains(s, "withdraw") || strings.Contains(s, "cancel") {
+		out.Status = store.QuoteCancelled
+	}
+	if at, ok := parseTime(q.ValidUntil); ok {
+		out.ValidUntil = &at
+	}
+	out.ReceivedAt, _ = parseTime(q.CreatedOn)
+	return out
+}
+
+func money(units float64) store.Money { return store.Money(math.Round(units * 100)) }
+
+// ensureRFQ stores the RFQ (and its trip, if the store lacks it).
+func (b *Backend) ensureRFQ(ctx context.Context, r *RFQ) (store.RFQ, error) {
+	tripID := ""
+	if r.Trip != nil {
+		tripID = r.Trip.ID
+	}
+	if tripID == "" {
+		if stored, err := b.st.RFQ(ctx, r.ID); err == nil {
+			tripID = stored.TripID
+		}
+	}
+	if tripID == "" {
+		return store.RFQ{}, mcperr.New(mcperr.Upstream, "Avinode answered RFQ %s without its trip", r.ID).WithRetryable(false)
+	}
+	var t *Trip
+	out := rfqFrom(r, tripID)
+	if stored, err := b.st.Trip(ctx, tripID); errors.Is(err, store.ErrNotFound) {
+		if t, err = b.c.Trip(ctx, tripID); err != nil {
+			return store.RFQ{}, err
+		}
+	} else if err != nil {
+		return store.RFQ{}, err
+	} else if stored.Status == store.TripCancelled {
+		cancelled(&out)
+	}
+	err := b.st.Update(ctx, func(tx *store.Tx) error {
+		if t != nil {
+			trip, err := b.mergeTrip(ctx, tx, t)
+			if err != nil {
+				return err
+			}
+			if trip.Status == store.TripCancelled {
+				cancelled(&out)
+			}
+		}
+		_, err := tx.SaveRFQ(ctx, out)
+		return err
+	})
+	return out, err
+}
+
+// SyncRFQ reads one RFQ from Avinode into the store.
+func (b *Backend) SyncRFQ(ctx context.Context, rfqID string) error {
+	r, err := b.c.RFQ(ctx, rfqID, false)
+	if err != nil {
+		return notFound(err, "rfq_id", rfqID, "RFQ")
+	}
+	_, err = b.ensureRFQ(ctx, r)
+	return err
+}
+
+// SyncQuote reads one quote (and its RFQ when the store lacks it).
+func (b *Backend) SyncQuote(ctx context.Context, quoteID string) error {
+	q, err := b.c.Quote(ctx, quoteID)
+	if err != nil {
+		return notFound(err, "quote_id", quoteID, "quote")
+	}
+	if q.RFQ == nil || q.RFQ.ID == "" {
+		return mcperr.New(mcperr.Upstream, "Avinode answered quote %s without its RFQ", quoteID).WithRetryable(false)
+	}
+	stored, err := b.st.RFQ(ctx, q.RFQ.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		if err := b.SyncRFQ(ctx, q.RFQ.ID); err != nil {
+			return err
+		}
+		stored, err = b.st.RFQ(ctx, q.RFQ.ID)
+	}
+	if err != nil {
+		return err
+	}
+	sq := quoteFrom(q, nil, nil)
+	sq.RFQID = stored.ID
+	if sq.OperatorName == "" {
+		sq.OperatorID, sq.OperatorName = stored.SellerID, stored.SellerName
+	}
+	stored.Quotes = []store.Quote{sq}
+	return b.st.Update(ctx, func(tx *store.Tx) error { _, err := tx.SaveRFQ(ctx, *stored); return err })
+}
+
+// SyncThread reads an RFQ with its messages: the buyer's come with it, the
+// sellers' are read one by one (those not stored yet, at most 20 a call).
+func (b *Backend) SyncThread(ctx context.Context, rfqID string) error {
+	r, err := b.c.RFQ(ctx, rfqID, true)
+	if err != nil {
+		return notFound(err, "rfq_id", rfqID, "RFQ")
+	}
+	rfq, err := b.ensureRFQ(ctx, r)
+	if err != nil {
+		return err
+	}
+	var msgs []store.Message
+	for _, m := range r.BuyerMessages {
+		msgs = append(msgs, messageFrom(&m, rfq, store.FromBuyer))
+	}
+	fetched := 0
+	for _, ref := range r.SellerMessages {
+		if ref.ID == "" || fetched == maxMessageFetches {
+			continue
+		}
+		if have, err := b.st.HasMessage(ctx, ref.ID); err != nil || have {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		m, err := b.c.Message(ctx, ref.ID)
+		if err != nil {
+			return err
+		}
+		fetched++
+		msgs = append(msgs, messageFrom(m, rfq, store.FromSeller))
+	}
+	return b.st.Update(ctx, func(tx *store.Tx) error {
+		for _, m := range msgs {
+			if _, err := tx.SaveMessage(ctx, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func messageFrom(m *Message, r store.RFQ, direction string) store.Message {
+	out := store.Message{ID: m.ID, RFQID: r.ID, TripID: r.TripID, Direction: direction, Text: m.Message}
+	if direction == store.FromSeller {
+		out.Sender = r.SellerName
+		if m.SellerCompany != nil {
+			out.Sender = m.SellerCompany.Label()
+		}
+	} else if m.BuyerCompany != nil {
+		out.Sender = m.BuyerCompany.Label()
+	}
+	out.SentAt, _ = parseTime(m.CreatedOn)
+	if out.SentAt.IsZero() {
+		out.SentAt = store.Now()
+	}
+	return out
+}
+
+// CancelTrip is PUT /trips/{id}/cancel, then the stored trip, its RFQs and
+// quotes are marked cancelled.
+func (b *Backend) CancelTrip(ctx context.Context, tripID, reason, message string) error {
+	t, err := b.c.CancelTrip(ctx, tripID, reason, message)
+	if err != nil {
+		return notFound(err, "trip_id", tripID, "trip")
+	}
+	if t.ID == "" {
+		if t, err = b.c.Trip(ctx, tripID); err != nil {
+			return err
+		}
+	}
+	return b.st.Update(ctx, func(tx *store.Tx) error {
+		if _, err := b.mergeTrip(ctx, tx, t); err != nil {
+			return err
+		}
+		_, err := tx.CancelTrip(ctx, tripID, reason, message)
+		return err
+	})
+}
+
+// SendMessage posts to the RFQ's seller and stores the message.
+func (b *Backend) SendMessage(ctx context.Context, rfqID, text string) (*store.Message, error) {
+	r, err := b.st.RFQ(ctx, rfqID)
+	if errors.Is(err, store.ErrNotFound) {
+		if err := b.SyncRFQ(ctx, rfqID); err != nil {
+			return nil, err
+		}
+		r, err = b.st.RFQ(ctx, rfqID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if r.Status == store.RFQCancelled {
+		return nil, market.Conflict("RFQ %s belongs to a cancelled trip; its seller no longer reads the thread", rfqID)
+	}
+	m, err := b.c.SendMessage(ctx, rfqID, text)
+	if err != nil {
+		return nil, notFound(err, "rfq_id", rfqID, "RFQ")
+	}
+	if m.ID == "" {
+		return nil, mcperr.New(mcperr.Upstream, "Avinode accepted the message but answered without its id; check the thread before sending it again").
+			WithRetryable(false)
+	}
+	if m.Message == "" {
+		m.Message = text
+	}
+	msg := messageFrom(m, *r, store.FromBuyer)
+	if err := b.st.Update(ctx, func(tx *store.Tx) error { _, err := tx.SaveMessage(ctx, msg); return err }); err != nil {
+		return nil, err
+	}
+	return &msg, nil
+}
+
+// LookupAirport asks Avinode's airport search for an exact ICAO code.
+func (b *Backend) LookupAirport(ctx context.Context, icao string) (airports.Airport, bool, error) {
+	found, err := b.c.SearchAirports(ctx, icao, 10)
+	if err != nil {
+		return airports.Airport{}, false, err
+	}
+	for _, a := range found {
+		if strings.EqualFold(a.ICAO, icao) {
+			return airports.Airport{ICAO: strings.ToUpper(a.ICAO), IATA: strings.ToUpper(a.IATA), Name: a.Name, City: a.City,
+				Country: a.Country.Code, Latitude: a.Coordinates.Latitude, Longitude: a.Coordinates.Longitude}, true, nil
+		}
+	}
+	return airports.Airport{}, false, nil
+}
+
+// SearchEmptyLegs is POST /emptylegs/search; category and limit are
+// applied to what comes back.
+func (b *Backend) SearchEmptyLegs(ctx context.Context, q market.EmptyLegQuery) ([]market.EmptyLeg, error) {
+	in := EmptyLegSearch{Date: q.Date.UTC().Format(time.DateOnly), NumberOfDaysFlexibility: strconv.Itoa(q.FlexDays),
+		Passengers: strconv.Itoa(max(q.Passengers, 1)), RequiredPartnerships: []string{}}
+	if q.From != "" {
+		in.StartAirport = &AirportRef{ICAO: q.From}
+	}
+	if q.To != "" {
+		in.EndAirport = &AirportRef{ICAO: q.To}
+	}
+	found, err := b.c.SearchEmptyLegs(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	var out []market.EmptyLeg
+	for _, l := range found {
+		e := market.EmptyLeg{ID: l.ID, From: l.StartAirport.ICAO, To: l.EndAirport.ICAO, AircraftType: l.AircraftType,
+			AircraftCategory: market.CategoryFromAvinode(l.AircraftCategory), Capacity: l.MaxPax, OperatorName: l.SellerCompany.Label()}
+		e.EarliestDepart, _ = parseTime(l.EarliestDeparture)
+		e.LatestDepart, _ = parseTime(l.LatestDeparture)
+		if l.Price != nil && l.Price.Price > 0 {
+			p := money(l.Price.Price)
+			e.Price, e.Currency = &p, l.Price.Currency
+		}
+		if a, ok1 := airports.Lookup(e.From); ok1 {
+			if c, ok2 := airports.Lookup(e.To); ok2 {
+				_, nm := airports.Distance(a, c)
+				e.DistanceNM = int(math.Round(nm))
+			}
+		}
+		if q.Category != "" && e.AircraftCategory != q.Category {
+			continue
+		}
+		if q.Passengers > 0 && e.Capacity > 0 && e.Capacity < q.Passengers {
+			continue
+		}
+		out = append(out, e)
+		if q.Limit > 0 && len(out) == q.Limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+func watchTo(r market.WatchRequest) Watch {
+	w := Watch{UniqueName: r.Name, Active: true, DaysOut: r.DaysOut}
+	seg := WatchedSegment{}
+	if r.From != "" {
+		seg.Start.Airport = &AirportRef{ICAO: r.From}
+	}
+	if r.To != "" {
+		seg.End.Airport = &AirportRef{ICAO: r.To}
+	}
+	w.WatchedSegments = []WatchedSegment{seg}
+	if r.Category != "" {
+		w.Lifts = []WatchLift{{AircraftCategory: market.AvinodeCategory(r.Category)}}
+	}
+	return w
+}
+
+func watchFrom(w *Watch) store.Watch {
+	out := store.Watch{ID: w.ID, Name: w.UniqueName, Active: w.Active, DaysOut: w.DaysOut}
+	if len(w.WatchedSegments) > 0 {
+		s := w.WatchedSegments[0]
+		if s.Start.Airport != nil {
+			out.From = s.Start.Airport.ICAO
+		}
+		if s.End.Airport != nil {
+			out.To = s.End.Airport.ICAO
+		}
+	}
+	if len(w.Lifts) > 0 {
+		out.AircraftCategory = market.CategoryFromAvinode(w.Lifts[0].AircraftCategory)
+	}
+	return out
+}
+
+// CreateWatch is POST /emptylegs/watches, then the watch is stored.
+func (b *Backend) CreateWatch(ctx context.Context, r market.WatchRequest) (*store.Watch, error) {
+	if r.Name == "" {
+		r.Name = fmt.Sprintf("Empty legs %s to %s", orAnywhere(r.From), orAnywhere(r.To))
+	}
+	out, err := b.c.CreateWatch(ctx, watchTo(r))
+	if err != nil {
+		return nil, err
+	}
+	if out.ID == "" {
+		return nil, mcperr.New(mcperr.Upstream, "Avinode created the watch but answered without its id").WithRetryable(false)
+	}
+	w := watchFrom(out)
+	if w.Name == "" {
+		w.Name = r.Name
+	}
+	if err := b.st.Update(ctx, func(tx *store.Tx) error { return tx.SaveWatch(ctx, w) }); err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+func orAnywhere(icao string) string {
+	if icao == "" {
+		return "anywhere"
+	}
+	return icao
+}
+
+// SyncWatches replaces the stored watches with Avinode's list.
+func (b *Backend) SyncWatches(ctx context.Context) error {
+	ws, err := b.c.Watches(ctx)
+	if err != nil {
+		return err
+	}
+	stored, err := b.st.Watches(ctx)
+	if err != nil {
+		return err
+	}
+	return b.st.Update(ctx, func(tx *store.Tx) error {
+		seen := map[string]bool{}
+		for i := range ws {
+			w := watchFrom(&ws[i])
+			seen[w.ID] = true
+			if err := tx.SaveWatch(ctx, w); err != nil {
+				return err
+			}
+		}
+		for _, w := range stored {
+			if !seen[w.ID] {
+				if _, err := tx.DeleteWatch(ctx, w.ID); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// DeleteWatch deactivates the watch in Avinode (the API has no delete) and
+// forgets it.
+func (b *Backend) DeleteWatch(ctx context.Context, id string) (*store.Watch, error) {
+	w, err := b.st.Watch(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		if err := b.SyncWatches(ctx); err != nil {
+			return nil, err
+		}
+		w, err = b.st.Watch(ctx, id)
+	}
+	if err != nil {
+		return nil, market.StoreNotFound(err, "watch_id", id, "empty-leg watch")
+	}
+	up := watchTo(market.WatchRequest{Name: w.Name, From: w.From, To: w.To, Category: w.AircraftCategory, DaysOut: w.DaysOut})
+	up.ID, up.Active = id, false
+	if _, err := b.c.UpdateWatch(ctx, up); err != nil {
+		return nil, notFound(err, "watch_id", id, "empty-leg watch")
+	}
+	if err := b.st.Update(ctx, func(tx *store.Tx) error { _, err := tx.DeleteWatch(ctx, id); return err }); err != nil {
+		return nil, err
+	}
+	w.Active = false
+	return w, nil
+}

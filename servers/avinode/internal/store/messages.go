@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// SaveMessage stores a chat message once; a message already stored (the
+// same id) is left as it is. It reports whether the message was new; a new
+// one is announced to the trip's subscribers after commit. The RFQ must be
+// stored first.
+func (t *Tx) SaveMessage(ctx context.Context, m Message) (bool, error) {
+	if m.SentAt.IsZero() {
+		m.SentAt = Now()
+	}
+	res, err := t.q.exec(ctx, `INSERT INTO messages (id, rfq_id, trip_id, direction, sender, body, sent_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		m.ID, m.RFQID, m.TripID, m.Direction, m.Sender, m.Text, ts(m.SentAt))
+	if err != nil {
+		return false, fmt.Errorf("store: saving message %s: %w", m.ID, err)
+	}
+	n, _ := res.RowsAffected()
+	if n == 0 {
+		return false, nil
+	}
+	t.changed(Change{TripID: m.TripID, Messages: true})
+	return true, nil
+}
+
+// HasMessage reports whether the message is stored.
+func (s *Store) HasMessage(ctx context.Context, id string) (bool, error) {
+	var n int
+	if err := s.reader().row(ctx, `SELECT count(*) FROM messages WHERE id = ?`, id).Scan(&n); err != nil {
+		return false, fmt.Errorf("store: reading messages: %w", err)
+	}
+	return n > 0, nil
+}
+
+// Messages returns an RFQ's thread, oldest first, at most limit messages
+// (the most recent ones).
+func (s *Store) Messages(ctx context.Context, rfqID string, limit int) ([]Message, error) {
+	rows, err := s.reader().query(ctx, `SELECT id, rfq_id, trip_id, direction, sender, body, sent_at FROM (
+			SELECT * FROM messages WHERE rfq_id = ? ORDER BY sent_at DESC, id DESC LIMIT ?
+		) recent ORDER BY sent_at, id`, rfqID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: reading messages: %w", err)
+	}
+	defer rows.Close()
+	var out []Message
+	for rows.Next() {
+		var m Message
+		var sent string
+		if err := rows.Scan(&m.ID, &m.RFQID, &m.TripID, &m.Direction, &m.Sender, &m.Text, &sent); err != nil {
+			return nil, fmt.Errorf("store: reading messages: %w", err)
+		}
+		if m.SentAt, err = parseTS(sent); err != nil {
+			return nil, fmt.Errorf("store: message %s: %w", m.ID, err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: reading messages: %w", err)
+	}
+	return out, nil
+}
+
+// MessageCounts returns the number of messages of each RFQ of a trip.
+func (s *Store) MessageCounts(ctx context.Context, tripID string) (map[string]int, error) {
+	rows, err := s.reader().query(ctx, `SELECT rfq_id, count(*) FROM messages WHERE trip_id = ? GROUP BY rfq_id`, tripID)
+	if err != nil {
+		return nil, fmt.Errorf("store: counting messages: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, fmt.Errorf("store: counting messages: %w", err)
+		}
+		out[id] = n
+	}
+	return out, rows.Err()
+}

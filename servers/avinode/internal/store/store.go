@@ -1,0 +1,232 @@
+// Package store is the avinode server's local marketplace store: the trips,
+// RFQs, quotes, chat messages and empty-leg watches that the tools and
+// resources read. Everything that learns of marketplace data writes it here —
+// the Avinode API client after each call, the simulated marketplace when its
+// operators answer, and a webhook processor — so a quote stored by any of them
+// (in any process sharing the database) is what every reader sees.
+//
+// The store is an SQLite database in the server's data directory, or a
+// PostgreSQL database; the SQL is the subset both accept. Writes happen in
+// transactions (Update), so nothing is half-written; after a transaction
+// commits, Options.OnChange hears which trips changed and how, which is where
+// the server sends resource-updated notifications.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/state"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrations returns the store's schema migrations.
+func Migrations() fs.FS {
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		panic(err) // the embedded directory exists at build time
+	}
+	return sub
+}
+
+// ErrNotFound is returned by reads of an id the store does not hold.
+var ErrNotFound = errors.New("not found")
+
+// Options configure a store.
+type Options struct {
+	// OnChange is called after each committed transaction, once per trip it
+	// changed. It must not block for long.
+	OnChange func(Change)
+}
+
+type dialect int
+
+const (
+	sqliteDialect dialect = iota
+	postgresDialect
+)
+
+// Store is the marketplace store. Safe for concurrent use.
+type Store struct {
+	w, r     *sql.DB
+	d        dialect
+	onChange func(Change)
+	close    func() error
+}
+
+// OpenSQLite opens (creating if needed) the SQLite store at path.
+func OpenSQLite(ctx context.Context, path string, opts Options) (*Store, error) {
+	db, err := state.OpenSQLite(ctx, path, state.Options{Migrations: Migrations()})
+	if err != nil {
+		return nil, err
+	}
+	return &Store{w: db.DB, r: db.Readers(), d: sqliteDialect, onChange: opts.OnChange, close: db.Close}, nil
+}
+
+// OpenPostgres opens the store in the PostgreSQL database at url, bringing
+// its schema up to date.
+func OpenPostgres(ctx context.Context, url string, opts Options) (*Store, error) {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("store: connecting to PostgreSQL: %w", err)
+	}
+	if _, err := state.MigratePostgres(ctx, pool, Migrations()); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	db := stdlib.OpenDBFromPool(pool)
+	return &Store{w: db, r: db, d: postgresDialect, onChange: opts.OnChange, close: func() error {
+		err := db.Close()
+		pool.Close()
+		return err
+	}}, nil
+}
+
+// Close releases the database.
+func (s *Store) Close() error { return s.close() }
+
+// Ping checks that the database answers, for health checks.
+func (s *Store) Ping(ctx context.Context) error { return s.r.PingContext(ctx) }
+
+// Tx is a write transaction; its changes are announced after it commits.
+type Tx struct {
+	q       querier
+	changes []Change
+}
+
+// Update runs fn in a transaction and commits it when fn returns nil;
+// otherwise nothing fn wrote remains. Changes are announced after commit.
+func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
+	sqlTx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	tx := &Tx{q: querier{db: sqlTx, d: s.d}}
+	if err := fn(tx); err != nil {
+		_ = sqlTx.Rollback()
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	s.announce(tx.changes)
+	return nil
+}
+
+func (s *Store) announce(changes []Change) {
+	if s.onChange == nil || len(changes) == 0 {
+		return
+	}
+	merged := map[string]*Change{}
+	var order []string
+	for _, c := range changes {
+		m := merged[c.TripID]
+		if m == nil {
+			m = &Change{TripID: c.TripID}
+			merged[c.TripID] = m
+			order = append(order, c.TripID)
+		}
+		m.Trip = m.Trip || c.Trip
+		m.Quotes = m.Quotes || c.Quotes
+		m.Messages = m.Messages || c.Messages
+	}
+	for _, id := range order {
+		s.onChange(*merged[id])
+	}
+}
+
+func (t *Tx) changed(c Change) { t.changes = append(t.changes, c) }
+
+// reader returns a querier on the read pool.
+func (s *Store) reader() querier { return querier{db: s.r, d: s.d} }
+
+// db is what both *sql.DB and *sql.Tx provide.
+type db interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// querier runs the store's SQL (written with ? placeholders) in a dialect.
+type querier struct {
+	db db
+	d  dialect
+}
+
+func (q querier) rebind(query string) string {
+	if q.d != postgresDialect {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(query); i++ {
+		if query[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(query[i])
+	}
+	return b.String()
+}
+
+func (q querier) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return q.db.ExecContext(ctx, q.rebind(query), args...)
+}
+
+func (q querier) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return q.db.QueryContext(ctx, q.rebind(query), args...)
+}
+
+func (q querier) row(ctx context.Context, query string, args ...any) *sql.Row {
+	return q.db.QueryRowContext(ctx, q.rebind(query), args...)
+}
+
+// timeLayout is fixed-width UTC, so stored times sort as text.
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+func tsPtr(t *time.Time) any {
+	if t == nil || t.IsZero() {
+		return nil
+	}
+	return ts(*t)
+}
+
+func parseTS(s string) (time.Time, error) {
+	t, err := time.Parse(timeLayout, s)
+	if err != nil {
+		// Written by another tool or by hand: accept any RFC 3339 time.
+		t, err = time.Parse(time.RFC3339Nano, s)
+	}
+	return t.UTC(), err
+}
+
+func parseTSPtr(s sql.NullString) (*time.Time, error) {
+	if !s.Valid || s.String == "" {
+		return nil, nil
+	}
+	t, err := parseTS(s.String)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// Now is the time the store writes for "now": the wall clock in UTC, cut to
+// the millisecond it keeps.
+func Now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }

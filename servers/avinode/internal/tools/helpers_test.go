@@ -1,0 +1,332 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/mock"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/tools"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
+)
+
+// clock is a settable clock shared by the simulation and the tools.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2031, 3, 10, 9, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// env is a server under test: its client, store and notifier.
+type env struct {
+	c     *mcptest.Client
+	n     *kit.Notifier
+	st    *store.Store
+	clock *clock
+	m     *mock.Market
+	deps  tools.Deps
+}
+
+func openStore(t *testing.T, path string, n *kit.Notifier) *store.Store {
+	t.Helper()
+	st, err := store.OpenSQLite(context.Background(), path, store.Options{OnChange: tools.Notify(n)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// serve builds a kit server over deps and connects a client as agent.
+func serve(t *testing.T, d tools.Deps, n *kit.Notifier, agent string, opts kit.Options, copts ...client.ClientOption) *mcptest.Client {
+	t.Helper()
+	opts.Templates = tools.Templates(d)
+	opts.Notifier = n
+	// A subscriptions/listen stream stays open until shutdown, which
+	// waits this long for it.
+	opts.Grace = 50 * time.Millisecond
+	s, err := kit.New(kit.Info{Name: "avinode", Version: "test"}, tools.All(d), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mcptest.NewInProcess(t, s, agent, copts...)
+}
+
+// newMockEnv serves the simulated marketplace on a fresh store.
+func newMockEnv(t *testing.T, opts ...client.ClientOption) *env {
+	t.Helper()
+	n := kit.NewNotifier()
+	clk := newClock()
+	st := openStore(t, filepath.Join(t.TempDir(), "avinode.db"), n)
+	m := mock.New(st, mock.Config{FirstResponse: 3 * time.Second, ResponseWindow: 2 * time.Minute, Now: clk.Now})
+	d := tools.Deps{Store: st, Market: m, Now: clk.Now}
+	return &env{c: serve(t, d, n, "", kit.Options{}, opts...), n: n, st: st, clock: clk, m: m, deps: d}
+}
+
+// structured decodes a result's structuredContent, which carries the value
+// plainly also when the text is fenced as untrusted.
+func structured(t *testing.T, res *mcp.CallToolResult, v any) {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("tool failed: %s", mcptest.Text(res))
+	}
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+}
+
+// failField asserts an error with code and field.
+func failField(t *testing.T, res *mcp.CallToolResult, code mcperr.Code, field string) mcperr.Body {
+	t.Helper()
+	b := mcptest.FailCode(t, res, code)
+	if b.Data.Field != field {
+		t.Errorf("error field = %q, want %q (message %q)", b.Data.Field, field, b.Message)
+	}
+	return b
+}
+
+// Decoded results.
+type tripResult struct {
+	TripID         string            `json:"trip_id"`
+	DisplayID      string            `json:"display_id"`
+	Status         string            `json:"status"`
+	NextAction     string            `json:"next_action"`
+	DeepLink       string            `json:"deep_link"`
+	DeepLinks      map[string]string `json:"deep_links"`
+	Message        string            `json:"message"`
+	Marketplace    string            `json:"marketplace"`
+	OperatorsAsked int               `json:"operators_asked"`
+	Segments       []struct {
+		From       string    `json:"departure_airport"`
+		To         string    `json:"arrival_airport"`
+		Departure  time.Time `json:"departure_date"`
+		Passengers int       `json:"passengers"`
+		DistanceNM int       `json:"distance_nm"`
+		FromName   string    `json:"departure_name"`
+	} `json:"segments"`
+	Resources struct{ Trip, Quotes string } `json:"resources"`
+}
+
+type quoteRow struct {
+	QuoteID       string     `json:"quote_id"`
+	RFQID         string     `json:"rfq_id"`
+	TripID        string     `json:"trip_id"`
+	OperatorName  string     `json:"operator_name"`
+	AircraftType  string     `json:"aircraft_type"`
+	AircraftTail  string     `json:"aircraft_tail"`
+	Currency      string     `json:"currency"`
+	Base          float64    `json:"base_price"`
+	TaxesFees     float64    `json:"taxes_fees"`
+	Total         float64    `json:"total_price"`
+	ValidUntil    *time.Time `json:"valid_until"`
+	Status        string     `json:"status"`
+	SellerMessage string     `json:"seller_message"`
+	Breakdown     []struct {
+		Label  string  `json:"label"`
+		Kind   string  `json:"kind"`
+		Amount float64 `json:"amount"`
+	} `json:"breakdown"`
+}
+
+type summary struct {
+	OperatorsAsked int      `json:"operators_asked"`
+	Responded      int      `json:"responded"`
+	Quoted         int      `json:"quoted"`
+	Declined       int      `json:"declined"`
+	Pending        int      `json:"pending"`
+	Cancelled      int      `json:"cancelled"`
+	Quotes         int      `json:"quotes"`
+	First          *float64 `json:"first_response_time_minutes"`
+	Average        *float64 `json:"average_response_time_minutes"`
+	Declines       []struct {
+		SellerName string `json:"seller_name"`
+		Reason     string `json:"reason"`
+	} `json:"declines"`
+}
+
+type quotesResult struct {
+	TripID   string            `json:"trip_id"`
+	RFQID    string            `json:"rfq_id"`
+	Quotes   []quoteRow        `json:"quotes"`
+	Total    int               `json:"total"`
+	Status   summary           `json:"quote_status"`
+	Cheapest map[string]string `json:"cheapest_quote_by_currency"`
+}
+
+type tripView struct {
+	TripID       string  `json:"trip_id"`
+	Status       string  `json:"status"`
+	CancelReason string  `json:"cancel_reason"`
+	Notes        string  `json:"notes"`
+	Marketplace  string  `json:"marketplace"`
+	QuoteStatus  summary `json:"quote_status"`
+	RFQs         []struct {
+		RFQID         string `json:"rfq_id"`
+		SellerName    string `json:"seller_name"`
+		Status        string `json:"status"`
+		DeclineReason string `json:"decline_reason"`
+		Quotes        int    `json:"quotes"`
+		Messages      int    `json:"messages"`
+	} `json:"rfqs"`
+	AlreadyCancelled bool   `json:"already_cancelled"`
+	Message          string `json:"message"`
+}
+
+type messageRow struct {
+	ID     string    `json:"message_id"`
+	RFQID  string    `json:"rfq_id"`
+	From   string    `json:"from"`
+	Sender string    `json:"sender"`
+	Text   string    `json:"text"`
+	SentAt time.Time `json:"sent_at"`
+}
+
+type messagesResult struct {
+	RFQID      string       `json:"rfq_id"`
+	TripID     string       `json:"trip_id"`
+	SellerName string       `json:"seller_name"`
+	Messages   []messageRow `json:"messages"`
+}
+
+// isDeclineReason reports whether r is one of Avinode's decline reasons.
+func isDeclineReason(r string) bool {
+	for _, x := range market.DeclineReasons {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+// notifications collects notifications/resources/updated by URI.
+type notifications struct {
+	mu   sync.Mutex
+	uris map[string]int
+	ch   chan string
+}
+
+func listen(c *mcptest.Client) *notifications {
+	n := &notifications{uris: map[string]int{}, ch: make(chan string, 100)}
+	c.Raw().OnNotification(func(msg mcp.JSONRPCNotification) {
+		if msg.Method != "notifications/resources/updated" {
+			return
+		}
+		uri, _ := msg.Params.AdditionalFields["uri"].(string)
+		n.mu.Lock()
+		n.uris[uri]++
+		n.mu.Unlock()
+		select {
+		case n.ch <- uri:
+		default:
+		}
+	})
+	return n
+}
+
+// wait blocks until uri was notified (failing after a generous bound).
+func (n *notifications) wait(t *testing.T, uri string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		n.mu.Lock()
+		got := n.uris[uri]
+		n.mu.Unlock()
+		if got > 0 {
+			return
+		}
+		select {
+		case <-n.ch:
+		case <-deadline:
+			t.Fatalf("no notifications/resources/updated for %s", uri)
+		}
+	}
+}
+
+func (n *notifications) reset() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.uris = map[string]int{}
+}
+
+// subscribe subscribes c to uris — with resources/subscribe before
+// protocol 2026-07-28, with a subscriptions/listen stream from it — and
+// returns once the server has the subscriptions.
+func subscribe(t *testing.T, c *mcptest.Client, n *kit.Notifier, uris ...string) {
+	t.Helper()
+	if c.Init.ProtocolVersion < mcp.ProtocolVersion20260728 {
+		for _, uri := range uris {
+			req := mcp.SubscribeRequest{}
+			req.Params.URI = uri
+			//lint:ignore SA1019 the 2025-11-25 era subscribes this way, and is tested too
+			if err := c.Raw().Subscribe(context.Background(), req); err != nil {
+				t.Fatalf("subscribe %s: %v", uri, err)
+			}
+		}
+	} else {
+		stop, err := c.Raw().ListenAsync(context.Background(), mcp.SubscriptionFilter{ResourceSubscriptions: uris}, func(err error) {
+			t.Errorf("subscriptions/listen: %v", err)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(stop)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, uri := range uris {
+		for !n.Subscribed(uri) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the server never had the subscription to %s", uri)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+func readResource(t *testing.T, c *mcptest.Client, uri string, v any) {
+	t.Helper()
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = uri
+	res, err := c.Raw().ReadResource(context.Background(), req)
+	if err != nil {
+		t.Fatalf("read %s: %v", uri, err)
+	}
+	if len(res.Contents) != 1 {
+		t.Fatalf("read %s: %d contents", uri, len(res.Contents))
+	}
+	tc, ok := res.Contents[0].(mcp.TextResourceContents)
+	if !ok {
+		t.Fatalf("read %s: %T", uri, res.Contents[0])
+	}
+	if err := json.Unmarshal([]byte(tc.Text), v); err != nil {
+		t.Fatalf("read %s: %v", uri, err)
+	}
+}
+
+func futureDate(c *clock, d time.Duration) string { return c.Now().Add(d).Format(time.RFC3339) }

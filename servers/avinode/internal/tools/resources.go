@@ -1,0 +1,88 @@
+package tools
+
+import (
+	"context"
+	"regexp"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+)
+
+var tripIDRE = regexp.MustCompile(tripIDPattern)
+
+// recentTrips bounds resources/list.
+const recentTrips = 20
+
+// Templates returns the trip resources: a trip, and its quotes. Agents that
+// may call the read-only trip and quote tools may read them; subscribers
+// hear notifications/resources/updated whenever a quote, an RFQ status or a
+// message of the trip is stored, from any source.
+func Templates(d Deps) []kit.ResourceTemplate {
+	readID := func(r *kit.ReadRequest) (string, error) {
+		id := r.Vars["id"]
+		if !tripIDRE.MatchString(id) {
+			return "", mcperr.New(mcperr.NotFound, "no such trip resource")
+		}
+		return id, nil
+	}
+	return []kit.ResourceTemplate{
+		// The longer template first: "{id}" alone would also match
+		// "atrip-1/quotes".
+		{
+			URITemplate: "avinode://trips/{id}/quotes", Name: "trip_quotes", Title: "A trip's quotes",
+			Description: "Every quote received for the trip and how the operators have answered (what get_quotes returns for the trip). Subscribe to hear of each new quote, decline or status change.",
+			MIMEType:    "application/json", Tools: []string{"get_quotes", "get_rfq"},
+			Read: func(ctx context.Context, r *kit.ReadRequest) ([]kit.Contents, error) {
+				id, err := readID(r)
+				if err != nil {
+					return nil, err
+				}
+				v, err := d.quotesView(ctx, quotesArgs{TripID: id})
+				if err != nil {
+					return nil, err
+				}
+				text, err := jsonText(v)
+				if err != nil {
+					return nil, err
+				}
+				return []kit.Contents{{URI: r.URI, MIMEType: "application/json", Text: text}}, nil
+			},
+		},
+		{
+			URITemplate: "avinode://trips/{id}", Name: "trip", Title: "A trip",
+			Description: "The trip, its RFQs and a summary of the answers (what get_trip returns). Subscribe to hear of every change to it.",
+			MIMEType:    "application/json", Tools: []string{"get_trip", "get_quotes", "get_rfq"},
+			Read: func(ctx context.Context, r *kit.ReadRequest) ([]kit.Contents, error) {
+				id, err := readID(r)
+				if err != nil {
+					return nil, err
+				}
+				v, err := d.tripView(ctx, id)
+				if err != nil {
+					return nil, err
+				}
+				text, err := jsonText(v)
+				if err != nil {
+					return nil, err
+				}
+				return []kit.Contents{{URI: r.URI, MIMEType: "application/json", Text: text}}, nil
+			},
+			List: func(ctx context.Context, _ string) ([]kit.ResourceInfo, error) {
+				trips, err := d.Store.RecentTrips(ctx, recentTrips)
+				if err != nil {
+					return nil, err
+				}
+				out := make([]kit.ResourceInfo, 0, len(trips))
+				for _, t := range trips {
+					name := t.ID
+					if t.DisplayID != "" {
+						name += " (" + t.DisplayID + ")"
+					}
+					out = append(out, kit.ResourceInfo{URI: TripURI(t.ID), Name: name, Title: "Trip " + describeLegs(t.Segments),
+						MIMEType: "application/json"})
+				}
+				return out, nil
+			},
+		},
+	}
+}

@@ -1,0 +1,151 @@
+// Package tools defines the avinode server's tools and resources, one file
+// per family, each tool's definition beside its handler. Handlers get their
+// dependencies through Deps: the marketplace backend (Avinode or the
+// simulation) and the store it keeps up to date. A handler that reads asks the
+// backend to bring the store up to date for what it reads, then answers from
+// the store.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/airports"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+)
+
+// Deps is what the tools need.
+type Deps struct {
+	Store  *store.Store
+	Market market.Backend
+	// Now is the clock dates are checked against (default: wall clock).
+	Now func() time.Time
+}
+
+func (d Deps) now() time.Time {
+	if d.Now != nil {
+		return d.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// All returns every tool.
+func All(d Deps) []kit.Tool {
+	var out []kit.Tool
+	out = append(out, TripTools(d)...)
+	out = append(out, QuoteTools(d)...)
+	out = append(out, MessageTools(d)...)
+	out = append(out, AirportTools(d)...)
+	out = append(out, EmptyLegTools(d)...)
+	return out
+}
+
+// Id patterns: Avinode ids are a lower-case prefix, a dash and a number.
+const (
+	tripIDPattern = `^atrip-[0-9]{1,19}$`
+	rfqIDPattern  = `^arfq-[0-9]{1,19}$`
+	anyIDPattern  = `^[a-z]{1,32}-[0-9]{1,19}$`
+	icaoPattern   = `^[A-Z]{4}$`
+)
+
+// marketSource names the sellers' side for fenced results.
+const marketSource = "Avinode sellers (operators' own text)"
+
+// resolveAirport finds an airport by ICAO code: the embedded table first,
+// then the marketplace. An unknown code is a VALIDATION_ERROR on field.
+func resolveAirport(ctx context.Context, d Deps, field, code string) (airports.Airport, error) {
+	if a, ok := airports.Lookup(code); ok && a.ICAO == code {
+		return a, nil
+	}
+	a, ok, err := d.Market.LookupAirport(ctx, code)
+	if err != nil {
+		return airports.Airport{}, err
+	}
+	if !ok {
+		return airports.Airport{}, mcperr.Invalid(field, code, "the ICAO code of an airport (search_airports finds codes by name or city)",
+			"no airport has the ICAO code %s", code)
+	}
+	return a, nil
+}
+
+// parseDateTime reads an RFC 3339 date-time argument.
+func parseDateTime(field, v string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, mcperr.Invalid(field, v, "an ISO 8601 date-time with a time zone, e.g. 2026-05-01T14:00:00Z",
+			"%s is not a date-time", field)
+	}
+	return t.UTC(), nil
+}
+
+// jsonText renders v for a resource's contents.
+func jsonText(v any) (string, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return "", mcperr.Wrap(err)
+	}
+	return string(b), nil
+}
+
+// minutes rounds a duration to tenths of a minute.
+func minutes(d time.Duration) float64 {
+	return float64(int64(d.Minutes()*10+0.5)) / 10
+}
+
+// resourceURIs tells an agent where to subscribe for a trip's updates.
+type resourceURIs struct {
+	Trip   string `json:"trip"`
+	Quotes string `json:"quotes"`
+}
+
+func urisOf(tripID string) resourceURIs {
+	return resourceURIs{Trip: TripURI(tripID), Quotes: QuotesURI(tripID)}
+}
+
+// TripURI and QuotesURI are the resources of a trip.
+func TripURI(id string) string   { return "avinode://trips/" + id }
+func QuotesURI(id string) string { return "avinode://trips/" + id + "/quotes" }
+
+// Notify returns a store change listener that tells subscribers of the
+// changed trip's resources.
+func Notify(n *kit.Notifier) func(store.Change) {
+	return func(c store.Change) {
+		n.Updated(TripURI(c.TripID))
+		if c.Quotes {
+			n.Updated(QuotesURI(c.TripID))
+		}
+	}
+}
+
+// describeLegs renders legs for a message: "KTEB → KVNY on 2026-05-01".
+func describeLegs(segs []store.Segment) string {
+	var parts []string
+	for _, s := range segs {
+		parts = append(parts, fmt.Sprintf("%s → %s on %s", s.From, s.To, s.Departure.Format("2006-01-02 15:04 MST")))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// withProperties adds an empty "properties" to an object schema that has
+// none: some clients refuse an object schema without the key.
+func withProperties(raw json.RawMessage) json.RawMessage {
+	var s map[string]json.RawMessage
+	if json.Unmarshal(raw, &s) != nil {
+		return raw
+	}
+	if _, ok := s["properties"]; ok {
+		return raw
+	}
+	s["properties"] = json.RawMessage("{}")
+	out, err := json.Marshal(s)
+	if err != nil {
+		return raw
+	}
+	return out
+}

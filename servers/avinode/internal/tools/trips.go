@@ -1,0 +1,344 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/airports"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/schema"
+)
+
+// TripTools returns create_trip, get_trip and cancel_trip.
+func TripTools(d Deps) []kit.Tool {
+	return []kit.Tool{createTrip(d), getTrip(d), cancelTrip(d)}
+}
+
+// Limits of a trip.
+const (
+	maxExtraSegments = 8
+	maxDaysAhead     = 730
+)
+
+type segmentArgs struct {
+	DepartureAirport string `json:"departure_airport" jsonschema:"ICAO code of this leg's departure airport" pattern:"^[A-Z]{4}$"`
+	ArrivalAirport   string `json:"arrival_airport" jsonschema:"ICAO code of this leg's arrival airport" pattern:"^[A-Z]{4}$"`
+	DepartureDate    string `json:"departure_date" jsonschema:"departure of this leg, ISO 8601 date-time with time zone; not before the previous leg" mcp:"format=date-time"`
+	Passengers       int    `json:"passengers,omitempty" jsonschema:"passengers on this leg (default: the trip's passengers)" mcp:"min=1,max=19"`
+}
+
+type createTripArgs struct {
+	DepartureAirport  string        `json:"departure_airport" jsonschema:"ICAO code of the departure airport: 4 upper-case letters, e.g. KTEB for Teterboro (search_airports finds codes)" pattern:"^[A-Z]{4}$"`
+	ArrivalAirport    string        `json:"arrival_airport" jsonschema:"ICAO code of the arrival airport, e.g. KVNY for Van Nuys" pattern:"^[A-Z]{4}$"`
+	Passengers        int           `json:"passengers" jsonschema:"number of passengers, 1 to 19" mcp:"min=1,max=19"`
+	DepartureDate     string        `json:"departure_date" jsonschema:"departure date and time, ISO 8601 with a time zone, e.g. 2026-05-01T14:00:00Z; must be in the future, within two years" mcp:"format=date-time"`
+	ReturnDate        string        `json:"return_date,omitempty" jsonschema:"for a round trip: departure of the return leg (arrival airport back to the departure airport), after the outbound legs" mcp:"format=date-time"`
+	Segments          []segmentArgs `json:"segments,omitempty" jsonschema:"further legs of a multi-leg trip, flown after the first leg and before any return leg, in order" mcp:"maxItems=8"`
+	AircraftCategory  string        `json:"aircraft_category,omitempty" jsonschema:"aircraft category to ask for (default: any)" mcp:"enum=light|midsize|heavy|ultra-long-range"`
+	Notes             string        `json:"notes,omitempty" jsonschema:"notes kept with the trip in this server, e.g. the client's preferences (to tell operators something, use send_message)" mcp:"maxLength=2000"`
+	ExternalReference string        `json:"external_reference,omitempty" jsonschema:"your own reference for the trip (sent to Avinode as its external trip id)" mcp:"maxLength=64" pattern:"^[A-Za-z0-9][A-Za-z0-9._:/-]*$"`
+}
+
+type legView struct {
+	store.Segment
+	FromName   string `json:"departure_name,omitempty"`
+	ToName     string `json:"arrival_name,omitempty"`
+	DistanceNM int    `json:"distance_nm,omitempty"`
+}
+
+func legViews(segs []store.Segment) []legView {
+	out := make([]legView, 0, len(segs))
+	for _, s := range segs {
+		v := legView{Segment: s}
+		a, ok1 := airports.Lookup(s.From)
+		b, ok2 := airports.Lookup(s.To)
+		if ok1 {
+			v.FromName = a.Name
+		}
+		if ok2 {
+			v.ToName = b.Name
+		}
+		if ok1 && ok2 {
+			_, nm := airports.Distance(a, b)
+			v.DistanceNM = int(math.Round(nm))
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+type createTripResult struct {
+	TripID            string       `json:"trip_id"`
+	DisplayID         string       `json:"display_id,omitempty"`
+	Status            string       `json:"status"`
+	NextAction        string       `json:"next_action"`
+	DeepLink          string       `json:"deep_link"`
+	DeepLinks         store.Links  `json:"deep_links"`
+	Message           string       `json:"message"`
+	Marketplace       string       `json:"marketplace"`
+	Segments          []legView    `json:"segments"`
+	AircraftCategory  string       `json:"aircraft_category,omitempty"`
+	ExternalReference string       `json:"external_reference,omitempty"`
+	OperatorsAsked    int          `json:"operators_asked"`
+	Resources         resourceURIs `json:"resources"`
+}
+
+func createTrip(d Deps) kit.Tool {
+	return kit.Tool{
+		Name:  "create_trip",
+		Title: "Create a charter trip in Avinode",
+		Description: "Create a private-jet charter trip in Avinode and get its deep link. Avinode's API does not return aircraft " +
+			"or prices directly: hand the returned deep_link to the user (next_action OPEN_AVINODE) — it opens Avinode's marketplace " +
+			"search for this trip, where operators are chosen and requests for quote (RFQs) sent. Quotes then arrive over time: " +
+			"call get_quotes with the trip_id, or subscribe to the resource avinode://trips/{trip_id}/quotes. One leg needs " +
+			"departure_airport, arrival_airport, passengers and departure_date; add return_date for a round trip and segments for " +
+			"more legs. Airports are ICAO codes (search_airports finds them).",
+		InputSchema: schema.MustFor[createTripArgs](),
+		Effect:      kit.Additive,
+		OpenWorld:   true,
+		// Notes hold the client's preferences: personal data, not intent.
+		AuditOmit: []string{"notes"},
+		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
+			var a createTripArgs
+			if err := c.Bind(&a); err != nil {
+				return nil, err
+			}
+			req, err := d.tripRequest(ctx, a)
+			if err != nil {
+				return nil, err
+			}
+			trip, err := d.Market.CreateTrip(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			rfqs, err := d.Store.TripRFQs(ctx, trip.ID)
+			if err != nil {
+				return nil, err
+			}
+			res := createTripResult{TripID: trip.ID, DisplayID: trip.DisplayID, Status: "created", NextAction: "OPEN_AVINODE",
+				DeepLink: trip.Links.SearchInAvinode, DeepLinks: trip.Links, Marketplace: d.Market.Mode(),
+				Segments: legViews(trip.Segments), AircraftCategory: trip.AircraftCategory, ExternalReference: trip.ExternalReference,
+				OperatorsAsked: len(rfqs), Resources: urisOf(trip.ID)}
+			if res.DeepLink == "" {
+				res.DeepLink = trip.Links.ViewInAvinode
+			}
+			res.Message = createdMessage(d.Market.Mode(), trip, len(rfqs))
+			return res, nil
+		},
+	}
+}
+
+func createdMessage(mode string, trip *store.Trip, asked int) string {
+	ref := trip.ID
+	if trip.DisplayID != "" {
+		ref += " (" + trip.DisplayID + ")"
+	}
+	if mode == market.ModeMock {
+		msg := fmt.Sprintf("Trip %s was created in the simulated marketplace (no Avinode credentials are configured): %s. ", ref, describeLegs(trip.Segments))
+		if asked == 0 {
+			return msg + "No simulated operator has an aircraft for this trip; try another aircraft category or fewer passengers."
+		}
+		return msg + fmt.Sprintf("It was sent to %d operators, who answer over the next minutes; the deep link is a placeholder. "+
+			"Tell the user, then call get_quotes with trip_id %s (or subscribe to %s) to see the quotes as they arrive.",
+			asked, trip.ID, QuotesURI(trip.ID))
+	}
+	return fmt.Sprintf("Trip %s was created in Avinode: %s. Give the user the deep_link now: it opens Avinode's marketplace "+
+		"search for this trip, where they choose operators and send the requests for quote. Quotes arrive as operators answer; "+
+		"call get_quotes with trip_id %s (or subscribe to %s) to see them.", ref, describeLegs(trip.Segments), trip.ID, QuotesURI(trip.ID))
+}
+
+// tripRequest checks a create_trip call beyond its schema: airports exist,
+// dates are in the future and in order.
+func (d Deps) tripRequest(ctx context.Context, a createTripArgs) (market.TripRequest, error) {
+	now := d.now()
+	req := market.TripRequest{AircraftCategory: a.AircraftCategory, Notes: strings.TrimSpace(a.Notes), ExternalReference: a.ExternalReference}
+	type legIn struct {
+		from, to, date, fromField, toField, dateField string
+		pax                                           int
+	}
+	legs := []legIn{{a.DepartureAirport, a.ArrivalAirport, a.DepartureDate, "departure_airport", "arrival_airport", "departure_date", a.Passengers}}
+	for i, s := range a.Segments {
+		p := fmt.Sprintf("segments[%d].", i)
+		pax := s.Passengers
+		if pax == 0 {
+			pax = a.Passengers
+		}
+		legs = append(legs, legIn{s.DepartureAirport, s.ArrivalAirport, s.DepartureDate, p + "departure_airport", p + "arrival_airport", p + "departure_date", pax})
+	}
+	if a.ReturnDate != "" {
+		last := legs[len(legs)-1]
+		legs = append(legs, legIn{last.to, a.DepartureAirport, a.ReturnDate, "return_date", "return_date", "return_date", a.Passengers})
+	}
+	var prev time.Time
+	for i, l := range legs {
+		if _, err := resolveAirport(ctx, d, l.fromField, l.from); err != nil {
+			return req, err
+		}
+		if _, err := resolveAirport(ctx, d, l.toField, l.to); err != nil {
+			return req, err
+		}
+		if l.from == l.to {
+			return req, mcperr.Invalid(l.toField, l.to, "an airport other than "+l.from, "the leg %s → %s goes nowhere", l.from, l.to)
+		}
+		at, err := parseDateTime(l.dateField, l.date)
+		if err != nil {
+			return req, err
+		}
+		switch {
+		case !at.After(now):
+			return req, mcperr.Invalid(l.dateField, l.date, "a date-time in the future (now is "+now.Format(time.RFC3339)+")",
+				"%s is in the past", l.dateField)
+		case at.After(now.AddDate(0, 0, maxDaysAhead)):
+			return req, mcperr.Invalid(l.dateField, l.date, "a date-time within two years", "%s is too far ahead", l.dateField)
+		case i > 0 && at.Before(prev):
+			return req, mcperr.Invalid(l.dateField, l.date, "a date-time not before "+prev.Format(time.RFC3339)+", the previous leg's departure",
+				"%s is before the previous leg", l.dateField)
+		}
+		prev = at
+		req.Segments = append(req.Segments, store.Segment{From: l.from, To: l.to, Departure: at, Passengers: l.pax})
+	}
+	return req, nil
+}
+
+type tripArgs struct {
+	TripID string `json:"trip_id" jsonschema:"the trip's id as create_trip returned it, e.g. atrip-64956153" pattern:"^atrip-[0-9]{1,19}$"`
+}
+
+// rfqSummaryRow is one RFQ of a trip, in brief.
+type rfqSummaryRow struct {
+	RFQID         string `json:"rfq_id"`
+	SellerName    string `json:"seller_name"`
+	Status        string `json:"status"`
+	DeclineReason string `json:"decline_reason,omitempty"`
+	AircraftType  string `json:"aircraft_type,omitempty"`
+	Quotes        int    `json:"quotes"`
+	Messages      int    `json:"messages"`
+}
+
+type tripView struct {
+	store.Trip
+	Segments    []legView       `json:"segments"`
+	Marketplace string          `json:"marketplace"`
+	QuoteStatus quoteSummary    `json:"quote_status"`
+	RFQs        []rfqSummaryRow `json:"rfqs"`
+	Resources   resourceURIs    `json:"resources"`
+}
+
+// tripView syncs and reads a trip with a summary of its RFQs.
+func (d Deps) tripView(ctx context.Context, id string) (*tripView, error) {
+	if err := d.Market.SyncTrip(ctx, id); err != nil {
+		return nil, err
+	}
+	trip, err := d.Store.Trip(ctx, id)
+	if err != nil {
+		return nil, market.StoreNotFound(err, "trip_id", id, "trip")
+	}
+	rfqs, err := d.Store.TripRFQs(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	quotes, err := d.Store.Quotes(ctx, store.QuoteFilter{TripID: id}, d.now())
+	if err != nil {
+		return nil, err
+	}
+	counts, err := d.Store.MessageCounts(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	perRFQ := map[string]int{}
+	for _, q := range quotes {
+		perRFQ[q.RFQID]++
+	}
+	v := &tripView{Trip: *trip, Segments: legViews(trip.Segments), Marketplace: d.Market.Mode(),
+		QuoteStatus: summarize(rfqs, quotes), RFQs: []rfqSummaryRow{}, Resources: urisOf(id)}
+	for _, r := range rfqs {
+		row := rfqSummaryRow{RFQID: r.ID, SellerName: r.SellerName, Status: r.Status, DeclineReason: r.DeclineReason,
+			Quotes: perRFQ[r.ID], Messages: counts[r.ID]}
+		if len(r.Lifts) > 0 {
+			row.AircraftType = r.Lifts[0].AircraftType
+		}
+		v.RFQs = append(v.RFQs, row)
+	}
+	return v, nil
+}
+
+func getTrip(d Deps) kit.Tool {
+	return kit.Tool{
+		Name:  "get_trip",
+		Title: "Get a trip",
+		Description: "Read a trip: its legs, status (open or cancelled), deep links, and each RFQ sent for it with the seller, " +
+			"its status (unanswered, quoted, declined, cancelled) and how many quotes and messages it has, plus a summary of the " +
+			"answers so far. For the quotes themselves use get_quotes.",
+		InputSchema: schema.MustFor[tripArgs](),
+		Effect:      kit.ReadOnly,
+		OpenWorld:   true,
+		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
+			var a tripArgs
+			if err := c.Bind(&a); err != nil {
+				return nil, err
+			}
+			return d.tripView(ctx, a.TripID)
+		},
+	}
+}
+
+type cancelTripArgs struct {
+	TripID           string `json:"trip_id" jsonschema:"the trip to cancel" pattern:"^atrip-[0-9]{1,19}$"`
+	Reason           string `json:"reason" jsonschema:"why: BY_CLIENT (the client cancelled), CHANGED (the plans changed), BOOKED (booked elsewhere), OTHER" mcp:"enum=BY_CLIENT|CHANGED|BOOKED|OTHER"`
+	MessageToSellers string `json:"message_to_sellers,omitempty" jsonschema:"message sent to every operator that received an RFQ for the trip" mcp:"maxLength=2000"`
+}
+
+type cancelTripResult struct {
+	*tripView
+	AlreadyCancelled bool   `json:"already_cancelled"`
+	Message          string `json:"message"`
+}
+
+func cancelTrip(d Deps) kit.Tool {
+	return kit.Tool{
+		Name:  "cancel_trip",
+		Title: "Cancel a trip",
+		Description: "Cancel a trip and every RFQ sent for it; the operators are told, with your message. Their quotes can no " +
+			"longer be booked. Cancelling a cancelled trip changes nothing. Ask the user before cancelling.",
+		InputSchema: schema.MustFor[cancelTripArgs](),
+		Effect:      kit.Destructive,
+		Idempotent:  true,
+		OpenWorld:   true,
+		AuditOmit:   []string{"message_to_sellers"},
+		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
+			var a cancelTripArgs
+			if err := c.Bind(&a); err != nil {
+				return nil, err
+			}
+			already := false
+			if t, err := d.Store.Trip(ctx, a.TripID); err == nil {
+				already = t.Status == store.TripCancelled
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return nil, err
+			}
+			if !already {
+				if err := d.Market.CancelTrip(ctx, a.TripID, a.Reason, strings.TrimSpace(a.MessageToSellers)); err != nil {
+					return nil, err
+				}
+			}
+			v, err := d.tripView(ctx, a.TripID)
+			if err != nil {
+				return nil, err
+			}
+			res := cancelTripResult{tripView: v, AlreadyCancelled: already}
+			if already {
+				res.Message = fmt.Sprintf("Trip %s was already cancelled; nothing changed.", a.TripID)
+			} else {
+				res.Message = fmt.Sprintf("Trip %s is cancelled (%s); its RFQs are cancelled and the operators were told.", a.TripID, a.Reason)
+			}
+			return res, nil
+		},
+	}
+}
