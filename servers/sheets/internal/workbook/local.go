@@ -66,6 +66,7 @@ type Local struct {
 type cached struct {
 	raw  []byte
 	rows [][]string
+	vals [][]any // rows as read values, built on first read
 }
 
 // OpenLocal opens (and creates, 0700) the workbook directory, seeding it
@@ -145,6 +146,15 @@ func internal(err error, what string) *mcperr.Error {
 // is read every time — someone may have edited it — but parsed again only
 // when its bytes changed. The caller holds l.mu.
 func (l *Local) load(tab string) ([][]string, os.FileInfo, error) {
+	c, info, err := l.loadCached(tab)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c.rows, info, nil
+}
+
+// loadCached is load returning the cache entry.
+func (l *Local) loadCached(tab string) (*cached, os.FileInfo, error) {
 	title, err := l.title(tab)
 	if err != nil {
 		return nil, nil, err
@@ -162,19 +172,22 @@ func (l *Local) load(tab string) ([][]string, os.FileInfo, error) {
 	if info.Size() > maxLocalFile {
 		return nil, nil, mcperr.New(mcperr.Validation, "tab %s of the local workbook is %d bytes, over the limit of %d", title, info.Size(), maxLocalFile)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxLocalFile+1))
-	if err != nil {
+	// Read into a buffer of the file's size (plus room to notice growth).
+	buf := bytes.NewBuffer(make([]byte, 0, info.Size()+512))
+	if _, err := buf.ReadFrom(io.LimitReader(f, maxLocalFile+1)); err != nil {
 		return nil, nil, internal(err, "read tab "+title)
 	}
+	b := buf.Bytes()
 	if c := l.cache[title]; c != nil && bytes.Equal(c.raw, b) {
-		return c.rows, info, nil
+		return c, info, nil
 	}
 	rows, err := parseCSV(b)
 	if err != nil {
 		return nil, nil, mcperr.New(mcperr.Validation, "tab %s of the local workbook (%s) is not valid CSV: %v", title, p, err).WithCause(err)
 	}
-	l.cache[title] = &cached{raw: b, rows: rows}
-	return rows, info, nil
+	c := &cached{raw: b, rows: rows}
+	l.cache[title] = c
+	return c, info, nil
 }
 
 // title finds the tab's file, matching names without regard to case as
@@ -314,43 +327,60 @@ func formatFloat(n float64) string {
 }
 
 // Read implements Workbook. Dates are text in CSV files, so both Dates
-// settings read the same.
+// settings read the same. The rows returned are shared with later reads of
+// the unchanged file: callers must not modify them.
 func (l *Local) Read(ctx context.Context, ranges []a1.Range, _ Dates) ([][][]any, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([][][]any, len(ranges))
 	for i, rg := range ranges {
-		rows, _, err := l.load(rg.Sheet)
+		c, _, err := l.loadCached(rg.Sheet)
 		if err != nil {
 			return nil, err
 		}
+		rows := c.rows
 		gr, gc := gridOf(rows)
 		res, gerr := rg.Resolve(gr, gc)
 		if gerr != nil {
 			return nil, mcperr.Invalid("range", rg.String(), "an A1 range inside the tab's grid", "%v", gerr)
 		}
+		if c.vals == nil {
+			c.vals = make([][]any, len(rows))
+			for r, row := range rows {
+				vals := make([]any, len(row))
+				for j, s := range row {
+					if v := value(s); v != nil {
+						vals[j] = v
+					} else {
+						vals[j] = ""
+					}
+				}
+				c.vals[r] = trimEmpty(vals)
+			}
+		}
 		var vals [][]any
 		lastRow := 0
-		for r := res.StartRow; r <= res.EndRow && r <= len(rows); r++ {
-			var row []any
-			last := 0
-			for c := res.StartCol; c <= res.EndCol && c <= len(rows[r-1]); c++ {
-				v := value(rows[r-1][c-1])
-				if v == nil {
-					row = append(row, "")
-					continue
-				}
-				row = append(row, v)
-				last = len(row)
-			}
-			vals = append(vals, row[:last])
-			if last > 0 {
+		for r := res.StartRow; r <= res.EndRow && r <= len(c.vals); r++ {
+			row := c.vals[r-1]
+			lo, hi := min(res.StartCol-1, len(row)), min(res.EndCol, len(row))
+			cut := trimEmpty(row[lo:hi:hi])
+			vals = append(vals, cut)
+			if len(cut) > 0 {
 				lastRow = len(vals)
 			}
 		}
 		out[i] = vals[:lastRow]
 	}
 	return out, nil
+}
+
+// trimEmpty drops a row's trailing empty cells.
+func trimEmpty(row []any) []any {
+	n := len(row)
+	for n > 0 && row[n-1] == "" {
+		n--
+	}
+	return row[:n:n]
 }
 
 // rawText renders a value to write as the text the tab holds (escaped only

@@ -44,7 +44,8 @@ type Cell struct {
 // Workbook is a spreadsheet's values. Read values are string, float64 or
 // bool, nil for an empty cell; each returned row starts at the range's
 // first column, rows start at its first row, and trailing empty rows and
-// cells are left out. Every error is an *mcperr.Error a client may see.
+// cells are left out; callers must not modify them. Every error is an
+// *mcperr.Error a client may see.
 type Workbook interface {
 	// Kind is "google" or "local".
 	Kind() string
