@@ -546,3 +546,27 @@ func (db *DB) misplaced(ctx context.Context, landed a1.Range, tab string) error 
 	return mcperr.New(mcperr.Conflict, "tab %s has other data below or beside its table, so the new row landed at %s; it was removed again. Move that data so the table is the last block of the tab, then retry",
 		tab, landed).WithRetryable(false)
 }
+
+// Recent returns the n clients updated last, newest first.
+func (db *DB) Recent(ctx context.Context, n int) ([]Client, error) {
+	c, err := db.readClients(ctx)
+	if err != nil {
+		return nil, err
+	}
+	type stamped struct {
+		row int
+		at  time.Time
+	}
+	rows := c.withID()
+	list := make([]stamped, len(rows))
+	for k, i := range rows {
+		t, _ := asTime(c.cell(i, "updated_at"))
+		list[k] = stamped{i, t}
+	}
+	slices.SortStableFunc(list, func(a, b stamped) int { return b.at.Compare(a.at) })
+	out := make([]Client, 0, min(n, len(list)))
+	for _, s := range list[:min(n, len(list))] {
+		out = append(out, c.client(s.row))
+	}
+	return out, nil
+}
