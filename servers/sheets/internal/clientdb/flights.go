@@ -136,12 +136,6 @@ func (db *DB) AddFlight(ctx context.Context, id string, in FlightInput) (Recorde
 	res.Flight = *flight
 
 	// The totals: at least every recorded flight's number; the latest date.
-	v2, err := db.wb.Read(ctx, []a1.Range{a1.Tab(db.opt.HistoryTab)}, workbook.DatesSerial)
-	if err == nil {
-		if h2, perr := db.parseHistory(v2[0]); perr == nil {
-			hist = h2
-		}
-	}
 	target, lastDate := max(total, flight.ClientFlightNumber), flight.Date
 	for j := range hist.rows {
 		if strings.EqualFold(hist.text(j, "client_id"), id) {
