@@ -14,6 +14,9 @@ import (
 // MaxRangeColumns bounds the columns read_sheet reads at once.
 const MaxRangeColumns = 100
 
+// rangeWindow is how many rows past a page ReadRange looks for more data.
+const rangeWindow = 1000
+
 // RangeRequest reads rows of any tab.
 type RangeRequest struct {
 	// Range is A1 notation: "Tab!A1:F100", "Tab!A:F", or a tab name.
@@ -98,10 +101,11 @@ func (db *DB) ReadRange(ctx context.Context, req RangeRequest) (RangeRows, error
 		out.Columns = append(out.Columns, Column{Letter: a1.ColumnLetters(c), Name: a1.ColumnLetters(c)})
 	}
 	start := first + req.Offset
-	// Read from the page to the end of the range (at most the row bound):
-	// trailing empty rows are not sent, so what comes back tells whether
-	// more data follows the page.
-	end := min(res.EndRow, start+db.opt.MaxRows-1)
+	// Read the page and a window after it: trailing empty rows are not
+	// sent, so what comes back tells whether more data follows the page
+	// within the window. Past the window the next page simply starts after
+	// it.
+	end := min(res.EndRow, start+req.Limit+rangeWindow-1)
 	ranges := []a1.Range{}
 	if req.HeaderRow > 0 {
 		ranges = append(ranges, a1.Rect(tab.Title, req.HeaderRow, res.StartCol, req.HeaderRow, res.EndCol))
@@ -109,8 +113,8 @@ func (db *DB) ReadRange(ctx context.Context, req RangeRequest) (RangeRows, error
 	if start <= end {
 		ranges = append(ranges, a1.Rect(tab.Title, start, res.StartCol, end, res.EndCol))
 	}
-	out.Range = a1.Rect(tab.Title, min(start, res.EndRow), res.StartCol, min(start+req.Limit-1, res.EndRow), res.EndCol).String()
-	if len(ranges) == 0 {
+	out.Range = a1.Rect(tab.Title, min(start, res.EndRow), res.StartCol, min(end, res.EndRow), res.EndCol).String()
+	if len(ranges) == 0 || start > end {
 		return out, nil
 	}
 	vals, err := db.wb.Read(ctx, ranges, workbook.DatesFormatted)
@@ -133,22 +137,31 @@ func (db *DB) ReadRange(ctx context.Context, req RangeRequest) (RangeRows, error
 	if len(vals) == 0 {
 		return out, nil
 	}
+	// The limit counts rows with data; empty rows are skipped, not counted.
+	consumed := end - start + 1
 	for i, row := range vals[0] {
-		if i == req.Limit {
-			next := req.Offset + i
-			out.NextOffset = &next
-			break
-		}
 		values := map[string]any{}
 		for j, v := range row {
 			if workbook.Text(v) != "" || isFalse(v) {
 				values[out.Columns[j].Name] = v
 			}
 		}
-		if len(values) > 0 {
-			out.Rows = append(out.Rows, SheetRow{Row: start + i, Values: values})
+		if len(values) == 0 {
+			continue
 		}
+		if len(out.Rows) == req.Limit {
+			consumed = i
+			next := req.Offset + i
+			out.NextOffset = &next
+			break
+		}
+		out.Rows = append(out.Rows, SheetRow{Row: start + i, Values: values})
 	}
+	if out.NextOffset == nil && end < res.EndRow {
+		next := req.Offset + consumed
+		out.NextOffset = &next
+	}
+	out.Range = a1.Rect(tab.Title, start, res.StartCol, start+consumed-1, res.EndCol).String()
 	return out, nil
 }
 

@@ -1,6 +1,8 @@
 package clientdb_test
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -470,5 +472,24 @@ func TestStampsIncrease(t *testing.T) {
 	b := must(e.db.Update(ctx, "CL-001", clientdb.Fields{Phone: str("2")}, ""))
 	if *a.Client.UpdatedAt != "2025-01-01T00:00:00Z" || *b.Client.UpdatedAt != "2025-01-01T00:00:00.001Z" {
 		t.Errorf("stamps %s %s", *a.Client.UpdatedAt, *b.Client.UpdatedAt)
+	}
+}
+
+// TestReadRangeSparse: data far below the first rows is reached page by
+// page, the empty stretch skipped a window at a time.
+func TestReadRangeSparse(t *testing.T) {
+	defer catch(t)
+	e := localEnv(t)
+	csv := "note,by\nfirst,ann\nsecond,bo\n" + strings.Repeat(",\n", 1496) + "far,cy\n"
+	if err := os.WriteFile(filepath.Join(e.dir, "Notes.csv"), []byte(csv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := must(e.db.ReadRange(ctx, clientdb.RangeRequest{Range: "Notes", HeaderRow: 1, Limit: 10}))
+	if len(r.Rows) != 2 || r.NextOffset == nil || *r.NextOffset != 1010 {
+		t.Fatalf("page 1: %+v", r)
+	}
+	r = must(e.db.ReadRange(ctx, clientdb.RangeRequest{Range: "Notes", HeaderRow: 1, Limit: 10, Offset: *r.NextOffset}))
+	if len(r.Rows) != 1 || r.Rows[0].Row != 1500 || r.Rows[0].Values["by"] != "cy" || r.NextOffset != nil {
+		t.Fatalf("page 2: %+v", r)
 	}
 }

@@ -414,7 +414,7 @@ func (l *Local) modify(tab string, change func(rows [][]string) ([][]string, err
 		return err
 	}
 	for attempt := 0; ; attempt++ {
-		rows, info, err := l.load(title)
+		rows, info, err := l.load(title) // read afresh: someone may have changed it
 		if err != nil {
 			return err
 		}
@@ -451,9 +451,12 @@ func (l *Local) modify(tab string, change func(rows [][]string) ([][]string, err
 			l.beforeCheck()
 		}
 		now, err := os.Stat(p)
-		if err == nil && !(os.SameFile(now, info) && now.ModTime().Equal(info.ModTime()) && now.Size() == info.Size()) && attempt < 3 {
+		if err == nil && !(os.SameFile(now, info) && now.ModTime().Equal(info.ModTime()) && now.Size() == info.Size()) {
 			_ = os.Remove(tmp)
-			continue
+			if attempt < 3 {
+				continue
+			}
+			return mcperr.New(mcperr.Conflict, "tab %s of the local workbook kept being changed by another program; nothing was written", title).WithRetryable(true)
 		}
 		if err := commit(tmp, p); err != nil {
 			return internal(err, "write tab "+title)

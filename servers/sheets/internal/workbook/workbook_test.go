@@ -3,6 +3,7 @@ package workbook_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -368,6 +369,24 @@ func TestLocalFiles(t *testing.T) {
 	l.SetBeforeCheck(nil)
 	if got := readTab(t, l, "Clients"); len(got) != 2 || got[0][0] != "someone" || got[1][0] != "ours" {
 		t.Errorf("after a concurrent edit: %#v", got)
+	}
+
+	// A program that rewrites the file before every one of our writes wins:
+	// after a few attempts the write gives up, and says so.
+	n := 0
+	l.SetBeforeCheck(func() {
+		n++
+		if err := os.WriteFile(p, []byte(fmt.Sprintf("edit,%d\n", n)), 0o600); err != nil {
+			t.Error(err)
+		}
+	})
+	err := l.Write(ctx, "Clients", []workbook.Cell{{Row: 3, Col: 1, Value: "lost?"}})
+	l.SetBeforeCheck(nil)
+	if code(err) != mcperr.Conflict || !strings.Contains(err.Error(), "kept being changed") {
+		t.Errorf("write against a busy editor: %v", err)
+	}
+	if got := readTab(t, l, "Clients"); len(got) != 1 || got[0][0] != "edit" {
+		t.Errorf("the editor's last version is not kept: %#v", got)
 	}
 
 	// A file a person saved with a BOM, CRLF and ragged rows.
