@@ -24,7 +24,8 @@ func readSheet(d Deps) kit.Tool {
 		Title: "Read a range of the spreadsheet",
 		Description: "Read rows of any tab of the client database spreadsheet as objects keyed by the header row's names " +
 			"(row numbers included; empty rows and cells left out), a page at a time. Values as the sheet holds them: numbers, " +
-			"booleans, text, dates as displayed. Returns tab, range (the page read), columns, rows, and next_offset when more rows follow. " +
+			"booleans, text, dates as displayed. Returns tab, range (the part of the range this page covers), columns, rows, and next_offset " +
+			"when more rows may follow (pass it as offset). " +
 			"A range outside the tab's grid or on a tab that does not exist is a VALIDATION_ERROR naming the tabs and their size.",
 		InputSchema: schema.MustFor[readArgs](schema.Vars{"maxRows": d.ReadMaxRows}),
 		Effect:      kit.ReadOnly,
