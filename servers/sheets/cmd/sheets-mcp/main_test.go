@@ -1,0 +1,385 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/sheetsfake"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/logging"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
+	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
+)
+
+var update = flag.Bool("update", false, "rewrite the generated reference in docs/sheets.md")
+
+const pkg = "github.com/mcp-fleet/mcp-fleet/servers/sheets/cmd/sheets-mcp"
+
+var allTools = []string{"add_flight_history", "create_client", "get_client", "list_clients", "read_sheet", "search_clients", "update_client"}
+
+const sid = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-xyz"
+
+func repoFile(t *testing.T, parts ...string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join(append([]string{"..", "..", "..", ".."}, parts...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func structured(t *testing.T, res *mcp.CallToolResult, v any) {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("tool failed: %s", mcptest.Text(res))
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("decode %s: %v", b, err)
+	}
+}
+
+// googleSetup is a fake Sheets API with an empty spreadsheet, and a
+// service account key for it on disk.
+func googleSetup(t *testing.T) (*sheetsfake.Server, string, []byte) {
+	t.Helper()
+	f := sheetsfake.New(t)
+	f.AddSpreadsheet(sid, "Sheet1")
+	key := f.ServiceAccountKey(t, "client-db@mcp-fleet-test.iam.gserviceaccount.com")
+	path := filepath.Join(t.TempDir(), "key.json")
+	if err := os.WriteFile(path, key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f, path, key
+}
+
+func googleEnv(f *sheetsfake.Server, keyPath string) []string {
+	return []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID=https://docs.google.com/spreadsheets/d/" + sid + "/edit#gid=0",
+		"GOOGLE_SERVICE_ACCOUNT_KEY_PATH=" + keyPath, "SHEETS_API_ENDPOINT=" + f.URL}
+}
+
+// run executes the binary to completion.
+func run(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, mcptest.Build(t, pkg), args...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MCP_DATA_DIR=" + t.TempDir()}, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// TestStdioLocal: the binary with no configuration serves the local
+// workbook, seeded with the sample clients, and writes to its files.
+func TestStdioLocal(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	c := mcptest.StartStdio(t, mcptest.Build(t, pkg), []string{"MCP_DATA_DIR=" + data})
+	if c.Init.ServerInfo.Name != "sheets" || !strings.Contains(c.Init.Instructions, "expected_updated_at") {
+		t.Errorf("initialize %+v", c.Init.ServerInfo)
+	}
+	got := c.ToolNames()
+	slices.Sort(got)
+	if !slices.Equal(got, allTools) {
+		t.Errorf("tools %v", got)
+	}
+	var cl struct {
+		ClientID  string `json:"client_id"`
+		UpdatedAt string `json:"updated_at"`
+	}
+	structured(t, c.Call("get_client", map[string]any{"identifier": "priya.raman@example.com"}), &cl)
+	if cl.ClientID != "CL-006" {
+		t.Errorf("get_client %+v", cl)
+	}
+	res := c.Call("update_client", map[string]any{"client_id": "CL-006", "updates": map[string]any{"special_needs": "=cmd|' /C calc'!A0"},
+		"expected_updated_at": cl.UpdatedAt})
+	if res.IsError {
+		t.Fatal(mcptest.Text(res))
+	}
+	b, err := os.ReadFile(filepath.Join(data, "sheets", "workbook", "Clients.csv"))
+	if err != nil || !strings.Contains(string(b), `'=cmd|' /C calc'!A0`) {
+		t.Errorf("the workbook file: %v\n%s", err, b)
+	}
+	mcptest.FailCode(t, c.Call("update_client", map[string]any{"client_id": "CL-006", "updates": map[string]any{"phone": "1"},
+		"expected_updated_at": cl.UpdatedAt}), mcperr.Conflict)
+	waitFor(t, "the audit line", func() bool { return strings.Contains(c.Stderr(), `"tool":"update_client"`) })
+}
+
+// TestStdioGoogle: the binary on the fake Sheets API with a service account
+// key: tokens from the key, the spreadsheet URL accepted, RAW writes, and
+// the private key in no log line even at debug level.
+func TestStdioGoogle(t *testing.T) {
+	t.Parallel()
+	f, keyPath, key := googleSetup(t)
+	env := append(googleEnv(f, keyPath), "MCP_DATA_DIR="+t.TempDir(), "MCP_LOG_LEVEL=debug")
+	if out, stderr, code := run(t, env, "init"); code != 0 || !strings.Contains(out, "added tab Clients") || !strings.Contains(out, "wrote the header row of Flight_History") {
+		t.Fatalf("init: %d\n%s\n%s", code, out, stderr)
+	}
+	c := mcptest.StartStdio(t, mcptest.Build(t, pkg), env)
+	var created struct {
+		Client struct {
+			ClientID string `json:"client_id"`
+		} `json:"client"`
+	}
+	structured(t, c.Call("create_client", map[string]any{"name": "=HYPERLINK(\"http://evil\",\"x\")", "email": "first@example.com"}), &created)
+	if created.Client.ClientID != "CL-001" {
+		t.Errorf("create_client %+v", created)
+	}
+	if cell := f.Cell(sid, "Clients", 2, 2); cell.Kind != "text" {
+		t.Errorf("the name cell %+v", cell)
+	}
+	res := c.Call("add_flight_history", map[string]any{"client_id": "CL-001", "flight_details": map[string]any{"date": "2025-12-24", "route": "KTEB-TNCM"}})
+	if res.IsError {
+		t.Fatal(mcptest.Text(res))
+	}
+	f.Deny(sid, true)
+	b := mcptest.FailCode(t, c.Call("get_client", map[string]any{"identifier": "CL-001"}), mcperr.PermissionDeny)
+	if !strings.Contains(b.Message, "client-db@mcp-fleet-test.iam.gserviceaccount.com") {
+		t.Errorf("denied: %s", b.Message)
+	}
+	waitFor(t, "the audit line", func() bool { return strings.Contains(c.Stderr(), `"outcome":"error"`) })
+	var k struct {
+		PrivateKey   string `json:"private_key"`
+		PrivateKeyID string `json:"private_key_id"`
+	}
+	_ = json.Unmarshal(key, &k)
+	body := strings.Split(k.PrivateKey, "\n")[1]
+	if stderr := c.Stderr(); strings.Contains(stderr, body) || !strings.Contains(stderr, `"level":"debug"`) {
+		t.Errorf("stderr holds the private key, or no debug lines:\n%s", stderr)
+	}
+	if f.Issued() == 0 {
+		t.Error("no token was issued")
+	}
+}
+
+func TestStdioACL(t *testing.T) {
+	t.Parallel()
+	aclFile := repoFile(t, "configs", "acl.yaml")
+	c := mcptest.StartStdio(t, mcptest.Build(t, pkg), []string{"MCP_DATA_DIR=" + t.TempDir(), "MCP_ACL_FILE=" + aclFile, "MCP_AGENT=client_data"})
+	if got := c.ToolNames(); len(got) != 7 {
+		t.Errorf("client_data sees %v", got)
+	}
+	c = mcptest.StartStdio(t, mcptest.Build(t, pkg), []string{"MCP_DATA_DIR=" + t.TempDir(), "MCP_ACL_FILE=" + aclFile, "MCP_AGENT=communication"})
+	if got := c.ToolNames(); len(got) != 0 {
+		t.Errorf("communication sees %v", got)
+	}
+	mcptest.FailCode(t, c.Call("get_client", map[string]any{"identifier": "CL-001"}), mcperr.PermissionDeny)
+}
+
+func TestCommandLine(t *testing.T) {
+	t.Parallel()
+	f, keyPath, _ := googleSetup(t)
+	tests := []struct {
+		name   string
+		env    []string
+		args   []string
+		code   int
+		stdout []string
+		stderr []string
+	}{
+		{name: "--help", args: []string{"--help"}, stdout: []string{"sheets-mcp", "GOOGLE_SHEETS_CLIENT_DATABASE_ID", "CLIENT_DATABASE_SHEET_ID", "GOOGLE_SERVICE_ACCOUNT_KEY_PATH", "SHEETS_WORKBOOK_DIR", "init"}},
+		{name: "--version", args: []string{"--version"}, stdout: []string{"sheets-mcp dev (commit unknown)"}},
+		{name: "init --help", args: []string{"init", "--help"}, stdout: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH"}},
+		{name: "spreadsheet without key", env: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID=" + sid}, code: 2, stderr: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH"}},
+		{name: "key without spreadsheet", env: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH=" + keyPath}, code: 2, stderr: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID"}},
+		{name: "bad spreadsheet id", env: []string{"CLIENT_DATABASE_SHEET_ID=not an id", "GOOGLE_SERVICE_ACCOUNT_KEY_PATH=" + keyPath}, code: 2, stderr: []string{"not an id"}},
+		{name: "missing key file", env: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID=" + sid, "GOOGLE_SERVICE_ACCOUNT_KEY_PATH=/nonexistent/key.json"}, code: 1, stderr: []string{"/nonexistent/key.json", "no such file"}},
+		{name: "bad max rows", args: []string{"--max-rows", "0"}, code: 2, stderr: []string{"max-rows"}},
+		{name: "bad tab", args: []string{"--clients-tab", "a/b"}, code: 2, stderr: []string{"clients-tab"}},
+		{name: "agent not in the ACL", env: []string{"MCP_ACL_FILE=" + repoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, code: 2, stderr: []string{"nosuch", "client_data"}},
+		{name: "init on the fake", env: googleEnv(f, keyPath), args: []string{"init"}, stdout: []string{"added tab Clients", "ready"}},
+		{name: "empty stdin is a clean exit"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := run(t, tc.env, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
+			}
+			for _, s := range tc.stdout {
+				if !strings.Contains(stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, stdout)
+				}
+			}
+			for _, s := range tc.stderr {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, stderr)
+				}
+			}
+			if tc.code != 0 && stdout != "" {
+				t.Errorf("stdout must stay empty on failure: %q", stdout)
+			}
+		})
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The tests below run spec() in this process.
+
+// TestDocs keeps docs/sheets.md's generated reference in step with the
+// definitions (go test -run TestDocs -args -update rewrites it).
+func TestDocs(t *testing.T) {
+	mcptest.CheckReference(t, spec(), repoFile(t, "docs", "sheets.md"), *update)
+}
+
+// TestSampleMatchesConfigs: the sample workbook compiled into the binary is
+// configs/sheets/sample/, byte for byte.
+func TestSampleMatchesConfigs(t *testing.T) {
+	for _, name := range []string{"Clients.csv", "Flight_History.csv"} {
+		shipped, err := os.ReadFile(repoFile(t, "configs", "sheets", "sample", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		embedded, err := os.ReadFile(filepath.Join("..", "..", "internal", "sample", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(shipped, embedded) {
+			t.Errorf("%s differs between configs/sheets/sample and internal/sample", name)
+		}
+		template, err := os.ReadFile(repoFile(t, "configs", "sheets", "template", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first, _, _ := strings.Cut(string(shipped), "\n"); first+"\n" != string(template) {
+			t.Errorf("the template %s is not the sample's header row", name)
+		}
+	}
+}
+
+// setup parses env the way Main does and runs Setup.
+func setup(t *testing.T, args []string, env map[string]string) ([]kit.Tool, *kit.Env, error) {
+	t.Helper()
+	s := spec()
+	fl := kit.NewFlags("sheets-mcp")
+	s.Flags(fl)
+	if err := fl.Parse(args, func(k string) string { return env[k] }); err != nil {
+		return nil, nil, err
+	}
+	data := t.TempDir()
+	e := &kit.Env{Info: s.Info, Metrics: metrics.New("sheets"), Notifier: kit.NewNotifier(), Health: kit.NewHealth(),
+		Getenv: func(k string) string {
+			if k == "MCP_DATA_DIR" {
+				return data
+			}
+			return env[k]
+		}, Redactor: logging.NewRedactor()}
+	tools, cleanup, err := s.Setup(context.Background(), e)
+	if cleanup != nil {
+		t.Cleanup(cleanup)
+	}
+	return tools, e, err
+}
+
+func TestSetupInProcess(t *testing.T) {
+	tools, _, err := setup(t, nil, nil)
+	if err != nil || len(tools) != 7 {
+		t.Fatalf("local: %d tools, %v", len(tools), err)
+	}
+	for _, tool := range tools {
+		if a := tool.Annotations(); *a.OpenWorldHint {
+			t.Errorf("%s is open world on the local workbook", tool.Name)
+		}
+	}
+	f, keyPath, _ := googleSetup(t)
+	env := map[string]string{}
+	for _, kv := range googleEnv(f, keyPath) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	tools, e, err := setup(t, nil, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools {
+		if a := tool.Annotations(); !*a.OpenWorldHint {
+			t.Errorf("%s is not open world on Google Sheets", tool.Name)
+		}
+	}
+	if rep := e.Health.Report(context.Background()); !rep.OK || !slices.Contains(rep.Parts, "google-sheets") {
+		t.Errorf("health %+v", rep)
+	}
+	if _, _, err := setup(t, []string{"--service-account-key", "/nonexistent"}, map[string]string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID": sid}); err == nil {
+		t.Error("a missing key file was accepted")
+	}
+}
+
+// TestMainInProcess runs kit.Main on spec() for the commands that end.
+func TestMainInProcess(t *testing.T) {
+	f, keyPath, _ := googleSetup(t)
+	genv := map[string]string{}
+	for _, kv := range googleEnv(f, keyPath) {
+		k, v, _ := strings.Cut(kv, "=")
+		genv[k] = v
+	}
+	emptyDir := filepath.Join(t.TempDir(), "empty")
+	tests := []struct {
+		name           string
+		args           []string
+		env            map[string]string
+		code           int
+		stdout, stderr string
+	}{
+		{"help", []string{"--help"}, nil, 0, "SHEETS_READ_MAX_ROWS", ""},
+		{"init on Google", []string{"init"}, genv, 0, "added tab Flight_History", ""},
+		{"init on Google again", []string{"init"}, genv, 0, "Clients already has every column", ""},
+		{"init on an empty local directory", []string{"init"}, map[string]string{"SHEETS_WORKBOOK_DIR": emptyDir}, 0, "wrote the header row of Clients", ""},
+		{"docs", []string{"docs"}, nil, 0, "## sheets-mcp reference", ""},
+		{"bad flag", []string{"--nope"}, nil, 2, "", "nope"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := kit.Main(spec(), tc.args, func(k string) string { return tc.env[k] }, strings.NewReader(""), &out, &errb)
+			if code != tc.code || !strings.Contains(out.String(), tc.stdout) || !strings.Contains(errb.String(), tc.stderr) {
+				t.Errorf("code %d (want %d)\nstdout %q (want %q)\nstderr %q (want %q)", code, tc.code, out.String(), tc.stdout, errb.String(), tc.stderr)
+			}
+		})
+	}
+	b, err := os.ReadFile(filepath.Join(emptyDir, "Clients.csv"))
+	if err != nil || !strings.HasPrefix(string(b), "client_id,name,email") || strings.Count(string(b), "\n") != 1 {
+		t.Errorf("init on an empty directory wrote %q, %v", b, err)
+	}
+	// A tab with data but a bad header: reported, not changed.
+	f.SetCell(sid, "Clients", 1, 3, "mail")
+	var out, errb bytes.Buffer
+	if code := kit.Main(spec(), []string{"init"}, func(k string) string { return genv[k] }, strings.NewReader(""), &out, &errb); code != 1 || !strings.Contains(errb.String(), "email") {
+		t.Errorf("init over a bad header: %d %s", code, errb.String())
+	}
+}

@@ -1,0 +1,572 @@
+package clientdb
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/a1"
+	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/workbook"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+)
+
+// Fields are client fields to set; a nil field is left as it is, "" (or an
+// empty list) empties the cell.
+type Fields struct {
+	Name               *string
+	Email              *string
+	Phone              *string
+	Company            *string
+	AircraftPreference *string
+	CateringPreference *string
+	SpecialNeeds       *string
+	VIPStatus          *string
+	PreferredOperators *[]string
+}
+
+// MaxText bounds one text value.
+const MaxText = 1000
+
+var emailRE = regexp.MustCompile(`^[^\s@,;<>"]+@[^\s@,;<>"]+\.[^\s@,;<>"]+$`)
+
+// validate checks the fields; prefix is put before field names in errors
+// ("updates." for update_client).
+func (f Fields) validate(prefix string) error {
+	texts := []struct {
+		name string
+		v    *string
+	}{{"name", f.Name}, {"email", f.Email}, {"phone", f.Phone}, {"company", f.Company},
+		{"aircraft_preference", f.AircraftPreference}, {"catering_preference", f.CateringPreference},
+		{"special_needs", f.SpecialNeeds}, {"vip_status", f.VIPStatus}}
+	for _, t := range texts {
+		if t.v == nil {
+			continue
+		}
+		if err := checkText(prefix+t.name, *t.v); err != nil {
+			return err
+		}
+	}
+	if f.Name != nil && strings.TrimSpace(*f.Name) == "" {
+		return mcperr.Invalid(prefix+"name", *f.Name, "a name", "a client needs a name")
+	}
+	if f.Email != nil && !emailRE.MatchString(strings.TrimSpace(*f.Email)) {
+		return mcperr.Invalid(prefix+"email", *f.Email, "an e-mail address such as name@example.com", "%q is not an e-mail address", *f.Email)
+	}
+	if f.VIPStatus != nil && !slices.Contains(VIPStatuses, strings.ToLower(strings.TrimSpace(*f.VIPStatus))) {
+		return mcperr.Invalid(prefix+"vip_status", *f.VIPStatus, strings.Join(VIPStatuses, ", "), "unknown vip_status %q", *f.VIPStatus)
+	}
+	if f.AircraftPreference != nil && *f.AircraftPreference != "" && !slices.Contains(AircraftCategories, strings.ToLower(strings.TrimSpace(*f.AircraftPreference))) {
+		return mcperr.Invalid(prefix+"aircraft_preference", *f.AircraftPreference, strings.Join(AircraftCategories, ", "), "unknown aircraft_preference %q", *f.AircraftPreference)
+	}
+	if f.PreferredOperators != nil {
+		for _, op := range *f.PreferredOperators {
+			if err := checkText(prefix+"preferred_operators", op); err != nil {
+				return err
+			}
+			if strings.Contains(op, ",") || strings.TrimSpace(op) == "" {
+				return mcperr.Invalid(prefix+"preferred_operators", op, "operator ids without commas", "operator %q cannot be stored in a comma-separated cell", op)
+			}
+		}
+	}
+	return nil
+}
+
+func checkText(field, s string) error {
+	if len(s) > MaxText {
+		return mcperr.Invalid(field, len(s), fmt.Sprintf("at most %d characters", MaxText), "%s is %d bytes long, over %d", field, len(s), MaxText)
+	}
+	for _, r := range s {
+		if r != '\n' && r != '\t' && unicode.IsControl(r) {
+			return mcperr.Invalid(field, s, "text without control characters", "%s holds a control character", field)
+		}
+	}
+	return nil
+}
+
+// cells turns the set fields into column values, normalised.
+func (f Fields) cells() map[string]any {
+	out := map[string]any{}
+	put := func(col string, v *string, lower bool) {
+		if v == nil {
+			return
+		}
+		s := strings.TrimSpace(*v)
+		if lower {
+			s = strings.ToLower(s)
+		}
+		out[col] = s
+	}
+	put("name", f.Name, false)
+	put("email", f.Email, false)
+	put("phone", f.Phone, false)
+	put("company", f.Company, false)
+	put("aircraft_preference", f.AircraftPreference, true)
+	put("catering_preference", f.CateringPreference, false)
+	put("special_needs", f.SpecialNeeds, false)
+	put("vip_status", f.VIPStatus, true)
+	if f.PreferredOperators != nil {
+		ops := make([]string, 0, len(*f.PreferredOperators))
+		for _, op := range *f.PreferredOperators {
+			ops = append(ops, strings.TrimSpace(op))
+		}
+		out["preferred_operators"] = strings.Join(ops, ", ")
+	}
+	return out
+}
+
+// emailOwner returns the client_id of another row (not except) with this
+// e-mail address, compared without regard to case.
+func (c *clients) emailOwner(email string, except int) (string, bool) {
+	for i := range c.rows {
+		if i != except && strings.EqualFold(c.text(i, "email"), strings.TrimSpace(email)) && c.text(i, "email") != "" {
+			return c.text(i, "client_id"), true
+		}
+	}
+	return "", false
+}
+
+// Get returns the client whose field (email or client_id) is identifier;
+// with field "" an identifier with @ is an e-mail address.
+func (db *DB) Get(ctx context.Context, identifier, field string) (Client, error) {
+	identifier = strings.TrimSpace(identifier)
+	if field == "" {
+		field = "client_id"
+		if strings.Contains(identifier, "@") {
+			field = "email"
+		}
+	}
+	c, err := db.readClients(ctx)
+	if err != nil {
+		return Client{}, err
+	}
+	if field == "client_id" {
+		i, err := c.locate(identifier)
+		if err != nil {
+			if e := mcperr.Wrap(err); e.Code == mcperr.NotFound {
+				e.Field = "identifier"
+			}
+			return Client{}, err
+		}
+		return c.client(i), nil
+	}
+	var idx []int
+	for i := range c.rows {
+		if strings.EqualFold(c.text(i, "email"), identifier) {
+			idx = append(idx, i)
+		}
+	}
+	switch len(idx) {
+	case 0:
+		hint := ""
+		if !strings.Contains(identifier, "@") {
+			hint = "; to look up a client_id, set search_field to client_id"
+		}
+		return Client{}, notFound("identifier", identifier, "no client with email %q%s", identifier, hint)
+	case 1:
+		return c.client(idx[0]), nil
+	}
+	ids := make([]string, len(idx))
+	for i, x := range idx {
+		ids[i] = c.text(x, "client_id")
+	}
+	return Client{}, mcperr.New(mcperr.Conflict, "%d clients share the email %s (%s); look one up by client_id", len(idx), identifier, strings.Join(ids, ", "))
+}
+
+// Page is one page of clients.
+type Page struct {
+	Clients    []Summary `json:"clients"`
+	Total      int       `json:"total"`
+	NextCursor string    `json:"next_cursor,omitempty"`
+	Warnings   []string  `json:"warnings,omitempty"`
+}
+
+// List returns up to limit clients in client_id order after the client_id
+// cursor; the order does not depend on how the sheet is sorted.
+func (db *DB) List(ctx context.Context, after string, limit int) (Page, error) {
+	c, err := db.readClients(ctx)
+	if err != nil {
+		return Page{}, err
+	}
+	all := c.withID()
+	slices.SortStableFunc(all, func(a, b int) int { return naturalCompare(c.text(a, "client_id"), c.text(b, "client_id")) })
+	p := Page{Clients: []Summary{}, Total: len(all), Warnings: c.warnings()}
+	start := 0
+	if after != "" {
+		start = len(all)
+		for i, r := range all {
+			if naturalCompare(c.text(r, "client_id"), after) > 0 {
+				start = i
+				break
+			}
+		}
+	}
+	for i := start; i < len(all) && len(p.Clients) < limit; i++ {
+		p.Clients = append(p.Clients, c.client(all[i]).summary())
+	}
+	if end := start + len(p.Clients); end < len(all) && len(p.Clients) > 0 {
+		p.NextCursor = p.Clients[len(p.Clients)-1].ClientID
+	}
+	return p, nil
+}
+
+// withID lists the rows that have a client_id.
+func (c *clients) withID() []int {
+	out := make([]int, 0, len(c.rows))
+	for i := range c.rows {
+		if c.text(i, "client_id") != "" {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// naturalCompare orders CL-2 before CL-10.
+func naturalCompare(a, b string) int {
+	a, b = strings.ToUpper(a), strings.ToUpper(b)
+	for a != "" && b != "" {
+		ca, cb := a[0], b[0]
+		if isDigit(ca) && isDigit(cb) {
+			na, ra := leadingDigits(a)
+			nb, rb := leadingDigits(b)
+			da, db := strings.TrimLeft(na, "0"), strings.TrimLeft(nb, "0")
+			if c := cmp.Compare(len(da), len(db)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(da, db); c != 0 {
+				return c
+			}
+			a, b = ra, rb
+			continue
+		}
+		if ca != cb {
+			return cmp.Compare(ca, cb)
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func leadingDigits(s string) (string, string) {
+	i := 0
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+// Query is a search of the clients.
+type Query struct {
+	// Text is matched, word by word and without regard to case, against
+	// name, email and company: every word must appear in one of them.
+	Text string
+	// Filters; empty/nil filters match all.
+	VIPStatus          string
+	MinFlights         *int
+	AircraftPreference string
+	Limit              int
+}
+
+// Found is the result of a search.
+type Found struct {
+	Clients   []Summary `json:"clients"`
+	Matches   int       `json:"total_matches"`
+	Truncated bool      `json:"truncated"`
+}
+
+// Search finds clients; exact e-mail and client_id matches come first, then
+// names that start with the text, then the rest in client_id order.
+func (db *DB) Search(ctx context.Context, q Query) (Found, error) {
+	c, err := db.readClients(ctx)
+	if err != nil {
+		return Found{}, err
+	}
+	words := strings.Fields(strings.ToLower(q.Text))
+	whole := strings.ToLower(strings.TrimSpace(q.Text))
+	type hit struct {
+		row  int
+		id   string
+		rank int
+	}
+	vip := strings.ToLower(strings.TrimSpace(q.VIPStatus))
+	var hits []hit
+	for _, i := range c.withID() {
+		if vip != "" {
+			v := strings.ToLower(c.text(i, "vip_status"))
+			if v == "" {
+				v = "standard"
+			}
+			if v != vip {
+				continue
+			}
+		}
+		if q.MinFlights != nil {
+			if n, ok := asInt(c.cell(i, "total_flights")); !ok || n < *q.MinFlights {
+				continue
+			}
+		}
+		if q.AircraftPreference != "" && !strings.EqualFold(c.text(i, "aircraft_preference"), q.AircraftPreference) {
+			continue
+		}
+		name, email, company := strings.ToLower(c.text(i, "name")), strings.ToLower(c.text(i, "email")), strings.ToLower(c.text(i, "company"))
+		ok := true
+		for _, w := range words {
+			if !strings.Contains(name, w) && !strings.Contains(email, w) && !strings.Contains(company, w) {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		id := c.text(i, "client_id")
+		rank := 2
+		switch {
+		case whole != "" && (email == whole || strings.EqualFold(id, whole)):
+			rank = 0
+		case whole != "" && strings.HasPrefix(name, whole):
+			rank = 1
+		}
+		hits = append(hits, hit{i, id, rank})
+	}
+	slices.SortStableFunc(hits, func(a, b hit) int {
+		if c := cmp.Compare(a.rank, b.rank); c != 0 {
+			return c
+		}
+		return naturalCompare(a.id, b.id)
+	})
+	out := Found{Clients: []Summary{}, Matches: len(hits)}
+	for _, h := range hits {
+		if len(out.Clients) == q.Limit {
+			out.Truncated = true
+			break
+		}
+		out.Clients = append(out.Clients, c.client(h.row).summary())
+	}
+	return out, nil
+}
+
+// Changed is the result of a write to one client.
+type Changed struct {
+	Client Client `json:"client"`
+	// Changed names the columns whose value changed (empty when the client
+	// already held the values).
+	Changed []string `json:"changed"`
+	Notes   []string `json:"notes,omitempty"`
+}
+
+// Update sets fields of client id. With expectedUpdatedAt, the write is
+// refused with CONFLICT unless the row's updated_at is still that time.
+func (db *DB) Update(ctx context.Context, id string, f Fields, expectedUpdatedAt string) (Changed, error) {
+	if err := f.validate("updates."); err != nil {
+		return Changed{}, err
+	}
+	var expected time.Time
+	if expectedUpdatedAt != "" {
+		t, ok := asTime(expectedUpdatedAt)
+		if !ok {
+			return Changed{}, mcperr.Invalid("expected_updated_at", expectedUpdatedAt, "the updated_at the client had when you read it (RFC 3339)", "%q is not a timestamp", expectedUpdatedAt)
+		}
+		expected = t
+	}
+	want := f.cells()
+	if len(want) == 0 {
+		return Changed{}, mcperr.Invalid("updates", nil, "at least one field", "updates names no field to change")
+	}
+	unlock, err := db.lock(ctx)
+	if err != nil {
+		return Changed{}, err
+	}
+	defer unlock()
+	var changed []string
+	w, err := db.writeClient(ctx, id, func(c *clients, i int) (map[string]any, error) {
+		if expectedUpdatedAt != "" {
+			cur, ok := asTime(c.cell(i, "updated_at"))
+			if !ok || !cur.Equal(expected) {
+				now := c.text(i, "updated_at")
+				if ok {
+					now = formatTime(cur)
+				}
+				e := mcperr.New(mcperr.Conflict, "client %s changed since it was read: its updated_at is now %s, not %s; read it again (get_client) and decide on the current values", id, now, expectedUpdatedAt)
+				e.Field, e.Value = "expected_updated_at", now
+				return nil, e
+			}
+		}
+		if email, ok := want["email"].(string); ok {
+			if owner, taken := c.emailOwner(email, i); taken {
+				e := mcperr.New(mcperr.Conflict, "client %s already has the email %s", owner, email)
+				e.Field, e.Value = "updates.email", email
+				return nil, e
+			}
+		}
+		out := map[string]any{}
+		changed = changed[:0]
+		for col, v := range want {
+			if c.text(i, col) != valueText(v) {
+				out[col] = v
+				changed = append(changed, col)
+			}
+		}
+		slices.Sort(changed)
+		return out, nil
+	}, 0)
+	if err != nil {
+		return Changed{Notes: w.notes}, withNotes(err, w.notes)
+	}
+	if !w.wrote {
+		changed = nil
+	}
+	return Changed{Client: w.client, Changed: append([]string{}, changed...), Notes: w.notes}, nil
+}
+
+// withNotes adds what else happened during a failed write to its message.
+func withNotes(err error, notes []string) error {
+	if len(notes) == 0 {
+		return err
+	}
+	e := annotate(err, "%s", strings.Join(notes, "; "))
+	return e
+}
+
+var idRE = regexp.MustCompile(`(?i)^CL-(\d+)$`)
+
+// nextID is one more than the highest CL-<n> id in the tab.
+func (c *clients) nextID() string {
+	n := 0
+	for key := range c.byID {
+		if m := idRE.FindStringSubmatch(key); m != nil {
+			if v, err := strconv.Atoi(m[1]); err == nil {
+				n = max(n, v)
+			}
+		}
+	}
+	return fmt.Sprintf("CL-%03d", n+1)
+}
+
+// Created is the result of Create.
+type Created struct {
+	Client Client   `json:"client"`
+	Notes  []string `json:"notes,omitempty"`
+}
+
+// Create adds a client with a new client_id (CL-<n>, one more than the
+// highest). An e-mail address already in the tab is a CONFLICT, which also
+// makes a repeated call safe: it cannot create the client twice.
+func (db *DB) Create(ctx context.Context, f Fields) (Created, error) {
+	if f.Name == nil || f.Email == nil {
+		return Created{}, mcperr.Invalid("name", nil, "name and email", "a new client needs a name and an email")
+	}
+	if err := f.validate(""); err != nil {
+		return Created{}, err
+	}
+	unlock, err := db.lock(ctx)
+	if err != nil {
+		return Created{}, err
+	}
+	defer unlock()
+	var notes []string
+	for attempt := 1; attempt <= maxWriteAttempts; attempt++ {
+		before, err := db.readClients(ctx)
+		if err != nil {
+			return Created{}, err
+		}
+		if owner, taken := before.emailOwner(*f.Email, -1); taken {
+			e := mcperr.New(mcperr.Conflict, "client %s already has the email %s; get_client shows it (a client is created once)", owner, strings.TrimSpace(*f.Email))
+			e.Field, e.Value = "email", owner
+			return Created{}, e
+		}
+		id := before.nextID()
+		stamp := db.stamp()
+		set := f.cells()
+		set["client_id"], set["created_at"], set["updated_at"], set["total_flights"] = id, stamp, stamp, 0
+		if _, ok := set["vip_status"]; !ok {
+			set["vip_status"] = "standard"
+		}
+		landed, aerr := db.wb.Append(ctx, before.tab, before.rowValues(set))
+		if aerr == nil && landed.StartCol != 1 {
+			return Created{}, db.misplaced(ctx, landed, before.tab)
+		}
+		after, rerr := db.readClients(ctx)
+		if rerr != nil {
+			if aerr != nil {
+				return Created{}, annotate(aerr, "the client may or may not have been created as %s (reading the tab back to check failed: %s); get_client with the email tells, and create_client again is safe: it never creates a second client with this email", id, mcperr.Wrap(rerr).Message)
+			}
+			return Created{}, annotate(rerr, "client %s was added, but reading it back failed; get_client %s shows it", id, id)
+		}
+		rows := after.rowsWith("updated_at", stamp)
+		if len(rows) == 0 {
+			if aerr != nil {
+				return Created{}, annotate(aerr, "the client was not created")
+			}
+			return Created{}, mcperr.New(mcperr.Upstream, "the row appended for client %s cannot be found in tab %s; check the sheet", id, before.tab)
+		}
+		if aerr != nil {
+			notes = append(notes, "the answer to the append was lost, but reading the tab back shows the row")
+		}
+		if after.dups[strings.ToUpper(id)] != nil {
+			// Someone added the same id meanwhile: take ours back, pick another.
+			if err := db.clearRows(ctx, after.table, rows); err != nil {
+				return Created{}, annotate(err, "client_id %s was taken by another row while the client was being added; removing the new row failed, so the tab holds %s twice", id, id)
+			}
+			notes = append(notes, fmt.Sprintf("client_id %s was taken meanwhile; another id was chosen", id))
+			continue
+		}
+		db.changed(id)
+		return Created{Client: after.client(rows[0]), Notes: notes}, nil
+	}
+	return Created{}, mcperr.New(mcperr.Conflict, "new client ids kept being taken by other rows; the client was not created").WithRetryable(true)
+}
+
+// clearRows empties rows of t (the cells of every header column).
+func (db *DB) clearRows(ctx context.Context, t *table, rows []int) error {
+	set := map[string]any{}
+	for col := range t.col {
+		set[col] = ""
+	}
+	var cells []workbook.Cell
+	for _, r := range rows {
+		cells = append(cells, t.cellsAt(sheetRow(r), set)...)
+	}
+	return db.wb.Write(ctx, t.tab, cells)
+}
+
+// misplaced undoes an append that landed outside the table's columns (the
+// tab has other data below or beside the table) and says what to fix.
+func (db *DB) misplaced(ctx context.Context, landed a1.Range, tab string) error {
+	if err := db.wb.Clear(ctx, landed); err != nil {
+		return annotate(err, "the new row landed at %s, outside the table of tab %s, and removing it failed; delete it by hand", landed, tab)
+	}
+	return mcperr.New(mcperr.Conflict, "tab %s has other data below or beside its table, so the new row landed at %s; it was removed again. Move that data so the table is the last block of the tab, then retry",
+		tab, landed).WithRetryable(false)
+}
+
+// Recent returns the n clients updated last, newest first.
+func (db *DB) Recent(ctx context.Context, n int) ([]Client, error) {
+	c, err := db.readClients(ctx)
+	if err != nil {
+		return nil, err
+	}
+	type stamped struct {
+		row int
+		at  time.Time
+	}
+	rows := c.withID()
+	list := make([]stamped, len(rows))
+	for k, i := range rows {
+		t, _ := asTime(c.cell(i, "updated_at"))
+		list[k] = stamped{i, t}
+	}
+	slices.SortStableFunc(list, func(a, b stamped) int { return b.at.Compare(a.at) })
+	out := make([]Client, 0, min(n, len(list)))
+	for _, s := range list[:min(n, len(list))] {
+		out = append(out, c.client(s.row))
+	}
+	return out, nil
+}
