@@ -4,8 +4,8 @@
 SHELL        := bash
 .SHELLFLAGS  := -eu -o pipefail -c
 GO           ?= go
-SERVERS      := devtools
-MODULES      := shared $(addprefix servers/,$(SERVERS)) servers/avinode
+SERVERS      := devtools avinode sheets supabase
+MODULES      := shared $(addprefix servers/,$(SERVERS))
 PKGS         := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT       ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -14,7 +14,7 @@ STATICCHECK  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 COVER_MIN    ?= 80
 BENCHTIME    ?= 1s
 
-.PHONY: help build test lint cover bench run-devtools conformance inspector sdk-check postgres clean
+.PHONY: help build test lint cover bench docs run-devtools run-avinode run-sheets run-supabase conformance inspector sdk-check postgres clean
 
 help: ## list targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -47,11 +47,25 @@ cover: postgres ## per-module statement coverage; fails under $(COVER_MIN)%
 	  awk -v p="$$pct" -v min=$(COVER_MIN) 'BEGIN { exit !(p+0 < min) }' && { echo "  below $(COVER_MIN)%"; fail=1; } || true; \
 	done; exit $$fail
 
-bench: build ## benchmarks: kit overhead, stdio round trip, cold start, memory
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) ./shared/kit/ ./servers/devtools/...
+bench: build ## benchmarks: kit overhead, the floor ratios, round trips, memory, each server's own
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) ./shared/kit/ ./shared/pgcall/ $(PKGS)
+
+docs: ## regenerate each server's reference section in docs/<server>.md from its definitions
+	@for s in $(SERVERS); do \
+	  $(GO) test -count=1 -run 'TestDocs' ./servers/$$s/cmd/$$s-mcp/ -args -update >/dev/null && echo "docs/$$s.md"; \
+	done
 
 run-devtools: build ## run devtools over stdio on its local default (roots: the working directory)
 	./bin/devtools-mcp
+
+run-avinode: build ## run avinode over stdio on its mock marketplace
+	./bin/avinode-mcp
+
+run-sheets: build ## run sheets over stdio on its local workbook
+	./bin/sheets-mcp
+
+run-supabase: build ## run supabase over stdio on its embedded database
+	./bin/supabase-mcp
 
 conformance: build ## official MCP conformance suite against devtools over streamable HTTP
 	@bash scripts/conformance.sh
@@ -59,8 +73,9 @@ conformance: build ## official MCP conformance suite against devtools over strea
 inspector: build ## MCP Inspector CLI lists and calls devtools tools over stdio and HTTP
 	@bash scripts/inspector.sh
 
-sdk-check: build ## official TypeScript SDK client against devtools over stdio, HTTP and SSE
-	@cd tools/sdk-check && npm ci --no-audit --no-fund --loglevel=error >/dev/null && node check.mjs
+sdk-check: build ## official TypeScript SDK client against the servers over stdio, HTTP and SSE
+	@cd tools/sdk-check && npm ci --no-audit --no-fund --loglevel=error >/dev/null && \
+	  node check.mjs && node avinode.mjs && node sheets.mjs
 
 clean: ## remove build and coverage output
 	rm -rf bin coverage
