@@ -109,7 +109,7 @@ func TestSystemInfoRoots(t *testing.T) {
 	must(t, err)
 	t.Cleanup(func() { _ = fsys.Close() })
 	reg := metrics.New("devtools")
-	s, err := kit.New(kit.Info{Name: "devtools"}, tools.SystemTools(tools.SystemDeps{Info: kit.Info{Name: "devtools"}, Metrics: reg, Roots: fsys.Roots}),
+	s, err := kit.New(kit.Info{Name: "devtools"}, tools.SystemTools(tools.SystemDeps{Info: kit.Info{Name: "devtools"}, Metrics: reg, Roots: tools.NewRoots(fsys, true, nil)}),
 		kit.Options{Metrics: reg})
 	must(t, err)
 	c := mcptest.NewInProcess(t, s, "")
