@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/filewatch"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/fsroot"
@@ -90,7 +89,7 @@ type updates struct {
 	more chan struct{}
 }
 
-func listen(c *mcptest.Client) *updates {
+func listen(c mcpClient) *updates {
 	u := &updates{more: make(chan struct{}, 1000)}
 	c.Raw().OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method != "notifications/resources/updated" {
@@ -253,7 +252,7 @@ agents:
 	e := newResEnv(t, policy, 0)
 	ctx := context.Background()
 	for _, agent := range []string{"reader", "writer"} {
-		c := mcptest.NewInProcess(t, e.srv, agent, client.WithLegacyProtocolOnly())
+		c := newPipeClient(t, e.srv, agent, true)
 		if list, err := c.Raw().ListResources(ctx, mcp.ListResourcesRequest{}); err != nil || len(list.Resources) == 0 {
 			t.Errorf("%s lists %+v, %v", agent, list, err)
 		}
@@ -264,7 +263,7 @@ agents:
 			t.Errorf("%s subscribes: %v", agent, err)
 		}
 	}
-	c := mcptest.NewInProcess(t, e.srv, "ops", client.WithLegacyProtocolOnly())
+	c := newPipeClient(t, e.srv, "ops", true)
 	if list, err := c.Raw().ListResources(ctx, mcp.ListResourcesRequest{}); err != nil || len(list.Resources) != 0 {
 		t.Errorf("ops lists %+v, %v", list, err)
 	}
@@ -291,7 +290,7 @@ agents:
 func TestFileResourceSubscribe(t *testing.T) {
 	t.Parallel()
 	e := newResEnv(t, nil, 0)
-	c := mcptest.NewInProcess(t, e.srv, "", client.WithLegacyProtocolOnly())
+	c := newPipeClient(t, e.srv, "", true)
 	u := listen(c)
 	ctx := context.Background()
 	sub := func(rel string) {
@@ -302,28 +301,29 @@ func TestFileResourceSubscribe(t *testing.T) {
 	sub("sub/nested.go")
 	sub("sentinel")
 
+	// Changes with one kernel event each, so each sends one update and
+	// none is left in flight.
 	e.replace(t, "hello.txt", "changed by another process\n")
 	if got := u.next(t); got != e.uri("hello.txt") {
 		t.Fatalf("update for %s, want hello.txt", got)
 	}
+	// Unsubscribed: a change to hello.txt sends nothing, as the sentinel,
+	// changed after it, shows.
+	must(t, c.Raw().Unsubscribe(ctx, mcp.UnsubscribeRequest{Params: mcp.UnsubscribeParams{URI: e.uri("hello.txt")}}))
+	e.replace(t, "hello.txt", "after unsubscribe")
+	e.replace(t, "sentinel", "s")
+	if got := u.next(t); got != e.uri("sentinel") {
+		t.Errorf("after unsubscribe the next update is for %s, want the sentinel's", got)
+	}
+
 	// A change by the tool is reported by the tool itself and by the
 	// kernel's event, for the URI subscribed to.
+	sub("hello.txt")
 	mcptest.OK(t, c.Call("file_write", map[string]any{"path": "hello.txt", "content": "by the tool"}), nil)
 	u.until(t, e.uri("hello.txt"))
 	// Deleting a directory reports the subscribed files inside it.
 	mcptest.OK(t, c.Call("file_delete", map[string]any{"path": "sub", "recursive": true}), nil)
 	u.until(t, e.uri("sub/nested.go"))
-
-	// Unsubscribed: a change to hello.txt sends nothing, as the sentinel,
-	// changed after it, shows.
-	e.replace(t, "sentinel", "s")
-	u.until(t, e.uri("sentinel"))
-	must(t, c.Raw().Unsubscribe(ctx, mcp.UnsubscribeRequest{Params: mcp.UnsubscribeParams{URI: e.uri("hello.txt")}}))
-	e.replace(t, "hello.txt", "after unsubscribe")
-	e.replace(t, "sentinel", "s2")
-	if others := u.until(t, e.uri("sentinel")); slices.Contains(others, e.uri("hello.txt")) {
-		t.Errorf("an update for hello.txt arrived after unsubscribe: %q", others)
-	}
 }
 
 // TestFileResourceListen: a client on protocol 2026-07-28 opts in through
@@ -331,7 +331,7 @@ func TestFileResourceSubscribe(t *testing.T) {
 func TestFileResourceListen(t *testing.T) {
 	t.Parallel()
 	e := newResEnv(t, nil, 0)
-	c := mcptest.NewInProcess(t, e.srv, "")
+	c := newPipeClient(t, e.srv, "", false)
 	acked := make(chan struct{}, 1)
 	c.Raw().OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == "notifications/subscriptions/acknowledged" {
@@ -341,7 +341,16 @@ func TestFileResourceListen(t *testing.T) {
 	u := listen(c)
 	stop, err := c.Raw().ListenAsync(context.Background(), mcp.SubscriptionFilter{ResourceSubscriptions: []string{e.uri("hello.txt")}}, nil)
 	must(t, err)
-	defer stop()
+	// Closing the stream is a notifications/cancelled the client sends in
+	// the background; wait until the server has ended the stream, or the
+	// test's shutdown would wait out the kit's grace period for it.
+	defer func() {
+		stop()
+		deadline := time.Now().Add(10 * time.Second)
+		for e.srv.Notifier().Subscribed(e.uri("hello.txt")) && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}()
 	select {
 	case <-acked:
 	case <-time.After(10 * time.Second):
@@ -358,7 +367,7 @@ func TestFileResourceListen(t *testing.T) {
 func TestFileResourceWatchRefused(t *testing.T) {
 	t.Parallel()
 	e := newResEnv(t, nil, 1)
-	c := mcptest.NewInProcess(t, e.srv, "", client.WithLegacyProtocolOnly())
+	c := newPipeClient(t, e.srv, "", true)
 	ctx := context.Background()
 	must(t, c.Raw().Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: e.uri("hello.txt")}}))
 	err := c.Raw().Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: e.uri("data.json")}})

@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,7 +18,6 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/fsroot"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/shell"
@@ -114,73 +112,13 @@ func newRootsEnv(t *testing.T, configured bool) *rootsEnv {
 	return e
 }
 
-// mcpClient is what these tests need of a client.
-type mcpClient interface {
-	Call(name string, args any) *mcp.CallToolResult
-	Raw() *client.Client
-}
-
-// pipeClient is an mcp-go client on s through pipes, as
-// mcptest.NewInProcess makes one, except that its transport is started with
-// a context that outlives the handshake: mcp-go's stdio transport answers
-// the server's requests (roots/list) under the context it was started with,
-// and NewInProcess starts it under one it cancels once initialized, so on
-// protocol 2025-11-25 every roots/list would be answered "context canceled".
-type pipeClient struct {
-	t *testing.T
-	c *client.Client
-}
-
-func newPipeClient(t *testing.T, s *kit.Server, opts ...client.ClientOption) *pipeClient {
-	t.Helper()
-	clientIn, serverOut := io.Pipe()
-	serverIn, clientOut := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- s.ServeStdio(ctx, "", serverIn, serverOut)
-		_ = serverOut.Close()
-	}()
-	tr := transport.NewIO(clientIn, clientOut, io.NopCloser(strings.NewReader("")))
-	must(t, tr.Start(context.Background()))
-	c := client.NewClient(tr, append(opts, client.WithLegacyProtocolOnly())...)
-	t.Cleanup(func() {
-		_ = c.Close()
-		_ = clientOut.Close()
-		cancel()
-		<-done
-	})
-	must(t, c.Start(context.Background()))
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = "2025-11-25"
-	req.Params.ClientInfo = mcp.Implementation{Name: "roots-test", Version: "1"}
-	if _, err := c.Initialize(context.Background(), req); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	return &pipeClient{t: t, c: c}
-}
-
-func (p *pipeClient) Raw() *client.Client { return p.c }
-
-func (p *pipeClient) Call(name string, args any) *mcp.CallToolResult {
-	p.t.Helper()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
-	res, err := p.c.CallTool(context.Background(), req)
-	if err != nil {
-		p.t.Fatalf("tools/call %s: %v", name, err)
-	}
-	return res
-}
-
 // legacy and modern make a client with roots for each protocol era.
 func legacy(t *testing.T, s *kit.Server, h client.RootsHandler) mcpClient {
-	return newPipeClient(t, s, client.WithRootsHandler(h))
+	return newPipeClient(t, s, "", true, client.WithRootsHandler(h))
 }
 
 func modern(t *testing.T, s *kit.Server, h client.RootsHandler) mcpClient {
-	return mcptest.NewInProcess(t, s, "", client.WithRootsHandler(h))
+	return newPipeClient(t, s, "", false, client.WithRootsHandler(h))
 }
 
 func rootsOf(t *testing.T, c mcpClient) []string {
