@@ -26,10 +26,12 @@ package filewatch
 
 import (
 	"errors"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -243,16 +245,17 @@ func (w *Watcher) stopper(s *sub) func() {
 	}
 }
 
-// reason says why a watch could not be set, without host paths.
+// reason says why a watch could not be set, in words of our own: the
+// operating system's error would name the host path.
 func reason(err error) string {
-	msg := err.Error()
 	switch {
-	case strings.Contains(msg, "no space left"), strings.Contains(msg, "too many"):
-		return "the system's limit on watches is reached"
-	case strings.Contains(msg, "permission denied"):
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		// inotify reports its per-user watch limit as ENOSPC.
+		return "the system's limit on file watches is reached"
+	case errors.Is(err, fs.ErrPermission):
 		return "the operating system denied access"
-	case strings.Contains(msg, "no such file"):
-		return "it does not exist"
+	case errors.Is(err, fs.ErrNotExist):
+		return "it no longer exists"
 	}
 	return "the operating system refused"
 }
@@ -270,17 +273,24 @@ func (w *Watcher) run(fsw *fsnotify.Watcher) {
 			if !ok {
 				return
 			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				w.log.Warn().Msg("the kernel dropped file events; reporting every watched file as changed")
-				w.mu.Lock()
-				for _, s := range w.subs {
-					w.trigger(s)
-				}
-				w.mu.Unlock()
-				continue
-			}
-			w.log.Warn().Err(err).Msg("file watch error")
+			w.failed(err)
 		}
+	}
+}
+
+// failed handles an error from the kernel watcher. When the kernel's queue
+// overflowed, events were lost: every watched file is reported, since any
+// of them may have changed.
+func (w *Watcher) failed(err error) {
+	if !errors.Is(err, fsnotify.ErrEventOverflow) {
+		w.log.Warn().Err(err).Msg("file watch error")
+		return
+	}
+	w.log.Warn().Msg("the kernel dropped file events; reporting every watched file as changed")
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range w.subs {
+		w.trigger(s)
 	}
 }
 

@@ -4,11 +4,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/fsroot"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
@@ -421,5 +424,41 @@ func TestNewAndClose(t *testing.T) {
 	}
 	if e.w.Len() != 0 {
 		t.Errorf("Len after Close = %d", e.w.Len())
+	}
+}
+
+func TestReason(t *testing.T) {
+	for err, want := range map[error]string{
+		syscall.ENOSPC:                     "limit on file watches",
+		syscall.EMFILE:                     "limit on file watches",
+		&os.PathError{Err: syscall.EACCES}: "denied",
+		syscall.ENOENT:                     "no longer exists",
+		syscall.EINVAL:                     "refused",
+	} {
+		if got := reason(err); !strings.Contains(got, want) {
+			t.Errorf("reason(%v) = %q, want %q", err, got, want)
+		}
+	}
+}
+
+// TestOverflow: when the kernel dropped events, every watched file is
+// reported once; another error reports nothing.
+func TestOverflow(t *testing.T) {
+	e := newEnv(t, 0, true)
+	e.watch(t, "a.txt")
+	e.watch(t, "sub/b.txt")
+	e.w.failed(errors.New("some other watch error"))
+	if n := len(e.timers); n != 0 {
+		t.Fatalf("%d notifications for an error that lost nothing", n)
+	}
+	e.w.failed(fsnotify.ErrEventOverflow)
+	got := []string{}
+	for range 2 {
+		e.timer(t)()
+		got = append(got, e.next(t))
+	}
+	slices.Sort(got)
+	if strings.Join(got, ",") != "a.txt,sub/b.txt" {
+		t.Errorf("after an overflow: %q", got)
 	}
 }
