@@ -6,6 +6,9 @@
 //
 //   cd tools/sdk-check && npm ci && node check.mjs [path/to/devtools-mcp]
 //
+// The file resources and their live updates, over all three transports and
+// under a policy, are checked by resources.mjs, which this runs last.
+//
 // Exit status 0 when every check passes; gaps (features no tool exercises)
 // are reported but do not fail. SDK_CHECK_VERBOSE=1 prints server stderr.
 import { spawn } from 'node:child_process';
@@ -24,6 +27,8 @@ import {
   EmptyResultSchema, LATEST_PROTOCOL_VERSION, ListResourcesResultSchema, SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+
+import { runResources } from './resources.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BIN = path.resolve(process.argv[2] ?? path.join(here, '../../bin/devtools-mcp'));
@@ -215,8 +220,18 @@ async function suite(client, tap, log, root) {
   });
 
   await step('capabilities not offered', async () => {
-    const e = await client.request({ method: 'resources/list', params: {} }, ListResourcesResultSchema).then(() => null, (err) => err);
-    check('resources/list → -32601 method not found', e && e.code === -32601, String(e));
+    const e = await client.request({ method: 'completion/complete', params: { ref: { type: 'ref/prompt', name: 'tool-descriptions' }, argument: { name: 'x', value: '' } } }, EmptyResultSchema).then(() => null, (err) => err);
+    check('completion/complete → -32601 method not found', e && e.code === -32601, String(e));
+  });
+
+  await step('resources', async () => {
+    const caps = client.getServerCapabilities() ?? {};
+    check('capabilities advertise resources with subscribe', caps.resources?.subscribe === true, j(caps.resources));
+    const r = await client.request({ method: 'resources/list', params: {} }, ListResourcesResultSchema);
+    const hello = r.resources.find((x) => x.name === 'hello.txt');
+    check('resources/list names hello.txt by its file:// URI', hello?.uri === `file://${root}/hello.txt`, j(r.resources));
+    const read = hello && await client.readResource({ uri: hello.uri });
+    check('resources/read returns its text', read?.contents?.[0]?.text === 'hello from the sdk check\n', j(read?.contents));
   });
 
   await step('prompts', async () => {
@@ -429,10 +444,21 @@ async function runHTTP() {
       check('non-initialize request without a session id → 400', none.status === 400, `${none.status} ${await none.text()}`);
       const badVer = await fetch(url, { method: 'POST', headers: { ...hdrs, 'mcp-session-id': inner.sessionId, 'mcp-protocol-version': '1999-01-01' }, body: j({ jsonrpc: '2.0', id: 11, method: 'ping' }) });
       check('unsupported MCP-Protocol-Version header → 400', badVer.status === 400, `${badVer.status}`);
+      // The SDK client holds its session's standalone stream already; a
+      // second one on the same session is refused, one on a new session opens.
+      const getHdrs = (sid) => ({ ...auth, accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION });
+      const second = await fetch(url, { headers: getHdrs(inner.sessionId) });
+      check('a second GET stream on a session → 409', second.status === 409, `${second.status} ${await second.text()}`);
+      const initRes = await fetch(url, { method: 'POST', headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: j({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }) });
+      const rawSid = initRes.headers.get('mcp-session-id');
+      await initRes.text();
+      await fetch(url, { method: 'POST', headers: { ...hdrs, 'mcp-session-id': rawSid }, body: j({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
       const ac = new AbortController();
-      const get = await fetch(url, { headers: { ...auth, accept: 'text/event-stream', 'mcp-session-id': inner.sessionId, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION }, signal: ac.signal });
-      check('GET opens the standalone SSE stream', get.status === 200 && (get.headers.get('content-type') ?? '').startsWith('text/event-stream'), `${get.status} ${get.headers.get('content-type')}`);
+      const get = await fetch(url, { headers: getHdrs(rawSid), signal: ac.signal });
+      check('GET opens the standalone SSE stream of a new session', get.status === 200 && (get.headers.get('content-type') ?? '').startsWith('text/event-stream'), `${get.status} ${get.headers.get('content-type')}`);
       ac.abort();
+      await fetch(url, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': rawSid } });
       const delNone = await fetch(url, { method: 'DELETE', headers: auth });
       check('DELETE without a session id → 400', delNone.status === 400, `${delNone.status}`);
       const sid = inner.sessionId;
@@ -492,7 +518,7 @@ async function runHTTP() {
 
 // -------------------------------------------------------------------- main
 
-const deadline = setTimeout(() => { console.error('sdk-check: overall time limit (60 s) exceeded'); process.exit(2); }, 60000);
+const deadline = setTimeout(() => { console.error('sdk-check: overall time limit (90 s) exceeded'); process.exit(2); }, 90000);
 deadline.unref();
 if (!fs.existsSync(BIN)) { console.error(`sdk-check: ${BIN} not found; run make build`); process.exit(2); }
 console.log(`sdk-check: @modelcontextprotocol/sdk ${SDK_VERSION} (latest protocol ${LATEST_PROTOCOL_VERSION}) against ${BIN}`);
@@ -500,6 +526,10 @@ const t0 = Date.now();
 try {
   await runStdio();
   await runHTTP();
+  await runResources({
+    bin: BIN, here, check, step, j, waitFor, makeRoot, serverEnv, newClient, StderrLog, children,
+    setSection: (name) => { section = name; },
+  });
 } finally {
   fs.rmSync(scratch, { recursive: true, force: true });
 }

@@ -5,12 +5,14 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/database"
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/filewatch"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/tools"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/webguard"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
@@ -29,6 +31,8 @@ func main() {
 // settings are devtools' own flags, beside the kit's.
 type settings struct {
 	roots []string
+	// watchMaxFiles caps the files watched for resource subscribers.
+	watchMaxFiles int
 	// shell_execute
 	shellAllow, shellPrograms, shellEnv []string
 	shellTimeout, shellMaxTimeout       time.Duration
@@ -50,7 +54,15 @@ type settings struct {
 
 func (s *settings) register(f *kit.Flags) {
 	f.List(&s.roots, "root", "DEVTOOLS_ROOTS", string(os.PathListSeparator),
-		"directory the tools may use (repeat, or a list in the env variable; default: the working directory)")
+		"directory the tools may use (repeat, or a list in the env variable; default: the working directory, or the client's roots)")
+	f.Int(&s.watchMaxFiles, "watch-max-files", []string{"DEVTOOLS_WATCH_MAX_FILES"}, filewatch.DefaultMaxFiles,
+		"most files watched at once for clients subscribed to file resources")
+	f.Check("watch-max-files", func() error {
+		if s.watchMaxFiles <= 0 {
+			return fmt.Errorf("want a positive number of files, got %d", s.watchMaxFiles)
+		}
+		return nil
+	})
 
 	f.List(&s.shellAllow, "shell-allow", "DEVTOOLS_SHELL_ALLOW", ",",
 		"extra programs for shell_execute that take ANY arguments, unchecked; interpreters (node, npm, python…) can then do anything the server's user can")
@@ -83,7 +95,9 @@ func (s *settings) register(f *kit.Flags) {
 }
 
 func (s *settings) deps(env *kit.Env) (tools.Deps, error) {
-	d := tools.Deps{Info: env.Info, Metrics: env.Metrics, Roots: s.roots}
+	d := tools.Deps{Info: env.Info, Metrics: env.Metrics, Roots: s.roots, RootsConfigured: len(s.roots) > 0,
+		Notifier: env.Notifier, WatchMaxFiles: s.watchMaxFiles, WatchHint: "--watch-max-files or DEVTOOLS_WATCH_MAX_FILES",
+		Logger: env.Logger}
 	if len(d.Roots) == 0 {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -134,7 +148,8 @@ func spec() kit.Spec {
 	var s settings
 	return kit.Spec{
 		Info: kit.Info{Name: "devtools", Version: version, Commit: commit,
-			Instructions: "Developer tools confined to the configured root directories. Paths are relative to the first root unless absolute inside a root; call system_info to see the roots."},
+			Instructions: "Developer tools confined to the configured root directories (or the client's roots inside them). Paths are relative to the first root unless absolute inside a root; call system_info to see the roots. " +
+				"Files under the roots are also resources (file:///abs/path) that a client can read and subscribe to, to hear when they change."},
 		Summary:     "MCP server with file, shell, web, database and system tools confined to root directories",
 		DefaultPort: 3005,
 		Flags:       s.register,
@@ -143,7 +158,14 @@ func spec() kit.Spec {
 			if err != nil {
 				return nil, nil, err
 			}
-			return tools.All(d)
+			set, err := tools.All(d)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, t := range set.Templates {
+				env.AddTemplate(t)
+			}
+			return set.Tools, set.Close, nil
 		},
 	}
 }

@@ -93,8 +93,13 @@ type FS struct {
 
 	// writes is held exclusively by Write and Delete, and shared by
 	// HoldWrites: a reader that must see the tree unchanged for a while
-	// (the shell's git runs) keeps the file tools from changing it.
-	writes sync.RWMutex
+	// (the shell's git runs) keeps the file tools from changing it. An FS
+	// made by Narrow or Reopen shares its parent's, so one hold covers every
+	// view of the same files.
+	writes *sync.RWMutex
+	// protected are root spellings of the FS this one was derived from:
+	// they stay out of reach of Write and Delete, like its own roots.
+	protected []string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -126,7 +131,7 @@ func Open(dirs []string, lim Limits) (*FS, error) {
 	if len(dirs) == 0 {
 		return nil, &Error{Code: mcperr.Validation, Op: "open", Field: "dirs", Msg: "at least one root directory is required"}
 	}
-	f := &FS{lim: lim}
+	f := &FS{lim: lim, writes: &sync.RWMutex{}}
 	for _, d := range dirs {
 		if err := f.add(d); err != nil {
 			_ = f.Close()
@@ -162,19 +167,27 @@ func (f *FS) add(dir string) error {
 		return openErr(dir, err)
 	}
 	probeEscape(r)
+	f.addRoot(abs, r, info, abs, resolved)
+	return nil
+}
+
+// addRoot adds an opened directory under name, or merges it (and its
+// prefixes) into a root that is the same directory.
+func (f *FS) addRoot(name string, r *os.Root, info os.FileInfo, prefixes ...string) {
 	for _, old := range f.roots {
 		if os.SameFile(old.info, info) {
 			_ = r.Close()
-			old.addPrefix(abs)
-			old.addPrefix(resolved)
-			return nil
+			for _, p := range prefixes {
+				old.addPrefix(p)
+			}
+			return
 		}
 	}
-	nr := &root{name: abs, r: r, info: info}
-	nr.addPrefix(abs)
-	nr.addPrefix(resolved)
+	nr := &root{name: name, r: r, info: info}
+	for _, p := range prefixes {
+		nr.addPrefix(p)
+	}
 	f.roots = append(f.roots, nr)
-	return nil
 }
 
 // openErr reports a root that cannot be opened. It is for the operator, so
@@ -317,6 +330,12 @@ func (f *FS) guardRoots(op string, t target) error {
 					return &Error{Code: mcperr.PermissionDeny, Op: op, Path: t.given,
 						Msg: "refusing to " + op + " a path that is or contains the root " + r.name}
 				}
+			}
+		}
+		for _, rp := range f.protected {
+			if _, ok := within(abs, rp); ok {
+				return &Error{Code: mcperr.PermissionDeny, Op: op, Path: t.given,
+					Msg: "refusing to " + op + " a path that is or contains a configured root directory"}
 			}
 		}
 	}

@@ -227,6 +227,11 @@ type Request struct {
 	Timeout time.Duration
 	// Env adds variables; every name must be allowed by the configuration.
 	Env map[string]string
+	// Roots, when set, replace the configured roots for this run: the
+	// directories the caller has already decided this call may use (a
+	// client's roots inside the configured ones). Each must be an existing
+	// directory.
+	Roots []string
 }
 
 // Result is what a run produced. A non-zero exit is a result, not an error.
@@ -297,7 +302,14 @@ func (s *Shell) check(req Request) (*plan, error) {
 	if !builtin && !s.extra[name] {
 		return nil, invalid(field, "program %q is not allowed (allowed: %s)", name, s.allowedList())
 	}
-	cwd, err := s.roots.cwd(req.Cwd)
+	rs := s.roots
+	if req.Roots != nil {
+		var err error
+		if rs, err = openRoots(req.Roots); err != nil {
+			return nil, failed("cannot open the call's roots", err)
+		}
+	}
+	cwd, err := rs.cwd(req.Cwd)
 	if err != nil {
 		return nil, err
 	}
@@ -326,7 +338,7 @@ func (s *Shell) check(req Request) (*plan, error) {
 		env = append(env, k+"="+v)
 	}
 	p := &plan{argv: argv, cwd: cwd, timeout: timeout, args: argv[1:]}
-	p.chk = &checker{roots: s.roots, cwd: cwd, prog: name}
+	p.chk = &checker{roots: rs, cwd: cwd, prog: name}
 	if builtin {
 		if p.args, err = pol.check(p.chk, argv[1:]); err != nil {
 			if e, ok := err.(*Error); ok && e.Field == "command" {

@@ -623,3 +623,25 @@ func TestResolveEdgeCases(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRequestRoots: roots given with a request replace the configured ones
+// for that run only: the working directory and every path argument are
+// confined to them.
+func TestRequestRoots(t *testing.T) {
+	f := newFixture(t, nil)
+	sub := filepath.Join(f.root, "sub")
+	res := f.run(t, Request{Command: "pwd", Roots: []string{sub}})
+	if got := strings.TrimSpace(string(res.Stdout)); got != sub {
+		t.Fatalf("pwd with the request's roots = %q, want %s", got, sub)
+	}
+	if res := f.run(t, Request{Command: "cat b.txt", Roots: []string{sub}}); string(res.Stdout) != "bee\n" {
+		t.Fatalf("cat b.txt = %q", res.Stdout)
+	}
+	f.refuse(t, Request{Command: "cat ../a.txt", Roots: []string{sub}}, mcperr.PermissionDeny, "outside the allowed roots")
+	f.refuse(t, Request{Command: "ls", Cwd: f.root, Roots: []string{sub}}, mcperr.PermissionDeny, "outside the allowed roots")
+	// The next run without them has the configured roots again.
+	if res := f.run(t, Request{Command: "cat a.txt"}); string(res.Stdout) != fixtureTree["proj/a.txt"] {
+		t.Fatalf("cat a.txt = %q", res.Stdout)
+	}
+	f.refuse(t, Request{Command: "ls", Roots: []string{filepath.Join(f.root, "gone")}}, mcperr.Internal, "the call's roots")
+}

@@ -4,18 +4,39 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/hex"
+	"path/filepath"
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/bytesize"
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/filewatch"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/fsroot"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/schema"
 )
 
-// FileTools returns the file tools, all confined to fsys's roots.
-func FileTools(fsys *fsroot.FS) []kit.Tool {
-	return []kit.Tool{fileRead(fsys), fileWrite(fsys), fileList(fsys), fileDelete(fsys), fileInfo(fsys), fileSearch(fsys)}
+// FileTools returns the file tools, each call confined to the roots r gives
+// it. w, when set, is the watcher of the file resources: file_write and
+// file_delete tell subscribers of what they changed at once, without
+// waiting for the kernel's event.
+func FileTools(r *Roots, w *filewatch.Watcher) []kit.Tool {
+	return []kit.Tool{fileRead(r), fileWrite(r, w), fileList(r), fileDelete(r, w), fileInfo(r), fileSearch(r)}
+}
+
+// changed tells the subscribers of the file at the absolute path p, and of
+// every watched file below it, that it changed.
+func changed(c *kit.Call, w *filewatch.Watcher, p string) {
+	n := c.Notifier()
+	uri := FileURI(p)
+	n.Updated(uri)
+	if w == nil {
+		return
+	}
+	for _, u := range w.Under(p) {
+		if u != uri {
+			n.Updated(u)
+		}
+	}
 }
 
 func stamp(t time.Time) string {
@@ -52,8 +73,8 @@ type fileReadArgs struct {
 	MaxBytes int64  `json:"max_bytes,omitempty" jsonschema:"lower the read cap for this call" mcp:"min=1,max={maxReadBytes}"`
 }
 
-func fileRead(fsys *fsroot.FS) kit.Tool {
-	lim := fsys.Limits()
+func fileRead(roots *Roots) kit.Tool {
+	lim := roots.Base().Limits()
 	return kit.Tool{
 		Name:  "file_read",
 		Title: "Read a file",
@@ -67,6 +88,12 @@ func fileRead(fsys *fsroot.FS) kit.Tool {
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}
+			scope, err := roots.For(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			defer scope.Release()
+			fsys := scope.FS
 			if a.Head > 0 && a.Tail > 0 {
 				return nil, mcperr.Invalid("tail", a.Tail, "only one of head, tail, offset/limit", "head and tail cannot be combined")
 			}
@@ -114,8 +141,8 @@ type fileWriteArgs struct {
 	Append     bool  `json:"append,omitempty" jsonschema:"append to the file instead of replacing it" mcp:"default=false"`
 }
 
-func fileWrite(fsys *fsroot.FS) kit.Tool {
-	lim := fsys.Limits()
+func fileWrite(roots *Roots, w *filewatch.Watcher) kit.Tool {
+	lim := roots.Base().Limits()
 	return kit.Tool{
 		Name:  "file_write",
 		Title: "Write a file",
@@ -130,6 +157,12 @@ func fileWrite(fsys *fsroot.FS) kit.Tool {
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}
+			scope, err := roots.For(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			defer scope.Release()
+			fsys := scope.FS
 			data, err := decodeContent(a.Content, a.Encoding)
 			if err != nil {
 				return nil, err
@@ -146,6 +179,7 @@ func fileWrite(fsys *fsroot.FS) kit.Tool {
 			if err != nil {
 				return nil, err
 			}
+			changed(c, w, filepath.Join(fi.Root, filepath.FromSlash(fi.Path)))
 			return map[string]any{"written": len(data), "file": infoOf(fi)}, nil
 		},
 	}
@@ -195,8 +229,8 @@ type fileListArgs struct {
 	IncludeHidden bool   `json:"include_hidden,omitempty" jsonschema:"include dotfiles and dot-directories" mcp:"default=false"`
 }
 
-func fileList(fsys *fsroot.FS) kit.Tool {
-	lim := fsys.Limits()
+func fileList(roots *Roots) kit.Tool {
+	lim := roots.Base().Limits()
 	return kit.Tool{
 		Name:  "file_list",
 		Title: "List a directory",
@@ -209,6 +243,12 @@ func fileList(fsys *fsroot.FS) kit.Tool {
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}
+			scope, err := roots.For(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			defer scope.Release()
+			fsys := scope.FS
 			r, err := fsys.List(a.Path, fsroot.ListOptions{Recursive: a.Recursive, MaxDepth: a.MaxDepth, IncludeHidden: a.IncludeHidden})
 			if err != nil {
 				return nil, err
@@ -224,7 +264,7 @@ type fileDeleteArgs struct {
 	Recursive bool   `json:"recursive,omitempty" jsonschema:"delete a non-empty directory and everything in it" mcp:"default=false"`
 }
 
-func fileDelete(fsys *fsroot.FS) kit.Tool {
+func fileDelete(roots *Roots, w *filewatch.Watcher) kit.Tool {
 	return kit.Tool{
 		Name:  "file_delete",
 		Title: "Delete a file or directory",
@@ -238,10 +278,17 @@ func fileDelete(fsys *fsroot.FS) kit.Tool {
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}
+			scope, err := roots.For(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			defer scope.Release()
+			fsys := scope.FS
 			r, err := fsys.Delete(a.Path, a.Recursive)
 			if err != nil {
 				return nil, err
 			}
+			changed(c, w, filepath.Join(r.Root, filepath.FromSlash(r.Path)))
 			return map[string]any{"deleted": true, "path": r.Path, "root": r.Root, "type": r.Type, "removed": r.Removed}, nil
 		},
 	}
@@ -251,7 +298,7 @@ type fileInfoArgs struct {
 	Path string `json:"path" jsonschema:"path, relative to the first root or absolute inside a root" mcp:"minLength=1"`
 }
 
-func fileInfo(fsys *fsroot.FS) kit.Tool {
+func fileInfo(roots *Roots) kit.Tool {
 	return kit.Tool{
 		Name:        "file_info",
 		Title:       "Describe a path",
@@ -263,6 +310,12 @@ func fileInfo(fsys *fsroot.FS) kit.Tool {
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}
+			scope, err := roots.For(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			defer scope.Release()
+			fsys := scope.FS
 			fi, err := fsys.Stat(a.Path)
 			if err != nil {
 				return nil, err
@@ -279,8 +332,8 @@ type fileSearchArgs struct {
 	MaxResults    int    `json:"max_results,omitempty" jsonschema:"stop after this many matches" mcp:"min=1,max={maxResults}"`
 }
 
-func fileSearch(fsys *fsroot.FS) kit.Tool {
-	lim := fsys.Limits()
+func fileSearch(roots *Roots) kit.Tool {
+	lim := roots.Base().Limits()
 	return kit.Tool{
 		Name:  "file_search",
 		Title: "Find files by glob",
@@ -294,6 +347,12 @@ func fileSearch(fsys *fsroot.FS) kit.Tool {
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}
+			scope, err := roots.For(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			defer scope.Release()
+			fsys := scope.FS
 			r, err := fsys.SearchContext(ctx, a.Path, a.Pattern, fsroot.SearchOptions{IncludeHidden: a.IncludeHidden, MaxResults: a.MaxResults})
 			if err != nil {
 				return nil, err

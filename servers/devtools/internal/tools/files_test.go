@@ -99,9 +99,10 @@ func newFilesEnvOpts(t *testing.T, lim fsroot.Limits, opts kit.Options) *filesEn
 	}
 	t.Cleanup(func() { _ = e.fsys.Close() })
 	e.reg = metrics.New("devtools")
-	all := tools.FileTools(e.fsys)
+	roots := tools.NewRoots(e.fsys, true, nil)
+	all := tools.FileTools(roots, nil)
 	all = append(all, tools.SystemTools(tools.SystemDeps{Info: kit.Info{Name: "devtools", Version: "1.2.3", Commit: "abc1234"},
-		Metrics: e.reg, Roots: e.fsys.Roots})...)
+		Metrics: e.reg, Roots: roots})...)
 	opts.Metrics = e.reg
 	s, err := kit.New(kit.Info{Name: "devtools"}, all, opts)
 	if err != nil {
@@ -1078,14 +1079,17 @@ func TestFileSearchDeadline(t *testing.T) {
 func TestAll(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	got, cleanup, err := tools.All(tools.Deps{Info: kit.Info{Name: "devtools"}, Metrics: metrics.New("devtools"), Roots: []string{dir},
+	set, err := tools.All(tools.Deps{Info: kit.Info{Name: "devtools"}, Metrics: metrics.New("devtools"), Roots: []string{dir},
 		Database: database.Config{EmbeddedPath: filepath.Join(t.TempDir(), "devtools.db")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cleanup()
+	defer set.Close()
+	if len(set.Templates) != 1 || set.Templates[0].URITemplate != tools.FileTemplate {
+		t.Errorf("All() templates = %+v, want the file template", set.Templates)
+	}
 	var names []string
-	for _, tool := range got {
+	for _, tool := range set.Tools {
 		names = append(names, tool.Name)
 	}
 	for _, want := range []string{"file_delete", "file_info", "file_list", "file_read", "file_search", "file_write", "system_health", "system_info",
@@ -1095,7 +1099,7 @@ func TestAll(t *testing.T) {
 		}
 	}
 	missing := filepath.Join(dir, "missing")
-	if _, _, err := tools.All(tools.Deps{Roots: []string{missing}}); err == nil || !strings.Contains(err.Error(), missing) {
+	if _, err := tools.All(tools.Deps{Roots: []string{missing}}); err == nil || !strings.Contains(err.Error(), missing) {
 		t.Errorf("All() with a missing root: %v", err)
 	}
 	// Every other part's bad configuration is a start-up error naming it.
@@ -1109,7 +1113,7 @@ func TestAll(t *testing.T) {
 		{tools.Deps{Roots: []string{dir}, Web: webguard.Config{MaxTimeout: -time.Second}}, "devtools web: "},
 		{tools.Deps{Roots: []string{dir}, Database: database.Config{EmbeddedPath: filepath.Join(notADir, "devtools.db")}}, "devtools database: "},
 	} {
-		if _, _, err := tools.All(tc.deps); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+		if _, err := tools.All(tc.deps); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("All() = %v, want an error starting %q", err, tc.want)
 		}
 	}

@@ -42,18 +42,23 @@ var schemaFamilies = []struct {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = fsys.Close() })
-		return tools.FileTools(fsys)
+		return tools.FileTools(tools.NewRoots(fsys, true, nil), nil)
 	}},
 	{"system", func(t *testing.T) []kit.Tool {
+		fsys, err := fsroot.Open([]string{t.TempDir()}, fsroot.DefaultLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = fsys.Close() })
 		return tools.SystemTools(tools.SystemDeps{Info: kit.Info{Name: "devtools"}, Metrics: metrics.New("devtools"),
-			Roots: func() []string { return []string{"/nonexistent"} }})
+			Roots: tools.NewRoots(fsys, true, nil)})
 	}},
 	{"shell", func(t *testing.T) []kit.Tool {
 		sh, err := shell.New(shell.Config{Roots: []string{t.TempDir()}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return tools.ShellTools(sh)
+		return tools.ShellTools(sh, nil)
 	}},
 	{"database", func(t *testing.T) []kit.Tool {
 		db, err := database.Open(database.Config{EmbeddedPath: filepath.Join(t.TempDir(), "devtools.db")})

@@ -14,10 +14,16 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/schema"
 )
 
-// ShellTools returns shell_execute, running commands under sh's policy.
-func ShellTools(sh *shell.Shell) []kit.Tool {
-	return []kit.Tool{shellExecute(sh)}
+// ShellTools returns shell_execute, running commands under sh's policy in
+// the roots r gives each call (nil: sh's own roots).
+func ShellTools(sh *shell.Shell, r *Roots) []kit.Tool {
+	return []kit.Tool{shellExecute(sh, r)}
 }
+
+// shellMaxConcurrent bounds the commands running at once: a burst of calls
+// queues briefly and is then refused with RATE_LIMIT_ERROR instead of
+// starting a process per call.
+const shellMaxConcurrent = 4
 
 type shellResult struct {
 	Command    []string `json:"command"`
@@ -45,7 +51,7 @@ type shellArgs struct {
 	Encoding  string            `json:"encoding,omitempty" jsonschema:"how stdout and stderr are returned" mcp:"enum=utf-8|base64,default=utf-8"`
 }
 
-func shellExecute(sh *shell.Shell) kit.Tool {
+func shellExecute(sh *shell.Shell, roots *Roots) kit.Tool {
 	cfg := sh.Config()
 	programs := strings.Join(sh.Programs(), ", ")
 	desc := "Run one program from an allowlist, without a shell, in a working directory inside the configured roots. " +
@@ -72,20 +78,30 @@ func shellExecute(sh *shell.Shell) kit.Tool {
 		// With only the built-in programs the tool changes nothing, but an
 		// operator may allow runners and interpreters, so it is declared for
 		// the worst case; --read-only leaves it out.
-		Effect:    kit.Destructive,
-		OpenWorld: true,
-		Timeout:   cfg.MaxTimeout + 15*time.Second,
+		Effect:        kit.Destructive,
+		OpenWorld:     true,
+		Timeout:       cfg.MaxTimeout + 15*time.Second,
+		MaxConcurrent: shellMaxConcurrent,
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
 			var a shellArgs
 			if err := c.Bind(&a); err != nil {
 				return nil, err
+			}
+			var dirs []string
+			if roots != nil {
+				scope, err := roots.For(ctx, c)
+				if err != nil {
+					return nil, err
+				}
+				defer scope.Release()
+				dirs = scope.Dirs
 			}
 			timeout := cfg.MaxTimeout // also guards the conversion below against overflow
 			if a.TimeoutMS <= cfg.MaxTimeout.Milliseconds() {
 				timeout = time.Duration(a.TimeoutMS) * time.Millisecond
 			}
 			stop := reportProgress(ctx, c, timeout, cfg.DefaultTimeout)
-			res, err := sh.Run(ctx, shell.Request{Command: a.Command, Argv: a.Argv, Cwd: a.Cwd, Timeout: timeout, Env: a.Env})
+			res, err := sh.Run(ctx, shell.Request{Command: a.Command, Argv: a.Argv, Cwd: a.Cwd, Timeout: timeout, Env: a.Env, Roots: dirs})
 			stop()
 			if err != nil {
 				return nil, err // a *shell.Error says its own code; context errors are the kit's

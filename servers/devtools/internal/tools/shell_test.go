@@ -62,7 +62,7 @@ func newShellClient(t *testing.T, mutate func(*shell.Config), opts kit.Options) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := kit.New(kit.Info{Name: "devtools"}, tools.ShellTools(sh), opts)
+	s, err := kit.New(kit.Info{Name: "devtools"}, tools.ShellTools(sh, nil), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestShellExecuteDefinition(t *testing.T) {
 	}
 	probe := kit.Tool{Name: "probe", Description: "d", InputSchema: []byte(`{"type":"object"}`), Effect: kit.ReadOnly,
 		Handler: func(context.Context, *kit.Call) (any, error) { return nil, nil }}
-	s, err := kit.New(kit.Info{Name: "devtools"}, append(tools.ShellTools(sh), probe), kit.Options{ReadOnly: true})
+	s, err := kit.New(kit.Info{Name: "devtools"}, append(tools.ShellTools(sh, nil), probe), kit.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,5 +225,58 @@ func TestShellExecuteProgress(t *testing.T) {
 	p := got[0].Params.AdditionalFields
 	if p["progressToken"] != "tok-1" || p["progress"] != float64(1) || p["total"] != float64(10) {
 		t.Fatalf("progress params %v", p)
+	}
+}
+
+// TestShellExecuteConcurrency: at most a few commands run at once; a burst
+// of calls past that waits briefly for a slot and is then refused with
+// RATE_LIMIT_ERROR, without starting a process.
+func TestShellExecuteConcurrency(t *testing.T) {
+	c, root := newShellClient(t, func(cfg *shell.Config) { cfg.Allow = []string{"sh"} }, kit.Options{})
+	// Each command records that it started, then waits for the release file.
+	script := `touch "started.$$"; while [ ! -e release ]; do sleep 0.02; done`
+	const calls = 10
+	type result struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	results := make(chan result, calls)
+	for range calls {
+		go func() {
+			res, err := c.CallErr(context.Background(), "shell_execute", map[string]any{"argv": []string{"sh", "-c", script}})
+			results <- result{res, err}
+		}()
+	}
+	// Everything past the slots comes back refused while the others run.
+	for range calls - 4 {
+		r := <-results
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		b := mcptest.FailCode(t, r.res, mcperr.RateLimit)
+		if !b.Data.Retryable || !strings.Contains(b.Message, "shell_execute") {
+			t.Errorf("refusal: %+v", b)
+		}
+	}
+	started, err := filepath.Glob(filepath.Join(root, "started.*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(started) != 4 {
+		t.Errorf("%d commands started, want 4 (the tool's limit)", len(started))
+	}
+	if err := os.WriteFile(filepath.Join(root, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		r := <-results
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		var out shellOut
+		mcptest.OK(t, r.res, &out)
+		if out.ExitCode != 0 {
+			t.Errorf("a running command ended with %+v", out)
+		}
 	}
 }

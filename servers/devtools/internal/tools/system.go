@@ -15,7 +15,9 @@ import (
 type SystemDeps struct {
 	Info    kit.Info
 	Metrics *metrics.Registry
-	Roots   func() []string
+	// Roots are the roots system_info reports, as the calling client sees
+	// them.
+	Roots *Roots
 }
 
 // SystemTools returns system_info and system_health.
@@ -51,14 +53,19 @@ func systemInfo(d SystemDeps) kit.Tool {
 		Description: "Describe the machine and this server: OS, architecture, CPUs, Go version, server version, uptime and the root directories the file tools may use.",
 		InputSchema: noArgsSchema,
 		Effect:      kit.ReadOnly,
-		Handler: func(ctx context.Context, _ *kit.Call) (any, error) {
+		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
+			scope, err := d.Roots.For(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			defer scope.Release()
 			host, _ := os.Hostname()
 			started := d.Metrics.Started()
 			return systemInfoResult{
 				Server: d.Info.Name, Version: d.Info.Version, Commit: d.Info.Commit,
 				OS: runtime.GOOS, Arch: runtime.GOARCH, GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
 				PID: os.Getpid(), Hostname: host, StartedAt: started.UTC().Format(time.RFC3339),
-				UptimeSec: time.Since(started).Round(time.Millisecond).Seconds(), Roots: d.Roots(),
+				UptimeSec: time.Since(started).Round(time.Millisecond).Seconds(), Roots: scope.FS.Roots(),
 			}, nil
 		},
 	}

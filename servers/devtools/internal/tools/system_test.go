@@ -109,7 +109,7 @@ func TestSystemInfoRoots(t *testing.T) {
 	must(t, err)
 	t.Cleanup(func() { _ = fsys.Close() })
 	reg := metrics.New("devtools")
-	s, err := kit.New(kit.Info{Name: "devtools"}, tools.SystemTools(tools.SystemDeps{Info: kit.Info{Name: "devtools"}, Metrics: reg, Roots: fsys.Roots}),
+	s, err := kit.New(kit.Info{Name: "devtools"}, tools.SystemTools(tools.SystemDeps{Info: kit.Info{Name: "devtools"}, Metrics: reg, Roots: tools.NewRoots(fsys, true, nil)}),
 		kit.Options{Metrics: reg})
 	must(t, err)
 	c := mcptest.NewInProcess(t, s, "")
@@ -135,6 +135,9 @@ func TestSystemHealth(t *testing.T) {
 	mcptest.FailCode(t, e.c.Call("file_read", map[string]any{"path": "../x"}), mcperr.PermissionDeny)
 	mcptest.FailCode(t, e.c.Call("file_write", map[string]any{"path": "x"}), mcperr.Validation)
 	ok(t, e.c.Call("file_list", nil), nil)
+	// The kit records a call's metrics just after its response is written:
+	// let the last ones land before asking.
+	waitCalls(t, e.reg, 8)
 
 	var h healthOut
 	ok(t, e.c.Call("system_health", nil), &h)
@@ -217,5 +220,25 @@ func TestSystemToolsBadArguments(t *testing.T) {
 				t.Errorf("field = %q, want %q (message %q)", b.Data.Field, tc.field, b.Message)
 			}
 		})
+	}
+}
+
+// waitCalls waits until the registry has recorded n calls in all (the wait
+// only guards against a hang).
+func waitCalls(t *testing.T, reg *metrics.Registry, n uint64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var total uint64
+		for _, ts := range reg.Snapshot() {
+			total += ts.Calls
+		}
+		if total >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls recorded, want %d", total, n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

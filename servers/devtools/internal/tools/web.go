@@ -86,7 +86,7 @@ func webRequest(wc *webguard.Client) kit.Tool {
 			"Caps: response body " + bytesize.Format(cfg.MaxResponseBytes) + " (truncated says when it was cut), request body " + bytesize.Format(cfg.MaxRequestBodyBytes) +
 			", timeout " + secs(cfg.DefaultTimeout) + " by default and at most " + secs(cfg.MaxTimeout) + ", " + redirectsText(cfg.MaxRedirects) + ". " +
 			"Loopback, private, link-local and cloud metadata addresses are refused (PERMISSION_DENIED) unless an operator allowed the range (metadata never), also when reached through DNS or a redirect; URLs with user:password@ are refused. " +
-			"Headers Host, User-Agent (" + wc.UserAgent() + "), Content-Length and hop-by-hop headers cannot be set. " +
+			"Headers Host, User-Agent (mcp-fleet-devtools/<server version>), Content-Length and hop-by-hop headers cannot be set. " +
 			untrustedText,
 		InputSchema: schema.MustFor[webRequestArgs](schema.Vars{"methods": strings.Join(webguard.Methods, "|"),
 			"maxTimeoutMs": ms(cfg.MaxTimeout), "defaultTimeoutMs": ms(cfg.DefaultTimeout), "maxResponseBytes": cfg.MaxResponseBytes}),
