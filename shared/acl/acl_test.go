@@ -382,7 +382,8 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-// TestRepoPolicy checks the real policy file against seed 002's grants.
+// TestRepoPolicy checks the shipped policy file against the agents' grants:
+// least privilege, and no delete for any business agent.
 func TestRepoPolicy(t *testing.T) {
 	path := filepath.Join("..", "..", "configs", "acl.yaml")
 	if _, err := os.Stat(path); err != nil {
@@ -393,15 +394,17 @@ func TestRepoPolicy(t *testing.T) {
 		t.Fatalf("Load(%s): %v", path, err)
 	}
 
-	// orchestrator: exactly these three.
-	if got, want := p.Tools("orchestrator"), []string{"supabase_insert", "supabase_query", "supabase_update"}; !reflect.DeepEqual(got, want) {
+	// orchestrator: the workflow tables, and discovering them.
+	if got, want := p.Tools("orchestrator"), []string{"supabase_describe_table", "supabase_insert", "supabase_list_tables", "supabase_query", "supabase_update"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("orchestrator tools = %v, want exactly %v", got, want)
 	}
 
-	// Nobody deletes from Supabase.
+	// Nobody deletes from Supabase or Avinode.
 	for _, a := range p.Agents() {
-		if p.Allowed(a, "supabase_delete") {
-			t.Errorf("agent %s may call supabase_delete", a)
+		for _, del := range []string{"supabase_delete", "delete_watch"} {
+			if p.Allowed(a, del) {
+				t.Errorf("agent %s may call %s", a, del)
+			}
 		}
 	}
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -178,7 +179,7 @@ func writeArgs(b *strings.Builder, schema json.RawMessage) {
 
 func limits(p propDoc) string {
 	var out []string
-	num := func(f float64) string { return strings.TrimSuffix(fmt.Sprintf("%g", f), ".0") }
+	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 	if p.Minimum != nil {
 		out = append(out, "≥ "+num(*p.Minimum))
 	}

@@ -235,7 +235,7 @@ func (f *Flags) Parse(args []string, getenv func(string) string, allowArgs ...bo
 	for _, s := range f.specs {
 		if s.check != nil {
 			if err := s.check(); err != nil {
-				return usageErr("--%s: %v", s.name, err)
+				return usageErr("%s: %v", f.source(s, getenv), err)
 			}
 		}
 	}
@@ -243,6 +243,25 @@ func (f *Flags) Parse(args []string, getenv func(string) string, allowArgs ...bo
 		return ErrVersion
 	}
 	return nil
+}
+
+// source names where a flag's value came from: --name when it was on the
+// command line, else the environment variable that set it.
+func (f *Flags) source(s *flagSpec, getenv func(string) string) string {
+	given := false
+	f.fs.Visit(func(fl *flag.Flag) {
+		if fl.Name == s.name {
+			given = true
+		}
+	})
+	if !given {
+		for _, e := range s.envs {
+			if getenv(e) != "" {
+				return e
+			}
+		}
+	}
+	return "--" + s.name
 }
 
 // explain rewrites the flag package's errors into the kit's one shape.

@@ -364,3 +364,20 @@ func TestResourceContentsWireForm(t *testing.T) {
 		t.Fatalf("empty text: %s", b)
 	}
 }
+
+func TestResourcesFollowToolSelection(t *testing.T) {
+	nb := newNotes()
+	o := nb.options(nil)
+	o.Include = []string{"echo"} // the notes template's family (write) is not served
+	s, err := kit.New(kit.Info{Name: "test"}, testTools(nil), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(s.Handle(context.Background(), "", []byte(`{"jsonrpc":"2.0","id":1,"method":"resources/templates/list"}`)))
+	if strings.Contains(out, "notes://{id}") {
+		t.Fatalf("a template whose tools are not served is still listed: %s", out)
+	}
+	if out := string(s.Handle(context.Background(), "", []byte(`{"jsonrpc":"2.0","id":2,"method":"resources/list"}`))); !strings.Contains(out, "notes://index") {
+		t.Fatalf("the index (family echo) should stay: %s", out)
+	}
+}

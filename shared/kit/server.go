@@ -173,11 +173,28 @@ func New(info Info, tools []Tool, opts Options) (*Server, error) {
 	if len(s.tools) == 0 {
 		return nil, errors.New("no tools left to serve after --read-only/--tools/--exclude-tools")
 	}
+	// A resource whose whole tool family is not served (--tools,
+	// --exclude-tools, --read-only) is not served either: it shows what
+	// those tools read or change.
+	servedFamily := func(family []string) bool {
+		if len(family) == 0 {
+			return true
+		}
+		for _, t := range family {
+			if s.byName[t] != nil {
+				return true
+			}
+		}
+		return false
+	}
 	names := map[string]bool{}
 	for i := range opts.Resources {
 		r := opts.Resources[i]
 		if err := r.check(); err != nil {
 			return nil, err
+		}
+		if !servedFamily(r.Tools) {
+			continue
 		}
 		if s.byURI[r.URI] != nil || names[r.Name] {
 			return nil, fmt.Errorf("resource %q registered twice", r.URI)
@@ -195,7 +212,9 @@ func New(info Info, tools []Tool, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("resource name %q registered twice", t.Name)
 		}
 		names[t.Name] = true
-		s.templates = append(s.templates, &t)
+		if servedFamily(t.Tools) {
+			s.templates = append(s.templates, &t)
+		}
 	}
 	return s, nil
 }

@@ -58,6 +58,7 @@ func NewInProcess(t testing.TB, s *kit.Server, agent string, opts ...client.Clie
 	cl := &Client{t: t, c: client.NewClient(tr, opts...), agent: agent}
 	t.Cleanup(func() {
 		_ = clientOut.Close()
+		_ = clientIn.Close() // a server write still in flight must not block its exit
 		cancel()
 		<-done
 	})
