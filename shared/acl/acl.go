@@ -1,4 +1,4 @@
-// Package acl is the agent-to-tool access policy (seed 002): which agent may
+// Package acl is the agent-to-tool access policy: which agent may
 // call which tool, and which HTTP bearer token speaks for which agent. A
 // configured policy fails closed — an agent it does not name gets nothing —
 // and every mistake in the file is a load error, never a silent grant.

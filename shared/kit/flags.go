@@ -15,8 +15,8 @@ import (
 
 // Flags is a flag set in which every flag has an environment variable: the
 // variable sets the value, a flag on the command line overrides it, and
-// --help shows both. Names in the seeds' spelling (MCP_HTTP_PORT…) are kept
-// as aliases. Every bad value is refused with one message shape: the flag
+// --help shows both. Older names (MCP_HTTP_PORT beside MCP_PORT…) are kept as
+// aliases. Every bad value is refused with one message shape: the flag
 // or variable, the value, what is wanted, and a suggestion where one is
 // obvious.
 type Flags struct {

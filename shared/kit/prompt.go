@@ -12,7 +12,7 @@ import (
 
 // DescriptionsPrompt is the name of the prompt every server offers: usage
 // guidance for its tools that a host can fetch and put in front of a model
-// (seed 004, 2.4). It is generated from the registered tools, so it cannot
+// (a host may fetch it once per server). It is generated from the registered tools, so it cannot
 // drift from them, and it lists only what the caller's agent may call.
 const DescriptionsPrompt = "tool-descriptions"
 

@@ -1,6 +1,6 @@
 // Package ratelimit gives each (agent, tool) pair its own token bucket, so a
 // runaway agent loop is stopped with RATE_LIMIT_ERROR and a retry-after
-// instead of hammering an upstream API or the host (seed 003 §9.3).
+// instead of hammering an upstream API or the host.
 package ratelimit
 
 import (

@@ -68,8 +68,8 @@ const (
 	whyFollowTail = "it waits for the file to grow and would only end at the timeout"
 )
 
-// builtins are the read-only programs allowed by default (the seed's
-// FR-013.1 list without its interpreters and package managers). Each
+// builtins are the read-only programs allowed by default (a developer's
+// everyday inspection commands; no interpreters or package managers). Each
 // allows a fixed set of flags; anything not listed is refused.
 var builtins = map[string]program{
 	"ls": filesPolicy(flags(

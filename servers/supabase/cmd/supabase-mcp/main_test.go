@@ -121,7 +121,7 @@ func TestMigrateAndServePostgres(t *testing.T) {
 }
 
 // TestStdioREST: the binary against the PostgREST fake with the service
-// role key from the environment name the seeds use.
+// role key from its environment variable (SUPABASE_SERVICE_ROLE_KEY).
 func TestStdioREST(t *testing.T) {
 	inner := testenv.Embedded(t)
 	fake := postgrestfake.New(inner.Backend, testenv.Key, "", nil)
