@@ -2,6 +2,7 @@ package kit
 
 import (
 	"context"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,10 +75,42 @@ type budget struct {
 	l     Limits
 	calls chan struct{}
 	bytes weighted
+	// giveBack returns the memory of large messages to the system once the
+	// process is idle again (see scheduleGiveBack).
+	giveBack *time.Timer
+	mu       sync.Mutex
 }
 
+// Large messages leave their memory with the Go runtime, which keeps it
+// until the next collection and returns it to the system only slowly; a
+// server that just refused a 15 MiB request should not sit at 100 MiB for
+// the rest of the day. After a message of bigMessage bytes or more, once no
+// message is in flight for giveBackAfter, the kit collects and returns the
+// memory at once.
+const (
+	bigMessage    = 1 << 20
+	giveBackAfter = time.Second
+)
+
 func newBudget(l Limits) *budget {
-	return &budget{l: l, calls: make(chan struct{}, l.MaxCalls), bytes: weighted{max: l.MaxInflightBytes}}
+	b := &budget{l: l, calls: make(chan struct{}, l.MaxCalls), bytes: weighted{max: l.MaxInflightBytes}}
+	b.giveBack = time.AfterFunc(time.Hour, b.giveBackIfIdle)
+	b.giveBack.Stop()
+	return b
+}
+
+func (b *budget) scheduleGiveBack() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.giveBack.Reset(giveBackAfter)
+}
+
+func (b *budget) giveBackIfIdle() {
+	if b.bytes.used.Load() != 0 {
+		b.scheduleGiveBack() // still busy: look again later
+		return
+	}
+	debug.FreeOSMemory()
 }
 
 // sessionBudget is one session's share.
@@ -104,7 +137,7 @@ func (h slots) release() {
 // acquireCall takes a slot in each of the given semaphores (nil ones are
 // skipped), waiting up to QueueWait in all; ok is false when there was no
 // room in time (nothing is then held).
-func (b *budget) acquireCall(ctx context.Context, process, session, tool chan struct{}) (held slots, ok bool) {
+func (b *budget) acquireCall(ctx context.Context, blocking func(), process, session, tool chan struct{}) (held slots, ok bool) {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -122,6 +155,9 @@ func (b *budget) acquireCall(ctx context.Context, process, session, tool chan st
 		default:
 		}
 		if timer == nil {
+			if blocking != nil {
+				blocking()
+			}
 			timer = time.NewTimer(b.l.QueueWait)
 		}
 		select {
@@ -158,6 +194,9 @@ func (b *budget) acquireBytes(se *sessionBudget, n int64) func() {
 			b.bytes.release(n)
 			if se != nil {
 				se.bytes.release(n)
+			}
+			if n >= bigMessage {
+				b.scheduleGiveBack()
 			}
 		})
 	}

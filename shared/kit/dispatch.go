@@ -28,6 +28,9 @@ type request struct {
 	modernByHeader bool
 	// size is the message's length, for the audit line.
 	size int
+	// blocking, when set, is called before the pipeline waits (for a call
+	// slot): the stdio transport then lets another goroutine read on.
+	blocking func()
 }
 
 // reqParams are the members of params any method reads, decoded in one pass.

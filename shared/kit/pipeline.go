@@ -39,7 +39,7 @@ func (s *Server) callTool(ctx context.Context, r *request) reply {
 	var held slots
 	if failure == nil {
 		var ok bool
-		if held, ok = s.budget.acquireCall(ctx, s.budget.calls, sessionSlots(r.sess), t.slots); !ok {
+		if held, ok = s.budget.acquireCall(ctx, r.blocking, s.budget.calls, sessionSlots(r.sess), t.slots); !ok {
 			failure = mcperr.New(mcperr.RateLimit, "the server is busy: too many calls of %s running; retry shortly", t.Name)
 			failure.RetryAfter = time.Second
 		}

@@ -118,7 +118,7 @@ func (s *Server) readResource(ctx context.Context, r *request) reply {
 	cid := s.correlationID()
 	log := s.log.With().Str("correlation_id", cid).Str("resource", name).Str("agent", agent).Logger()
 	metric := "resource:" + name
-	held, ok := s.budget.acquireCall(ctx, s.budget.calls, sessionSlots(r.sess), nil)
+	held, ok := s.budget.acquireCall(ctx, r.blocking, s.budget.calls, sessionSlots(r.sess), nil)
 	if !ok {
 		s.metrics.Observe(metric, time.Since(start), mcperr.RateLimit)
 		return s.fail(r, wire.CodeServerBusy, "the server is busy; retry shortly", []byte(`{"retryAfterSeconds":1}`))

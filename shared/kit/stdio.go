@@ -190,10 +190,18 @@ func (l *stdioLoop) handle(line []byte, handoff *time.Timer) (passed bool) {
 		release()
 		return false // shutting down
 	}
+	var blocking func()
 	if handoff != nil {
 		handoff.Reset(handoffAfter)
+		// A request about to wait gives the turn away at once rather than
+		// after handoffAfter; Stop false below then reads as "passed".
+		blocking = func() {
+			if handoff.Stop() {
+				l.passTurn()
+			}
+		}
 	}
-	l.serve(m, len(line), release)
+	l.serve(m, len(line), release, blocking)
 	l.inflight.end()
 	// Stop reports false when the timer fired: the turn is someone else's.
 	return handoff != nil && !handoff.Stop()
@@ -209,7 +217,7 @@ func busyError(id []byte) []byte {
 // message's bytes are released (release) once it is served, before the
 // answer is written, so a client that waits for the answer finds the budget
 // back.
-func (l *stdioLoop) serve(m wire.Message, size int, release func()) {
+func (l *stdioLoop) serve(m wire.Message, size int, release, blocking func()) {
 	ctx, cancel := context.WithCancel(l.ctx)
 	defer cancel()
 	if m.Method == "subscriptions/listen" {
@@ -223,7 +231,7 @@ func (l *stdioLoop) serve(m wire.Message, size int, release func()) {
 		_ = l.w.writeLine(wire.AppendError(nil, m.ID, wire.CodeInvalidParams, err.Error(), nil))
 		return
 	}
-	r := &request{sess: l.sess, id: m.ID, method: m.Method, p: p, reply: l.w.writeLine, size: size}
+	r := &request{sess: l.sess, id: m.ID, method: m.Method, p: p, reply: l.w.writeLine, size: size, blocking: blocking}
 	rep := l.s.serve(ctx, r)
 	done()
 	release()

@@ -1,0 +1,393 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The abuse tests drive the built binary with hostile input, over stdio and
+// HTTP, and read its memory from /proc: under any single hostile request or
+// burst the process stays under memLimit, keeps answering pings, and gives
+// its memory back afterwards.
+
+const memLimitMiB = 256
+
+// procMem reads VmRSS and VmHWM (peak) of pid in MiB.
+func procMem(t *testing.T, pid int) (rss, peak int) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		n, _ := strconv.Atoi(f[1])
+		switch f[0] {
+		case "VmRSS:":
+			rss = n / 1024
+		case "VmHWM:":
+			peak = n / 1024
+		}
+	}
+	return rss, peak
+}
+
+// waitMem waits for the resident set to come back under mib.
+func waitMem(t *testing.T, pid, mib int) int {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		rss, _ := procMem(t, pid)
+		if rss <= mib || time.Now().After(deadline) {
+			return rss
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// rawStdio is the binary on pipes with a reader of whole response lines.
+type rawStdio struct {
+	cmd    *exec.Cmd
+	in     *bufio.Writer
+	inPipe interface{ Close() error }
+	lines  chan []byte
+	stderr *lockedBuffer
+	mu     sync.Mutex
+	// stash keeps responses read while waiting for another id.
+	stash [][]byte
+}
+
+func startRawStdio(t *testing.T, args ...string) *rawStdio {
+	t.Helper()
+	cmd := exec.Command(binary(t), args...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "MCP_DATA_DIR=" + t.TempDir()}
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &rawStdio{cmd: cmd, in: bufio.NewWriterSize(in, 1<<20), inPipe: in, lines: make(chan []byte, 4096), stderr: stderr}
+	go func() {
+		r := bufio.NewReaderSize(out, 1<<20)
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				close(p.lines)
+				return
+			}
+			p.lines <- line
+		}
+	}()
+	t.Cleanup(func() { _ = in.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	p.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"abuse","version":"1"}}}`)
+	p.recvID(t, "0")
+	p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return p
+}
+
+func (p *rawStdio) send(t *testing.T, line string) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, err := p.in.WriteString(line + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.in.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// next returns the next response line, stashed or new.
+func (p *rawStdio) next(t *testing.T) []byte {
+	t.Helper()
+	if len(p.stash) > 0 {
+		line := p.stash[0]
+		p.stash = p.stash[1:]
+		return line
+	}
+	select {
+	case line, ok := <-p.lines:
+		if !ok {
+			t.Fatalf("the server closed stdout; stderr:\n%s", p.stderr.String())
+		}
+		return line
+	case <-time.After(60 * time.Second):
+		t.Fatal("no response for 60 s")
+		return nil
+	}
+}
+
+// recvID returns the response whose id is id, keeping others for later.
+func (p *rawStdio) recvID(t *testing.T, id string) map[string]any {
+	t.Helper()
+	var keep [][]byte
+	defer func() { p.stash = append(keep, p.stash...) }()
+	for {
+		line := p.next(t)
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("stdout line is not JSON: %.200q", line)
+		}
+		if fmt.Sprint(m["id"]) == id || (id == "<nil>" && m["id"] == nil) {
+			m["_bytes"] = len(line)
+			return m
+		}
+		keep = append(keep, line)
+	}
+}
+
+func manyKeys(n int, known string) string {
+	var b strings.Builder
+	b.WriteString("{" + known)
+	for i := 0; i < n; i++ {
+		if i > 0 || known != "" {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%d":%d`, i, i)
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+func TestHostileRequestsStdio(t *testing.T) {
+	p := startRawStdio(t, "--root", tempRoot(t))
+	pid := p.cmd.Process.Pid
+	base, _ := procMem(t, pid)
+
+	// A million keys: refused at the message cap (about 12 MiB of keys fits
+	// under it only just; the cap is the bound).
+	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"file_read","arguments":`+manyKeys(1_000_000, "")+`}}`)
+	m := p.recvID(t, "<nil>")
+	if m["error"] == nil || m["_bytes"].(int) > 1024 {
+		t.Fatalf("a million keys: %v", m)
+	}
+	// 90 000 unknown keys under the cap: a validation error of bounded size.
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"file_read","arguments":`+manyKeys(90_000, `"path":"a.txt"`)+`}}`)
+	m = p.recvID(t, "2")
+	if m["_bytes"].(int) > 2048 || !strings.Contains(fmt.Sprint(m), "VALIDATION_ERROR") || !strings.Contains(fmt.Sprint(m), "89995 more") {
+		t.Fatalf("90 000 keys: %d bytes: %.300v", m["_bytes"], m)
+	}
+	// 200 000 values in an array: refused by the decoder's budget, id kept.
+	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"file_read","arguments":{"path":[`+strings.Repeat("0,", 200_000)+`0]}}}`)
+	if m = p.recvID(t, "3"); !strings.Contains(fmt.Sprint(m), "more than 100000 values") {
+		t.Fatalf("200 000 values: %.300v", m)
+	}
+	// Nesting a million deep: an error with the request's id.
+	p.send(t, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"file_read","arguments":{"path":`+strings.Repeat("[", 1_000_000)+strings.Repeat("]", 1_000_000)+`}}}`)
+	if m = p.recvID(t, "4"); !strings.Contains(fmt.Sprint(m), "nested deeper") {
+		t.Fatalf("deep nesting: %.300v", m)
+	}
+	// A 1 MiB tool name comes back cut.
+	p.send(t, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"`+strings.Repeat("x", 1<<20)+`"}}`)
+	if m = p.recvID(t, "5"); m["_bytes"].(int) > 512 {
+		t.Fatalf("huge name echoed: %d bytes", m["_bytes"])
+	}
+	p.send(t, `{"jsonrpc":"2.0","id":6,"method":"ping"}`)
+	p.recvID(t, "6")
+	_, peak := procMem(t, pid)
+	t.Logf("stdio: resident at start %d MiB, peak %d MiB", base, peak)
+	if peak > memLimitMiB {
+		t.Fatalf("peak resident set %d MiB, limit %d MiB", peak, memLimitMiB)
+	}
+	if audit := p.stderr.String(); len(audit) > 64<<10 {
+		t.Fatalf("the audit log grew by %d bytes for five hostile requests", len(audit))
+	}
+	if rss := waitMem(t, pid, base+16); rss > base+16 {
+		t.Fatalf("memory not given back: %d MiB resident, %d MiB at start", rss, base)
+	}
+}
+
+// httpServer runs the binary over streamable HTTP on a free port.
+func httpServer(t *testing.T, args ...string) (*httpProc, *httpDriver) {
+	t.Helper()
+	proc := startHTTPProc(t, binary(t), []string{"MCP_AUTH_TOKEN=" + benchToken, "MCP_DATA_DIR=" + t.TempDir()},
+		append([]string{"--transport", "http", "--port", "0"}, args...)...)
+	d := newDriver(proc.base, benchToken, 64)
+	d.initialize(t)
+	return proc, d
+}
+
+func TestConcurrentLargeBodiesHTTP(t *testing.T) {
+	proc, d := httpServer(t, "--root", tempRoot(t))
+	pid := proc.cmd.Process.Pid
+	base, _ := procMem(t, pid)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"file_write","arguments":{"path":"big.txt","overwrite":true,"content":"` +
+		strings.Repeat("x", 15<<20) + `"}}}`
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	for i := 0; i < 40; i++ {
+		wg.Go(func() {
+			resp, _, err := d.post(body)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			statuses[resp.StatusCode]++
+			if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "" {
+				t.Error("503 without Retry-After")
+			}
+			mu.Unlock()
+		})
+	}
+	// Pings get through while the bodies are in flight.
+	var pings []time.Duration
+	for i := 0; i < 20; i++ {
+		t0 := time.Now()
+		resp, raw, err := d.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 100+i))
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("ping: %v %s", err, raw)
+		}
+		pings = append(pings, time.Since(t0))
+		time.Sleep(5 * time.Millisecond)
+	}
+	wg.Wait()
+	_, peak := procMem(t, pid)
+	sort.Slice(pings, func(i, j int) bool { return pings[i] < pings[j] })
+	t.Logf("HTTP: 40 × 15 MiB bodies: statuses %v; peak %d MiB (start %d); ping p50 %v max %v", statuses, peak, base, pings[len(pings)/2], pings[len(pings)-1])
+	if peak > memLimitMiB {
+		t.Fatalf("peak resident set %d MiB, limit %d MiB", peak, memLimitMiB)
+	}
+	if statuses[http.StatusServiceUnavailable] == 0 || statuses[http.StatusOK] == 0 {
+		t.Fatalf("want some bodies served and the rest refused as busy: %v", statuses)
+	}
+	if pings[len(pings)-1] > time.Second {
+		t.Fatalf("a ping waited %v behind the bodies", pings[len(pings)-1])
+	}
+	if rss := waitMem(t, pid, base+16); rss > base+16 {
+		t.Fatalf("memory not given back: %d MiB resident, %d MiB at start", rss, base)
+	}
+	// One hostile body of keys over HTTP.
+	resp, raw, err := d.post(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"file_read","arguments":` + manyKeys(350_000, `"path":"a.txt"`) + `}}`)
+	if err != nil || resp.StatusCode != 200 || len(raw) > 2048 || !bytes.Contains(raw, []byte("VALIDATION_ERROR")) {
+		t.Fatalf("keys over HTTP: %v %d bytes %.300s", err, len(raw), raw)
+	}
+}
+
+// TestSlowCallBurst: a thousand slow calls at once are not a thousand
+// calls at once: past the session's slots they wait briefly and are refused
+// as retryable, and a ping never waits behind them.
+func TestSlowCallBurst(t *testing.T) {
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(3 * time.Second):
+		case <-r.Context().Done():
+		}
+		_, _ = w.Write([]byte("late"))
+	}))
+	defer slow.Close()
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			args := []string{"--root", tempRoot(t), "--web-allow-cidrs", "127.0.0.0/8"}
+			call := func(i int) string {
+				return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"web_fetch","arguments":{"url":%q,"format":"text"}}}`, 1000+i, slow.URL)
+			}
+			var pings []time.Duration
+			var pid int
+			limited, ok := 0, 0
+			if transport == "stdio" {
+				p := startRawStdio(t, args...)
+				pid = p.cmd.Process.Pid
+				for i := 0; i < 1000; i++ {
+					p.send(t, call(i))
+				}
+				for i := 0; i < 20; i++ {
+					t0 := time.Now()
+					p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":"ping-%d","method":"ping"}`, i))
+					p.recvID(t, fmt.Sprintf("ping-%d", i))
+					pings = append(pings, time.Since(t0))
+					time.Sleep(20 * time.Millisecond)
+				}
+				for got := 0; got < 1000; {
+					line := p.next(t)
+					var m map[string]any
+					_ = json.Unmarshal(line, &m)
+					id, _ := m["id"].(float64)
+					if id < 1000 || id >= 2000 {
+						continue
+					}
+					got++
+					switch s := fmt.Sprint(m["result"]); {
+					case strings.Contains(s, "RATE_LIMIT_ERROR"):
+						limited++
+					case strings.Contains(s, "late"):
+						ok++
+					default:
+						t.Logf("unexpected answer: %.200s", line)
+					}
+				}
+			} else {
+				proc, d := httpServer(t, args...)
+				pid = proc.cmd.Process.Pid
+				// The burst gets a connection per call; pings their own client,
+				// so they measure the server, not the client's pool.
+				burst := newDriver(proc.base, benchToken, 1000)
+				burst.sid = d.sid
+				var wg sync.WaitGroup
+				var mu sync.Mutex
+				for i := 0; i < 1000; i++ {
+					wg.Go(func() {
+						_, raw, err := burst.post(call(i))
+						mu.Lock()
+						defer mu.Unlock()
+						switch {
+						case err != nil:
+							t.Errorf("call: %v", err)
+						case bytes.Contains(raw, []byte("RATE_LIMIT_ERROR")):
+							limited++
+						case bytes.Contains(raw, []byte("late")):
+							ok++
+						default:
+							t.Logf("unexpected answer: %.200s", raw)
+						}
+					})
+				}
+				time.Sleep(100 * time.Millisecond)
+				for i := 0; i < 20; i++ {
+					t0 := time.Now()
+					if resp, raw, err := d.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":"p%d","method":"ping"}`, i)); err != nil || resp.StatusCode != 200 {
+						t.Fatalf("ping: %v %s", err, raw)
+					}
+					pings = append(pings, time.Since(t0))
+					time.Sleep(20 * time.Millisecond)
+				}
+				wg.Wait()
+			}
+			_, peak := procMem(t, pid)
+			sort.Slice(pings, func(i, j int) bool { return pings[i] < pings[j] })
+			t.Logf("%s: 1000 slow calls: %d served, %d refused as busy; peak %d MiB; ping p50 %v p95 %v max %v",
+				transport, ok, limited, peak, pings[len(pings)/2], pings[len(pings)*95/100], pings[len(pings)-1])
+			if ok == 0 || limited == 0 || ok+limited != 1000 {
+				t.Fatalf("served %d, refused %d of 1000", ok, limited)
+			}
+			if ok > 64 {
+				t.Fatalf("%d slow calls ran: the caps did not hold", ok)
+			}
+			if pings[len(pings)-1] > time.Second {
+				t.Fatalf("a ping waited %v behind slow calls", pings[len(pings)-1])
+			}
+			if peak > memLimitMiB {
+				t.Fatalf("peak %d MiB", peak)
+			}
+		})
+	}
+}
