@@ -2,16 +2,18 @@ package kit
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/mcp-fleet/mcp-fleet/shared/acl"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 )
 
@@ -46,6 +48,9 @@ type httpFrontend struct {
 	o        HTTPOptions
 	loopback bool
 	listen   string
+	// authHash is sha256 of the single bearer token, compared in constant
+	// time with the hash of what a request presents.
+	authHash [32]byte
 	sessions *sessions
 	// closingCtx ends at shutdown: event streams close, sessions end.
 	closingCtx context.Context
@@ -104,6 +109,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, func(ctx context.Cont
 	host, _, _ := net.SplitHostPort(o.Addr)
 	f := &httpFrontend{s: s, o: o, loopback: isLoopbackHost(host) || host == "", listen: host,
 		sessions: newSessions(s, o.MaxSessions, o.SessionIdle)}
+	f.authHash = sha256.Sum256([]byte(o.AuthToken))
 	f.closingCtx, f.closeNow = context.WithCancel(context.Background())
 	f.workCtx, f.cancelWork = context.WithCancel(context.Background())
 	mux := http.NewServeMux()
@@ -191,7 +197,8 @@ func (f *httpFrontend) authenticate(r *http.Request) (string, bool) {
 	if p := f.s.opts.Policy; p != nil {
 		return p.AgentForToken(tok)
 	}
-	return "", acl.TokenEqual(tok, f.o.AuthToken)
+	sum := sha256.Sum256([]byte(tok))
+	return "", subtle.ConstantTimeCompare(sum[:], f.authHash[:]) == 1
 }
 
 func (f *httpFrontend) hostAllowed(host string) bool {
@@ -244,10 +251,14 @@ func writeRPCError(w http.ResponseWriter, status int, id []byte, code int, msg s
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
+	_, _ = w.Write(body)
 }
+
+var jsonContentType = []string{"application/json"}
 
 // writeHTTPError answers outside JSON-RPC (routing, Host checks).
 func writeHTTPError(w http.ResponseWriter, status int, msg string) {

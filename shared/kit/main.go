@@ -348,7 +348,11 @@ func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 			red.Add(tok)
 		}
 	}
-	env := newEnv(spec, io.Getenv, io.Stderr, cfg.LogLevel, red)
+	// Log lines (one audit line per call) are written by one goroutine that
+	// gathers those arriving during a write: one write for many under load.
+	logs := logging.NewBatchWriter(io.Stderr)
+	defer logs.Close()
+	env := newEnv(spec, io.Getenv, logs, cfg.LogLevel, red)
 	env.ReadOnly = cfg.ReadOnly
 	log := env.Logger
 	tools, cleanup, err := spec.Setup(ctx, env)

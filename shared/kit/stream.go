@@ -21,7 +21,7 @@ type eventStream struct {
 var errStreamClosed = errors.New("the event stream is closed")
 
 func newEventStream(w http.ResponseWriter) *eventStream {
-	return &eventStream{w: w, rc: http.NewResponseController(w)}
+	return &eventStream{w: w}
 }
 
 func (e *eventStream) startLocked() {
@@ -29,6 +29,7 @@ func (e *eventStream) startLocked() {
 		return
 	}
 	e.started = true
+	e.rc = http.NewResponseController(e.w)
 	h := e.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache, no-transform")
@@ -78,7 +79,7 @@ func (e *eventStream) raw(name string, data []byte) error {
 func (e *eventStream) comment() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.closed || !e.started {
+	if e.closed || !e.started || e.rc == nil {
 		return errStreamClosed
 	}
 	if _, err := e.w.Write([]byte(": keepalive\n\n")); err != nil {

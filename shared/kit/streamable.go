@@ -94,7 +94,7 @@ func (f *httpFrontend) busy(w http.ResponseWriter) {
 }
 
 func (f *httpFrontend) post(w http.ResponseWriter, r *http.Request) {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
+	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 			writeRPCError(w, http.StatusUnsupportedMediaType, nil, wire.CodeInvalidRequest, "Content-Type must be application/json")
 			return
@@ -154,8 +154,7 @@ func (f *httpFrontend) post(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusBadRequest, m.ID, wire.CodeInvalidRequest, "Mcp-Session-Id header is required: send initialize first")
 		return
 	}
-	hs, res := f.sessions.lookup(sid, agent)
-	if res != sessionOK {
+	if hs == nil {
 		writeRPCError(w, http.StatusNotFound, m.ID, wire.CodeInvalidRequest, "unknown, expired or terminated session")
 		return
 	}
