@@ -59,8 +59,9 @@ type httpFrontend struct {
 	// served on SSE streams are cancelled.
 	workCtx    context.Context
 	cancelWork context.CancelFunc
-	// background counts requests served after their POST was answered
-	// (the 2024-11-05 SSE transport), so shutdown can wait for them.
+	// background counts requests being served — on a POST, or after their
+	// POST was answered (the 2024-11-05 SSE transport) — so shutdown can let
+	// them finish before it ends the sessions.
 	background sync.WaitGroup
 }
 
@@ -144,7 +145,9 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, func(ctx context.Cont
 		select {
 		case <-done:
 		case <-ctx.Done():
+			// The grace period is over: cancel what still runs.
 			f.cancelWork()
+			f.sessions.closeAll()
 			<-done
 		}
 		f.cancelWork()

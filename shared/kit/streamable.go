@@ -264,6 +264,8 @@ func checkStandardHeaders(h http.Header, method string, p reqParams) error {
 // serveRequest serves one request on a POST: a JSON response, or an event
 // stream when the request sends anything before its response.
 func (f *httpFrontend) serveRequest(w http.ResponseWriter, r *http.Request, se *session, req *request) {
+	f.background.Add(1)
+	defer f.background.Done()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	if req.method == "subscriptions/listen" {

@@ -433,7 +433,7 @@ func TestCommandLine(t *testing.T) {
 		{name: "unknown flag", args: []string{"--rooot", "/tmp"}, code: 2, stderr: []string{"rooot"}, zeroStdout: true},
 		{name: "stray argument", args: []string{"/tmp"}, code: 2, stderr: []string{`"/tmp"`}, zeroStdout: true},
 		{name: "no watches allowed", args: []string{"--watch-max-files", "0"}, code: 2, stderr: []string{"--watch-max-files", "positive"}, zeroStdout: true},
-		{name: "watch cap from the env", env: []string{"DEVTOOLS_WATCH_MAX_FILES=-3"}, code: 2, stderr: []string{"--watch-max-files", "-3"}, zeroStdout: true},
+		{name: "watch cap from the env", env: []string{"DEVTOOLS_WATCH_MAX_FILES=-3"}, code: 2, stderr: []string{"DEVTOOLS_WATCH_MAX_FILES", "-3"}, zeroStdout: true},
 		{name: "empty stdin is a clean exit", env: []string{"DEVTOOLS_ROOTS=" + t.TempDir()}, zeroStdout: true},
 	}
 	for _, tc := range tests {

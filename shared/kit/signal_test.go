@@ -1,0 +1,107 @@
+package kit_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
+)
+
+var (
+	sideAddrRE = regexp.MustCompile(`"side_addr":"([^"]+)"`)
+	addrRE     = regexp.MustCompile(`"addr":"([^"]+)"`)
+)
+
+// TestSignalStopsWorkerAndListener runs the kit's test server as a real
+// process over streamable HTTP with a worker and a side listener: /healthz
+// answers 200, then 503 naming the worker once it reports being stuck; a
+// SIGTERM stops the transport, the worker and the listener within the grace
+// period, a call in flight still finishes, and the exit status is 0.
+func TestSignalStopsWorkerAndListener(t *testing.T) {
+	bin := mcptest.Build(t, "github.com/mcp-fleet/mcp-fleet/shared/kit/internal/testserver")
+	cmd := exec.Command(bin, "--transport", "http", "--port", "0", "--shutdown-grace", "5s")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "MCP_AUTH_TOKEN=" + httpToken}
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill() }()
+	var mcpAddr, sideAddr string
+	logs := make(chan string, 1000)
+	sc := bufio.NewScanner(stderr)
+	for (mcpAddr == "" || sideAddr == "") && sc.Scan() {
+		line := sc.Text()
+		if m := sideAddrRE.FindStringSubmatch(line); m != nil {
+			sideAddr = m[1]
+		}
+		if m := addrRE.FindStringSubmatch(line); m != nil && strings.Contains(line, "/mcp") {
+			mcpAddr = m[1]
+		}
+	}
+	go func() {
+		for sc.Scan() {
+			logs <- sc.Text()
+		}
+		close(logs)
+	}()
+	health := func() (int, string) {
+		resp, err := http.Get("http://" + sideAddr + "/healthz")
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		b, _ := json.Marshal(m)
+		return resp.StatusCode, string(b)
+	}
+	waitFor(t, "a healthy worker", func() bool { code, _ := health(); return code == 200 })
+	base := "http://" + mcpAddr
+	sid := initSession(t, base, httpToken)
+	if r := post(t, base, httpToken, sid, rpcCall(2, "tools/call", `{"name":"break_worker"}`)); r.Status != 200 {
+		t.Fatalf("break_worker: %d %s", r.Status, r.Body)
+	}
+	waitFor(t, "/healthz to name the stuck worker", func() bool {
+		code, body := health()
+		return code == 503 && strings.Contains(body, "worker ticker") && strings.Contains(body, "ticker is stuck")
+	})
+
+	// A call in flight when the signal comes still gets its answer.
+	done := make(chan httpResult, 1)
+	go func() { done <- post(t, base, httpToken, sid, rpcCall(3, "tools/call", `{"name":"sleep","arguments":{"ms":600}}`)) }()
+	time.Sleep(150 * time.Millisecond)
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-done; r.Status != 200 || !strings.Contains(r.Body, "slept_ms") {
+		t.Fatalf("the call in flight was cut: %d %s", r.Status, r.Body)
+	}
+	err := cmd.Wait()
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+	if took > 5*time.Second {
+		t.Fatalf("shutdown took %v, grace 5s", took)
+	}
+	stopped := false
+	for l := range logs {
+		if strings.Contains(l, "ticker stopped") {
+			stopped = true
+		}
+	}
+	if !stopped {
+		t.Fatal("the worker was not stopped")
+	}
+	if code, _ := health(); code != 0 {
+		t.Fatal("the side listener still answers")
+	}
+}
