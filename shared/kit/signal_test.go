@@ -75,7 +75,9 @@ func TestSignalStopsWorkerAndListener(t *testing.T) {
 
 	// A call in flight when the signal comes still gets its answer.
 	done := make(chan httpResult, 1)
-	go func() { done <- post(t, base, httpToken, sid, rpcCall(3, "tools/call", `{"name":"sleep","arguments":{"ms":600}}`)) }()
+	go func() {
+		done <- post(t, base, httpToken, sid, rpcCall(3, "tools/call", `{"name":"sleep","arguments":{"ms":600}}`))
+	}()
 	time.Sleep(150 * time.Millisecond)
 	start := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {

@@ -99,4 +99,3 @@ func spec() kit.Spec {
 		},
 	}
 }
-
