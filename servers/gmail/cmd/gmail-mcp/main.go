@@ -142,7 +142,9 @@ func (s *settings) register(f *kit.Flags) {
 // is never combined with gmail.readonly: with it, Gmail refuses to return
 // bodies.
 func scopesFor(served []string) []string {
-	has := func(names ...string) bool { return slices.ContainsFunc(names, func(n string) bool { return slices.Contains(served, n) }) }
+	has := func(names ...string) bool {
+		return slices.ContainsFunc(names, func(n string) bool { return slices.Contains(served, n) })
+	}
 	read := has("get_email", "get_thread_history", "search_emails", "get_attachment")
 	draft := has("create_draft")
 	send := has("send_email", "send_template_email")

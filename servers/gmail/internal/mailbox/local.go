@@ -247,8 +247,8 @@ func writeFileAtomic(path string, data []byte) error {
 
 type row struct {
 	id, thread, msgID, inReplyTo, refs, from, to, cc, bcc, subject string
-	dateMS                                                          int64
-	snippet, body, filenames, labels, path                          string
+	dateMS                                                         int64
+	snippet, body, filenames, labels, path                         string
 }
 
 const rowColumns = `id, thread_id, rfc_message_id, in_reply_to, refs, from_addr, to_addrs, cc_addrs, bcc_addrs, subject, date_ms, snippet, body, filenames, labels, path`

@@ -15,11 +15,11 @@ package mailmsg
 
 import (
 	"bytes"
-	"io"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"mime"
 	"mime/multipart"
 	"mime/quotedprintable"

@@ -132,9 +132,9 @@ func TestSendAndReadBack(t *testing.T) {
 			c := s.connect(t, nil, "")
 			subject := "Vos options de vol : Genève → Nice ✈ « Challenger 350 »"
 			out := send(t, c, "send_email", map[string]any{
-				"to":   []string{"Zoë Ångström <zoe@client.example>", "ops@client.example"},
-				"cc":   []string{"Łukasz Żółć <lukasz@client.example>"},
-				"bcc":  []string{"archive@jetvision.example"},
+				"to":      []string{"Zoë Ångström <zoe@client.example>", "ops@client.example"},
+				"cc":      []string{"Łukasz Żółć <lukasz@client.example>"},
+				"bcc":     []string{"archive@jetvision.example"},
 				"subject": subject, "body": "<p>Bonjour Zoë,</p><p>Voici <b>trois</b> options.</p><ul><li>Challenger 350</li></ul>",
 				"reply_to": "Charter Desk <desk-replies@jetvision.example>",
 				"attachments": []map[string]any{
