@@ -278,7 +278,8 @@ func Build(m *Message) ([]byte, error) {
 		m.Date = time.Now()
 	}
 	var buf bytes.Buffer
-	buf.Grow(len(m.Text) + len(m.HTML)*2 + 4096 + attachmentsSize(m.Attachments)*4/3)
+	att := attachmentsSize(m.Attachments)
+	buf.Grow(len(m.Text)*3/2 + len(m.HTML)*3 + 4096 + 1024*len(m.Attachments) + att/57*78 + 78)
 	h := &headerWriter{b: &buf}
 	h.add("From", formatAddresses([]*mail.Address{m.From}))
 	h.addList("To", m.To)
@@ -325,9 +326,6 @@ func Build(m *Message) ([]byte, error) {
 	if len(m.Attachments) == 0 {
 		if err := body(root); err != nil {
 			return nil, err
-		}
-		if !bytes.HasSuffix(buf.Bytes(), []byte("\r\n")) {
-			buf.WriteString("\r\n")
 		}
 		return buf.Bytes(), nil
 	}
@@ -512,17 +510,35 @@ func writeAttachment(ew entityWriter, a Attachment) error {
 		"Content-Transfer-Encoding": {"base64"},
 		"Content-Disposition":       {mime.FormatMediaType("attachment", map[string]string{"filename": a.Filename})},
 	}
-	enc := make([]byte, base64.StdEncoding.EncodedLen(len(a.Data)))
-	base64.StdEncoding.Encode(enc, a.Data)
-	var body bytes.Buffer
-	body.Grow(len(enc) + len(enc)/76*2 + 2)
-	for len(enc) > 76 {
-		body.Write(enc[:76])
-		body.WriteString("\r\n")
-		enc = enc[76:]
+	w, err := ew(h)
+	if err != nil {
+		return err
 	}
-	body.Write(enc)
-	return emit(ew, h, body.Bytes())
+	// 57 input bytes make one 76-character line; lines are encoded a block
+	// at a time straight into the message.
+	const lineIn, linesPerBlock = 57, 64
+	var block [linesPerBlock * 78]byte
+	data := a.Data
+	for len(data) > 0 {
+		n := 0
+		for range linesPerBlock {
+			if len(data) == 0 {
+				break
+			}
+			chunk := data[:min(lineIn, len(data))]
+			data = data[len(chunk):]
+			base64.StdEncoding.Encode(block[n:], chunk)
+			n += base64.StdEncoding.EncodedLen(len(chunk))
+			if len(data) > 0 {
+				block[n], block[n+1] = '\r', '\n'
+				n += 2
+			}
+		}
+		if _, err := w.Write(block[:n]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // emit writes a leaf entity with header h and an encoded body.

@@ -261,7 +261,9 @@ func decodeBody(cte string, body io.Reader) ([]byte, error) {
 		n, err := base64.StdEncoding.Decode(out, clean)
 		if err != nil {
 			// Some senders drop padding.
-			n, err = base64.RawStdEncoding.Decode(out, bytes.TrimRight(clean, "="))
+			trimmed := bytes.TrimRight(clean, "=")
+			out = make([]byte, base64.RawStdEncoding.DecodedLen(len(trimmed)))
+			n, err = base64.RawStdEncoding.Decode(out, trimmed)
 			if err != nil {
 				return nil, errors.New("its base64 content does not decode")
 			}

@@ -372,15 +372,22 @@ func checkValue(tmpl string, v *Var, val any, p string) (any, error) {
 		}
 		return s, nil
 	case "number", "integer":
-		f, ok := val.(float64)
-		if !ok {
-			if n, isNum := val.(json.Number); isNum {
-				var err error
-				if f, err = n.Float64(); err != nil {
-					return nil, bad("")
-				}
-				ok = true
+		var f float64
+		ok := true
+		switch n := val.(type) {
+		case float64:
+			f = n
+		case int:
+			f = float64(n)
+		case int64:
+			f = float64(n)
+		case json.Number:
+			var err error
+			if f, err = n.Float64(); err != nil {
+				ok = false
 			}
+		default:
+			ok = false
 		}
 		if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
 			return nil, bad("")
