@@ -70,6 +70,7 @@ type Server struct {
 	lastAuth  url.Values
 
 	exchanges, refreshes, issued int
+	onIssue                      func(accessToken string, g Grant)
 }
 
 type authCode struct {
@@ -112,6 +113,11 @@ func (s *Server) SetUser(email string) { s.mu.Lock(); s.email = email; s.mu.Unlo
 // SetAccessTTL sets the lifetime of access tokens issued from now on. One
 // under ten seconds makes golang.org/x/oauth2 refresh on every use.
 func (s *Server) SetAccessTTL(d time.Duration) { s.mu.Lock(); s.accessTTL = d; s.mu.Unlock() }
+
+// OnIssue calls fn with every access token issued from now on (for an API
+// fake that keeps its own list of valid tokens). fn runs with the fake's
+// lock held: it must not call the fake.
+func (s *Server) OnIssue(fn func(accessToken string, g Grant)) { s.mu.Lock(); s.onIssue = fn; s.mu.Unlock() }
 
 // SetRotate makes every refresh issue a new refresh token and revoke the
 // one used.
@@ -367,6 +373,9 @@ func (s *Server) issue(w http.ResponseWriter, g Grant, rt string) {
 	s.issued++
 	at := "ya29.fake-" + token()
 	s.access[at] = g
+	if s.onIssue != nil {
+		s.onIssue(at, g)
+	}
 	out := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(s.accessTTL / time.Second),
 		"scope": strings.Join(g.Scopes, " ")}
 	if rt != "" {
