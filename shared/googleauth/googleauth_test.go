@@ -31,8 +31,11 @@ func browse(t *testing.T, f *googleauthtest.Server, r io.Reader, before func(aut
 	t.Helper()
 	errs := make(chan error, 1)
 	go func() {
+		// Reads to the end (the caller closes the writer), so that the
+		// caller may read what was written once errs has a value.
 		sc := bufio.NewScanner(r)
 		sent := false
+		var err error
 		for sc.Scan() {
 			line := strings.TrimSpace(sc.Text())
 			if !sent && strings.HasPrefix(line, f.AuthURL) {
@@ -40,19 +43,20 @@ func browse(t *testing.T, f *googleauthtest.Server, r io.Reader, before func(aut
 				if before != nil {
 					before(line)
 				}
-				resp, err := f.Browse(line)
+				var resp *http.Response
+				resp, err = f.Browse(line)
 				if err == nil {
 					resp.Body.Close()
 					if resp.StatusCode != 200 {
 						err = errors.New("the loopback answered " + resp.Status)
 					}
 				}
-				errs <- err
 			}
 		}
 		if !sent {
-			errs <- errors.New("no URL printed")
+			err = errors.New("no URL printed")
 		}
+		errs <- err
 	}()
 	return errs
 }

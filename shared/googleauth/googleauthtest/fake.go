@@ -117,7 +117,11 @@ func (s *Server) SetAccessTTL(d time.Duration) { s.mu.Lock(); s.accessTTL = d; s
 // OnIssue calls fn with every access token issued from now on (for an API
 // fake that keeps its own list of valid tokens). fn runs with the fake's
 // lock held: it must not call the fake.
-func (s *Server) OnIssue(fn func(accessToken string, g Grant)) { s.mu.Lock(); s.onIssue = fn; s.mu.Unlock() }
+func (s *Server) OnIssue(fn func(accessToken string, g Grant)) {
+	s.mu.Lock()
+	s.onIssue = fn
+	s.mu.Unlock()
+}
 
 // SetRotate makes every refresh issue a new refresh token and revoke the
 // one used.

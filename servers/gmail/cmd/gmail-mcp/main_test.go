@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,21 +98,23 @@ func signIn(t *testing.T, a *googleauthtest.Server, env map[string]string, args 
 	var out bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
+		// Reads to the end, so that out is complete once done has a value.
 		sc := bufio.NewScanner(io.TeeReader(pr, &out))
 		sent := false
+		var err error
 		for sc.Scan() {
 			if line := strings.TrimSpace(sc.Text()); !sent && strings.HasPrefix(line, a.AuthURL) {
 				sent = true
-				resp, err := a.Browse(line)
-				if err == nil {
+				var resp *http.Response
+				if resp, err = a.Browse(line); err == nil {
 					resp.Body.Close()
 				}
-				done <- err
 			}
 		}
 		if !sent {
-			done <- errors.New("no URL printed")
+			err = errors.New("no URL printed")
 		}
+		done <- err
 	}()
 	var stderr bytes.Buffer
 	code := kit.Main(spec(), append([]string{"auth"}, args...), func(k string) string { return env[k] }, strings.NewReader(""), pw, &stderr)
@@ -130,11 +133,11 @@ func TestAuthThenServe(t *testing.T) {
 	a.SetUser("jane@example.com")
 	a.SetAccessTTL(time.Second) // every use refreshes
 	a.SetRotate(true)
-	out := signIn(t, a, env, "--read-only")
+	signIn(t, a, env, "--read-only")
 	if q := a.LastAuthRequest(); q.Get("scope") != gmail.GmailReadonlyScope || q.Get("access_type") != "offline" || q.Get("prompt") != "consent" {
 		t.Errorf("read-only sign-in asked %v", q)
 	}
-	out = signIn(t, a, env)
+	out := signIn(t, a, env)
 	if q := a.LastAuthRequest(); q.Get("scope") != gmail.GmailReadonlyScope+" "+gmail.GmailComposeScope {
 		t.Errorf("sign-in asked %q", q.Get("scope"))
 	}

@@ -1,5 +1,7 @@
 package tools_test
 
+//lint:file-ignore SA1019 confirmation is checked in both protocol eras, 2025-11-25 (initialize) included
+
 import (
 	"context"
 	"strings"

@@ -441,8 +441,6 @@ func deliver(ctx context.Context, c *kit.Call, d Deps, p *prepared, draft bool) 
 				"this server asks a person to confirm every email before it is sent, and this MCP client cannot ask (it does not support elicitation); "+
 					"use a client that does, or have the operator allow unattended sending by unsetting GMAIL_CONFIRM_SEND (--confirm-send=false); nothing was sent")
 		}
-		var all []string
-		all = append(all, addrs(m.To)...)
 		q := fmt.Sprintf("Send this email?\n\nTo: %s", strings.Join(addrs(m.To), ", "))
 		if len(m.Cc) > 0 {
 			q += "\nCc: " + strings.Join(addrs(m.Cc), ", ")

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,21 +55,23 @@ func TestOAuthSignIn(t *testing.T) {
 	var out bytes.Buffer
 	browsed := make(chan error, 1)
 	go func() {
+		// Reads to the end, so that out is complete once browsed has a value.
 		sc := bufio.NewScanner(io.TeeReader(pr, &out))
 		sent := false
+		var err error
 		for sc.Scan() {
 			if line := strings.TrimSpace(sc.Text()); !sent && strings.HasPrefix(line, a.AuthURL) {
 				sent = true
-				resp, err := a.Browse(line)
-				if err == nil {
+				var resp *http.Response
+				if resp, err = a.Browse(line); err == nil {
 					resp.Body.Close()
 				}
-				browsed <- err
 			}
 		}
 		if !sent {
-			browsed <- errors.New("no URL printed")
+			err = errors.New("no URL printed")
 		}
+		browsed <- err
 	}()
 	code, stderr := mainWith(env, pw, "auth")
 	pw.Close()
