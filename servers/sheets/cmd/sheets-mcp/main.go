@@ -7,17 +7,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
+	"golang.org/x/oauth2"
+	sheetsapi "google.golang.org/api/sheets/v4"
+
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/clientdb"
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/credentials"
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/sample"
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/tools"
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/workbook"
+	"github.com/mcp-fleet/mcp-fleet/shared/googleauth"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/retry"
 	"github.com/mcp-fleet/mcp-fleet/shared/upstream"
@@ -35,6 +40,7 @@ func main() {
 
 // settings are the sheets server's own flags, beside the kit's.
 type settings struct {
+	oauth       googleauth.Settings
 	spreadsheet string
 	keyPath     string
 	endpoint    string
@@ -56,7 +62,8 @@ func (s *settings) register(f *kit.Flags) {
 	f.String(&s.spreadsheet, "spreadsheet-id", []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID", "CLIENT_DATABASE_SHEET_ID"}, "",
 		"Google Sheets spreadsheet holding the client database (its id or URL); unset: the local workbook")
 	f.String(&s.keyPath, "service-account-key", []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH"}, "",
-		"JSON key file of the Google service account the spreadsheet is shared with")
+		"JSON key file of the Google service account the spreadsheet is shared with (without it: the Google account `sheets-mcp auth` signed in)")
+	s.oauth.Register(f, "GOOGLE_SHEETS", false)
 	f.String(&s.endpoint, "api-endpoint", []string{"SHEETS_API_ENDPOINT"}, workbook.DefaultEndpoint, "base URL of the Sheets API")
 	f.Duration(&s.apiTimeout, "api-timeout", []string{"SHEETS_API_TIMEOUT"}, 30*time.Second, "time limit of one Sheets API request, retries included")
 	f.String(&s.workbookDir, "workbook-dir", []string{"SHEETS_WORKBOOK_DIR"}, "",
@@ -80,8 +87,9 @@ func (s *settings) register(f *kit.Flags) {
 		if !idRE.MatchString(s.spreadsheet) {
 			return fmt.Errorf("want a spreadsheet id (the part after /d/ in its URL) or its URL, got %q", s.spreadsheet)
 		}
-		if s.keyPath == "" {
-			return errors.New("a spreadsheet is set but no credentials: set GOOGLE_SERVICE_ACCOUNT_KEY_PATH to a service account key file (see docs/sheets.md)")
+		if s.keyPath == "" && s.oauth.ClientID == "" {
+			return errors.New("a spreadsheet is set but no credentials: set GOOGLE_SERVICE_ACCOUNT_KEY_PATH to a service account key file, " +
+				"or GOOGLE_SHEETS_CLIENT_ID and GOOGLE_SHEETS_CLIENT_SECRET (an OAuth client) and run `sheets-mcp auth` (see docs/sheets.md)")
 		}
 		return nil
 	})
@@ -119,16 +127,12 @@ func (s *settings) open(ctx context.Context, env *kit.Env, seed bool) (workbook.
 		if err != nil {
 			return nil, nil, err
 		}
-		sa, err := credentials.LoadServiceAccount(s.keyPath, auth.HTTPClient(), workbook.Scope)
+		ts, account, err := s.credentials(env, auth.HTTPClient())
 		if err != nil {
 			return nil, nil, err
 		}
-		env.Redactor.Add(sa.Secrets()...)
-		if sa.LooseMode && env.Logger != nil {
-			env.Logger.Warn().Str("path", s.keyPath).Msg("the service account key file can be read by other users; chmod 600 it")
-		}
 		g, err := workbook.NewGoogle(ctx, workbook.GoogleConfig{SpreadsheetID: s.spreadsheet, Endpoint: s.endpoint,
-			TokenSource: sa.TokenSource, Account: sa.Email, Version: env.Info.Version, Timeout: s.apiTimeout,
+			TokenSource: ts, Account: account, Version: env.Info.Version, Timeout: s.apiTimeout,
 			Logger: env.Logger, Redactor: env.Redactor})
 		if err != nil {
 			return nil, nil, err
@@ -168,9 +172,59 @@ func (s *settings) open(ctx context.Context, env *kit.Env, seed bool) (workbook.
 	return l, func() {}, nil
 }
 
+// credentials returns the token source for the Sheets API: the service
+// account's when a key is configured, else the person's sign-in.
+func (s *settings) credentials(env *kit.Env, hc *http.Client) (oauth2.TokenSource, string, error) {
+	if s.keyPath != "" {
+		sa, err := credentials.LoadServiceAccount(s.keyPath, hc, workbook.Scope)
+		if err != nil {
+			return nil, "", err
+		}
+		env.Redactor.Add(sa.Secrets()...)
+		if sa.LooseMode && env.Logger != nil {
+			env.Logger.Warn().Str("path", s.keyPath).Msg("the service account key file can be read by other users; chmod 600 it")
+		}
+		return sa.TokenSource, sa.Email, nil
+	}
+	path, err := googleauth.TokenPath(env)
+	if err != nil {
+		return nil, "", err
+	}
+	u, err := credentials.LoadUser(&s.oauth, path, hc, env.Logger, env.Redactor)
+	if err != nil {
+		return nil, "", err
+	}
+	if env.Logger != nil {
+		if u.LooseMode {
+			env.Logger.Warn().Str("path", path).Msg("the stored token can be read by other users; chmod 600 it")
+		}
+		if u.IgnoredEnv {
+			env.Logger.Info().Msg("a refresh token is set in the environment but the sign-in stored by `sheets-mcp auth` is used")
+		}
+	}
+	return u.TokenSource, u.Account, nil
+}
+
 func (s *settings) db(wb workbook.Workbook, env *kit.Env) *clientdb.DB {
 	return clientdb.New(wb, clientdb.Options{ClientsTab: s.clientsTab, HistoryTab: s.historyTab, MaxRows: s.maxRows, Log: env.Logger,
 		Changed: func(id string) { env.Notifier.Updated(tools.ClientURI(id)) }})
+}
+
+// authCommand is `sheets-mcp auth`: sign in with the Google account that
+// can open the spreadsheet, for the spreadsheets scope (read-only with
+// --read-only).
+func authCommand() kit.Command {
+	var readOnly bool
+	return googleauth.Command(googleauth.CommandConfig{Server: "sheets", Prefix: "GOOGLE_SHEETS",
+		Flags: func(f *kit.Flags) {
+			f.Bool(&readOnly, "read-only", []string{"MCP_READ_ONLY"}, false, "sign in for reading only (spreadsheets.readonly)")
+		},
+		Scopes: func() ([]string, error) {
+			if readOnly {
+				return []string{sheetsapi.SpreadsheetsReadonlyScope}, nil
+			}
+			return []string{workbook.Scope}, nil
+		}})
 }
 
 func spec() kit.Spec {
@@ -194,7 +248,7 @@ func spec() kit.Spec {
 			}
 			return tools.All(d), cleanup, nil
 		},
-		Commands: []kit.Command{{
+		Commands: []kit.Command{authCommand(), {
 			Name: "init",
 			Summary: "create the clients and flight history tabs with their header rows in an empty spreadsheet " +
 				"(or an empty local workbook); a tab that already has data is checked, never changed",

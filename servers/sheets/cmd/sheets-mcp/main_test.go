@@ -206,7 +206,9 @@ func TestCommandLine(t *testing.T) {
 		{name: "--help", args: []string{"--help"}, stdout: []string{"sheets-mcp", "GOOGLE_SHEETS_CLIENT_DATABASE_ID", "CLIENT_DATABASE_SHEET_ID", "GOOGLE_SERVICE_ACCOUNT_KEY_PATH", "SHEETS_WORKBOOK_DIR", "init"}},
 		{name: "--version", args: []string{"--version"}, stdout: []string{"sheets-mcp dev (commit unknown)"}},
 		{name: "init --help", args: []string{"init", "--help"}, stdout: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH"}},
-		{name: "spreadsheet without key", env: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID=" + sid}, code: 2, stderr: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH"}},
+		{name: "spreadsheet without credentials", env: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID=" + sid}, code: 2, stderr: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH", "sheets-mcp auth"}},
+		{name: "auth --help", args: []string{"auth", "--help"}, stdout: []string{"GOOGLE_SHEETS_CLIENT_ID", "--read-only", "--open-browser"}},
+		{name: "auth without a client", args: []string{"auth"}, code: 1, stderr: []string{"GOOGLE_SHEETS_CLIENT_ID or GOOGLE_CLIENT_ID"}},
 		{name: "key without spreadsheet", env: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH=" + keyPath}, code: 2, stderr: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID"}},
 		{name: "bad spreadsheet id", env: []string{"CLIENT_DATABASE_SHEET_ID=not an id", "GOOGLE_SERVICE_ACCOUNT_KEY_PATH=" + keyPath}, code: 2, stderr: []string{"not an id"}},
 		{name: "missing key file", env: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID=" + sid, "GOOGLE_SERVICE_ACCOUNT_KEY_PATH=/nonexistent/key.json"}, code: 1, stderr: []string{"/nonexistent/key.json", "no such file"}},
@@ -338,6 +340,16 @@ func TestSetupInProcess(t *testing.T) {
 	if _, _, err := setup(t, []string{"--service-account-key", "/nonexistent"}, map[string]string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID": sid}); err == nil {
 		t.Error("a missing key file was accepted")
 	}
+}
+
+// serve connects an in-process client to tools.
+func serve(t *testing.T, tools []kit.Tool) *mcptest.Client {
+	t.Helper()
+	srv, err := kit.New(kit.Info{Name: "sheets"}, tools, kit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mcptest.NewInProcess(t, srv, "")
 }
 
 // TestMainInProcess runs kit.Main on spec() for the commands that end.

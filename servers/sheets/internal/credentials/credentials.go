@@ -1,11 +1,12 @@
 // Package credentials turns the server's Google configuration into the
-// oauth2.TokenSource whose access tokens the Sheets client sends. Today
-// that is a service account's JSON key file (the JWT bearer grant, through
-// golang.org/x/oauth2/google); user credentials from the fleet's shared
-// OAuth sign-in plug in the same way, as another TokenSource.
+// oauth2.TokenSource whose access tokens the Sheets client sends: a service
+// account's JSON key file (the JWT bearer grant, through
+// golang.org/x/oauth2/google), or a person's Google sign-in — the token
+// `sheets-mcp auth` stored, or a refresh token from the environment —
+// refreshed and persisted by the fleet's googleauth package.
 //
-// The key file's private key is a secret: it is never put in an error or a
-// log line, and Secrets returns it so the caller can have logs mask it.
+// The key file's private key and the user's tokens are secrets: they are
+// never put in an error or a log line, and are handed to the log redactor.
 package credentials
 
 import (

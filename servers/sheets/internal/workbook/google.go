@@ -86,6 +86,12 @@ func NewGoogle(ctx context.Context, cfg GoogleConfig) (*Google, error) {
 		Auth: func(r *http.Request) error {
 			tok, err := ts.Token()
 			if err != nil {
+				// A user sign-in's token source says itself what to do
+				// (run `sheets-mcp auth` again); keep its words.
+				var me *mcperr.Error
+				if errors.As(err, &me) {
+					return me
+				}
 				return mcperr.New(mcperr.Authentication, "could not obtain a Google access token for the Sheets API; check the configured credentials").WithCause(err)
 			}
 			tok.SetAuthHeader(r)

@@ -1,0 +1,9 @@
+package tools_test
+
+import (
+	"bytes"
+	"io"
+	"mime/quotedprintable"
+)
+
+func quotedPrintable(b []byte) io.Reader { return quotedprintable.NewReader(bytes.NewReader(b)) }
