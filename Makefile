@@ -4,7 +4,7 @@
 SHELL        := bash
 .SHELLFLAGS  := -eu -o pipefail -c
 GO           ?= go
-SERVERS      := devtools avinode sheets supabase
+SERVERS      := devtools avinode gmail sheets supabase
 MODULES      := shared $(addprefix servers/,$(SERVERS))
 PKGS         := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -75,7 +75,7 @@ inspector: build ## MCP Inspector CLI lists and calls devtools tools over stdio 
 
 sdk-check: build ## official TypeScript SDK client against the servers over stdio, HTTP and SSE
 	@cd tools/sdk-check && npm ci --no-audit --no-fund --loglevel=error >/dev/null && \
-	  node check.mjs && node avinode.mjs && node sheets.mjs
+	  node check.mjs && node avinode.mjs && node gmail.mjs && node sheets.mjs
 
 clean: ## remove build and coverage output
 	rm -rf bin coverage
