@@ -73,9 +73,10 @@ conformance: build ## official MCP conformance suite against devtools over strea
 inspector: build ## MCP Inspector CLI lists and calls devtools tools over stdio and HTTP
 	@bash scripts/inspector.sh
 
-sdk-check: build ## official TypeScript SDK client against the servers over stdio, HTTP and SSE
+sdk-check: build ## official TypeScript SDK client against the servers (and the kit's test server) over stdio, HTTP and SSE
+	@CGO_ENABLED=0 $(GO) build -o bin/kit-testserver ./shared/kit/internal/testserver
 	@cd tools/sdk-check && npm ci --no-audit --no-fund --loglevel=error >/dev/null && \
-	  node check.mjs && node avinode.mjs && node gmail.mjs && node sheets.mjs
+	  node check.mjs && node kit.mjs && node avinode.mjs && node gmail.mjs && node sheets.mjs
 
 clean: ## remove build and coverage output
 	rm -rf bin coverage
