@@ -11,6 +11,8 @@ import (
 	"errors"
 	"net"
 	"os"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +29,11 @@ type sleepArgs struct {
 }
 
 type noArgs struct{}
+
+type bumpArgs struct {
+	Updates int `json:"updates" jsonschema:"how many updates to make" mcp:"min=1,max=1000000"`
+	URIs    int `json:"uris" jsonschema:"spread over this many counters" mcp:"min=1,max=10000"`
+}
 
 func main() {
 	os.Exit(kit.Main(spec(), os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
@@ -61,7 +68,32 @@ func spec() kit.Spec {
 			}})
 			env.AddListener(kit.Listener{Name: "side", Addr: sideAddr, Handler: env.Health.HealthHandler(map[string]any{"server": "testserver-side"}),
 				Ready: func(a net.Addr) { env.Logger.Info().Str("side_addr", a.String()).Msg("side listener ready") }})
+			var mu sync.Mutex
+			counters := map[string]int{}
+			env.AddTemplate(kit.ResourceTemplate{URITemplate: "counter://{id}", Name: "counter", MIMEType: "text/plain",
+				Description: "A counter that bump changes.", Tools: []string{"bump"},
+				Read: func(ctx context.Context, r *kit.ReadRequest) ([]kit.Contents, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					return []kit.Contents{{Text: strconv.Itoa(counters[r.Vars["id"]])}}, nil
+				}})
 			tools := []kit.Tool{
+				{Name: "bump", Description: "Increment counters, notifying subscribers of each change.", InputSchema: schema.MustFor[bumpArgs](),
+					Effect: kit.Additive,
+					Handler: func(ctx context.Context, c *kit.Call) (any, error) {
+						var a bumpArgs
+						if err := c.Bind(&a); err != nil {
+							return nil, err
+						}
+						for i := 0; i < a.Updates; i++ {
+							id := strconv.Itoa(i % a.URIs)
+							mu.Lock()
+							counters[id]++
+							mu.Unlock()
+							c.Notifier().Updated("counter://" + id)
+						}
+						return map[string]any{"updates": a.Updates}, nil
+					}},
 				{Name: "confirm", Title: "Ask, then act", Description: "Ask the user to confirm an action, then report what they said.",
 					InputSchema: schema.MustFor[confirmArgs](), Effect: kit.Additive,
 					Handler: func(ctx context.Context, c *kit.Call) (any, error) {
