@@ -745,3 +745,53 @@ func TestRunArgsFlagErrors(t *testing.T) {
 		t.Fatalf("err %v, want ErrVersion", err)
 	}
 }
+
+// TestOneShapeForBadValues: every bad flag or value exits 2 and names the
+// flag (or variable), the value, what is wanted, and a suggestion where one
+// is obvious — with no internal prefixes.
+func TestOneShapeForBadValues(t *testing.T) {
+	cases := []struct {
+		args []string
+		env  map[string]string
+		want []string
+	}{
+		{[]string{"--transport", "websocket"}, nil, []string{"--transport", `"websocket"`, "want one of stdio, http"}},
+		{[]string{"--log-level", "verbose"}, nil, []string{"--log-level", `"verbose"`, "debug, info, warn, error"}},
+		{[]string{"--log-level", "infoo"}, nil, []string{`did you mean "info"`}},
+		{[]string{"--tool-timeout", "5"}, nil, []string{"--tool-timeout", `"5"`, "did you mean 5s?"}},
+		{nil, map[string]string{"MCP_TOOL_TIMEOUT": "5"}, []string{"MCP_TOOL_TIMEOUT", "did you mean 5s?"}},
+		{[]string{"-frobnicate"}, nil, []string{"unknown flag --frobnicate", "see --help"}},
+		{[]string{"--read-onyl"}, nil, []string{`did you mean "read-only"`}},
+		{[]string{"--tools", "peak"}, nil, []string{`"peak" is not a tool of demo`, `"peek"`}},
+		{[]string{"--port", "70000"}, nil, []string{"--port", "0–65535"}},
+		{nil, map[string]string{"MCP_AUTH_TOKEN": "abc", "MCP_TRANSPORT": "http"}, []string{"MCP_AUTH_TOKEN is 3 characters", "at least 16"}},
+	}
+	for _, c := range cases {
+		code, out, errOut := runMain(t, &demo{}, c.args, c.env)
+		if code != 2 || out != "" {
+			t.Errorf("%v %v: exit %d, stdout %q", c.args, c.env, code, out)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%v %v: stderr %q lacks %q", c.args, c.env, errOut, w)
+			}
+		}
+		for _, bad := range []string{"kit:", "flag provided", "parse error", "invalid value"} {
+			if strings.Contains(errOut, bad) {
+				t.Errorf("%v: internal wording %q in %q", c.args, bad, errOut)
+			}
+		}
+	}
+}
+
+// TestTerminalGetsAGuide: on a terminal, stdio mode says on stderr how to
+// connect a client; stdout stays protocol-only.
+func TestTerminalGetsAGuide(t *testing.T) {
+	var stdout, stderr lockedBuffer
+	code := kit.MainIO((&demo{}).spec(), nil, kit.IO{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
+		Getenv: func(string) string { return "" }, StdinIsTerminal: true})
+	if code != 0 || stdout.String() != "" || !strings.Contains(stderr.String(), "waiting for an MCP client") ||
+		!strings.Contains(stderr.String(), "inspector") {
+		t.Fatalf("exit %d stdout %q stderr %q", code, stdout.String(), stderr.String())
+	}
+}
