@@ -391,3 +391,58 @@ func TestSlowCallBurst(t *testing.T) {
 		})
 	}
 }
+
+// protocolCases are messages the specification answers with an error the
+// client can match to its request wherever the id could be read; a
+// notification is never answered.
+var protocolCases = []struct {
+	name, line string
+	code       float64
+	id         any
+}{
+	{"empty method", `{"jsonrpc":"2.0","id":31,"method":""}`, -32600, 31.0},
+	{"batch", `[{"jsonrpc":"2.0","id":32,"method":"ping"}]`, -32600, nil},
+	{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, -32600, nil},
+	{"boolean id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, -32600, nil},
+	{"unknown method", `{"jsonrpc":"2.0","id":33,"method":"nope"}`, -32601, 33.0},
+	{"params not an object", `{"jsonrpc":"2.0","id":34,"method":"tools/list","params":7}`, -32600, 34.0},
+}
+
+func TestProtocolAnswersBinary(t *testing.T) {
+	t.Run("stdio", func(t *testing.T) {
+		p := startRawStdio(t, "--root", tempRoot(t))
+		for _, c := range protocolCases {
+			p.send(t, c.line)
+			p.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":"malformed"}`)
+			m := p.recvID(t, fmt.Sprint(c.id))
+			e, _ := m["error"].(map[string]any)
+			if e == nil || e["code"] != c.code {
+				t.Errorf("%s: %v", c.name, m)
+			}
+		}
+		// The malformed notifications were never answered: the next answer
+		// is the ping's.
+		p.send(t, `{"jsonrpc":"2.0","id":"last","method":"ping"}`)
+		if line := p.next(t); !bytes.Contains(line, []byte(`"id":"last"`)) {
+			t.Fatalf("an extra answer arrived: %s", line)
+		}
+	})
+	t.Run("http", func(t *testing.T) {
+		_, d := httpServer(t, "--root", tempRoot(t))
+		for _, c := range protocolCases {
+			resp, raw, err := d.post(c.line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			_ = json.Unmarshal(raw, &m)
+			e, _ := m["error"].(map[string]any)
+			if e == nil || e["code"] != c.code || m["id"] != c.id || (c.code == -32600 && resp.StatusCode != http.StatusBadRequest) {
+				t.Errorf("%s: %d %s", c.name, resp.StatusCode, raw)
+			}
+		}
+		if resp, raw, _ := d.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":"malformed"}`); resp.StatusCode != http.StatusAccepted || len(raw) != 0 {
+			t.Fatalf("a malformed notification was answered: %d %s", resp.StatusCode, raw)
+		}
+	})
+}
