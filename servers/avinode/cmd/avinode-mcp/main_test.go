@@ -308,7 +308,7 @@ func TestCommandLine(t *testing.T) {
 		{name: "plain http api url", env: []string{"AVINODE_API_TOKEN=" + apiToken, "AVINODE_AUTH_TOKEN=" + authToken, "AVINODE_API_URL=http://avinode.example.com/api"},
 			code: 2, stderr: []string{"https"}},
 		{name: "operators out of range", args: []string{"--mock-operators", "0"}, code: 2, stderr: []string{"mock-operators"}},
-		{name: "negative timeout", env: []string{"AVINODE_TIMEOUT=0s"}, code: 2, stderr: []string{"api-timeout"}},
+		{name: "negative timeout", env: []string{"AVINODE_TIMEOUT=0s"}, code: 2, stderr: []string{"AVINODE_TIMEOUT"}},
 		{name: "bad duration", env: []string{"AVINODE_MOCK_FIRST_RESPONSE=3"}, code: 2, stderr: []string{"did you mean 3s"}},
 		{name: "unwritable store", args: []string{"--db-path", "/proc/avinode.db"}, code: 1, stderr: []string{"avinode store"}},
 	}
