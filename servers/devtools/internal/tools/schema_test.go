@@ -1,14 +1,10 @@
 package tools_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -18,6 +14,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/tools"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/webguard"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 )
 
@@ -85,52 +82,7 @@ func listedTools(t *testing.T) map[string]json.RawMessage {
 	for _, f := range schemaFamilies {
 		all = append(all, f.tools(t)...)
 	}
-	s, err := kit.New(kit.Info{Name: "devtools"}, all, kit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw := s.Handle(context.Background(), "", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
-	var msg struct {
-		Result struct {
-			Tools      []json.RawMessage `json:"tools"`
-			NextCursor string            `json:"nextCursor"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(raw, &msg); err != nil {
-		t.Fatalf("tools/list response %s: %v", raw, err)
-	}
-	if msg.Result.NextCursor != "" || len(msg.Result.Tools) != len(all) {
-		t.Fatalf("tools/list gave %d tools (next cursor %q), want all %d: %s", len(msg.Result.Tools), msg.Result.NextCursor, len(all), raw)
-	}
-	out := map[string]json.RawMessage{}
-	for _, tool := range msg.Result.Tools {
-		var head struct{ Name string }
-		if err := json.Unmarshal(tool, &head); err != nil || head.Name == "" {
-			t.Fatalf("tool without a name: %s", tool)
-		}
-		out[head.Name] = tool
-	}
-	return out
-}
-
-// canonical pretty-prints JSON with sorted keys and numbers as written, so
-// snapshots are stable and diffs readable.
-func canonical(t *testing.T, raw json.RawMessage) []byte {
-	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("decode %s: %v", raw, err)
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return mcptest.ListedTools(t, "devtools", all)
 }
 
 // TestToolSchemas compares every tool's definition (name, title, description,
@@ -138,66 +90,7 @@ func canonical(t *testing.T, raw json.RawMessage) []byte {
 // to what clients see must be deliberate: rerun with -update and review the
 // diff.
 func TestToolSchemas(t *testing.T) {
-	listed := listedTools(t)
-	if *update {
-		if err := os.MkdirAll(schemaDir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, raw := range listed {
-		t.Run(name, func(t *testing.T) {
-			got := canonical(t, raw)
-			file := filepath.Join(schemaDir, name+".json")
-			if *update {
-				if err := os.WriteFile(file, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("no snapshot for %s (run with -update to create it): %v", name, err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s changed from its snapshot %s (rerun with -update if intended):\n%s", name, file, firstDiff(string(want), string(got)))
-			}
-		})
-	}
-	// A snapshot without a tool is a renamed or removed tool: clients lost it.
-	files, err := filepath.Glob(filepath.Join(schemaDir, "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".json")
-		if _, ok := listed[name]; ok {
-			continue
-		}
-		if *update {
-			if err := os.Remove(f); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		t.Errorf("snapshot %s has no tool (removed or renamed? rerun with -update if intended)", f)
-	}
-}
-
-func firstDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < max(len(wl), len(gl)); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return "line " + strconv.Itoa(i+1) + ":\n  snapshot: " + w + "\n  now:      " + g
-		}
-	}
-	return "(no line differs)"
+	mcptest.CheckSchemas(t, listedTools(t), schemaDir, *update)
 }
 
 // TestToolAnnotations: every tool states all four hints explicitly (mcp-go's

@@ -1,17 +1,12 @@
 package tools_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/tools"
-	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/schemas/*.json from the current tool definitions")
@@ -24,51 +19,7 @@ const schemaDir = "testdata/schemas"
 func listedTools(t *testing.T) map[string]json.RawMessage {
 	t.Helper()
 	all := tools.All(localServer(t).deps)
-	s, err := kit.New(kit.Info{Name: "gmail"}, all, kit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw := s.Handle(ctx, "", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
-	var msg struct {
-		Result struct {
-			Tools      []json.RawMessage `json:"tools"`
-			NextCursor string            `json:"nextCursor"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(raw, &msg); err != nil {
-		t.Fatalf("tools/list response %s: %v", raw, err)
-	}
-	if msg.Result.NextCursor != "" || len(msg.Result.Tools) != len(all) {
-		t.Fatalf("tools/list gave %d tools, want all %d: %s", len(msg.Result.Tools), len(all), raw)
-	}
-	out := map[string]json.RawMessage{}
-	for _, tool := range msg.Result.Tools {
-		var head struct{ Name string }
-		if err := json.Unmarshal(tool, &head); err != nil || head.Name == "" {
-			t.Fatalf("tool without a name: %s", tool)
-		}
-		out[head.Name] = tool
-	}
-	return out
-}
-
-// canonical pretty-prints JSON with sorted keys and numbers as written.
-func canonical(t *testing.T, raw json.RawMessage) []byte {
-	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("decode %s: %v", raw, err)
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return mcptest.ListedTools(t, "gmail", all)
 }
 
 // TestToolSchemas compares every tool's definition (name, title,
@@ -76,65 +27,7 @@ func canonical(t *testing.T, raw json.RawMessage) []byte {
 // testdata/schemas, so a change to what clients see is deliberate: rerun
 // with -update and review the diff.
 func TestToolSchemas(t *testing.T) {
-	listed := listedTools(t)
-	if *update {
-		if err := os.MkdirAll(schemaDir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, raw := range listed {
-		t.Run(name, func(t *testing.T) {
-			got := canonical(t, raw)
-			file := filepath.Join(schemaDir, name+".json")
-			if *update {
-				if err := os.WriteFile(file, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("no snapshot for %s (run with -update to create it): %v", name, err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s changed from its snapshot %s (rerun with -update if intended):\n%s", name, file, firstDiff(string(want), string(got)))
-			}
-		})
-	}
-	files, err := filepath.Glob(filepath.Join(schemaDir, "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".json")
-		if _, ok := listed[name]; ok {
-			continue
-		}
-		if *update {
-			if err := os.Remove(f); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		t.Errorf("snapshot %s has no tool (removed or renamed? rerun with -update if intended)", f)
-	}
-}
-
-func firstDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < max(len(wl), len(gl)); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return "line " + strconv.Itoa(i+1) + ":\n  snapshot: " + w + "\n  now:      " + g
-		}
-	}
-	return "(no line differs)"
+	mcptest.CheckSchemas(t, listedTools(t), schemaDir, *update)
 }
 
 // TestToolAnnotations: every tool states all four hints, has a title and a
