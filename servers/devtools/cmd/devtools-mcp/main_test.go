@@ -383,22 +383,7 @@ func TestRootDefaultsToWorkingDirectory(t *testing.T) {
 // run executes the binary to completion with empty stdin.
 func run(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary(t), args...)
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(baseEnv(t), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return mcptest.Run(t, binary(t), append(baseEnv(t), env...), args...)
 }
 
 func TestCommandLine(t *testing.T) {

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -74,25 +72,10 @@ func googleEnv(f *sheetsfake.Server, keyPath string) []string {
 		"GOOGLE_SERVICE_ACCOUNT_KEY_PATH=" + keyPath, "SHEETS_API_ENDPOINT=" + f.URL}
 }
 
-// run executes the binary to completion.
+// run executes the binary to completion with empty stdin.
 func run(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, mcptest.Build(t, pkg), args...)
-	cmd.Dir = t.TempDir()
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MCP_DATA_DIR=" + t.TempDir()}, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return mcptest.Run(t, mcptest.Build(t, pkg), env, args...)
 }
 
 // TestStdioLocal: the binary with no configuration serves the local
