@@ -3,13 +3,15 @@ package logging
 import (
 	"io"
 	"sync"
+	"time"
 )
 
-// BatchWriter writes log lines to w from one goroutine, gathering the lines
-// that arrive while a write is in progress into the next one. Under load a
-// busy server makes one write for many audit lines instead of one each; idle,
-// a line goes out as soon as it is written. Nothing is dropped: past
-// maxPending bytes waiting, Write blocks until the writer catches up.
+// BatchWriter writes log lines to w from one goroutine, at most every
+// batchDelay: the lines written meanwhile go out in one write. A server that
+// answers a call every hundred microseconds thus makes one write (and wakes
+// one goroutine) per few dozen audit lines instead of one per call; an idle
+// server's line goes out batchDelay after it was logged. Nothing is dropped:
+// past maxPending bytes waiting, Write blocks until the writer catches up.
 type BatchWriter struct {
 	w       io.Writer
 	mu      sync.Mutex
@@ -20,15 +22,21 @@ type BatchWriter struct {
 	done    chan struct{}
 	closed  bool
 	writing bool
+	timer   *time.Timer
 }
 
-const maxPending = 1 << 20
+const (
+	maxPending = 1 << 20
+	batchDelay = 2 * time.Millisecond
+)
 
 // NewBatchWriter starts the writer goroutine; Close stops it after writing
 // what is pending.
 func NewBatchWriter(w io.Writer) *BatchWriter {
 	b := &BatchWriter{w: w, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	b.room = sync.NewCond(&b.mu)
+	b.timer = time.AfterFunc(time.Hour, b.signal)
+	b.timer.Stop()
 	go b.run()
 	return b
 }
@@ -43,13 +51,24 @@ func (b *BatchWriter) Write(p []byte) (int, error) {
 		b.mu.Unlock()
 		return b.w.Write(p)
 	}
+	first := len(b.pending) == 0
 	b.pending = append(b.pending, p...)
+	full := len(b.pending) > maxPending/2
 	b.mu.Unlock()
+	switch {
+	case full:
+		b.signal()
+	case first:
+		b.timer.Reset(batchDelay)
+	}
+	return len(p), nil
+}
+
+func (b *BatchWriter) signal() {
 	select {
 	case b.wake <- struct{}{}:
 	default:
 	}
-	return len(p), nil
 }
 
 func (b *BatchWriter) run() {
