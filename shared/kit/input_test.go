@@ -203,3 +203,39 @@ func TestElicitationOverHTTP(t *testing.T) {
 		})
 	}
 }
+
+type echoModel struct{}
+
+func (echoModel) CreateMessage(ctx context.Context, r mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	return &mcp.CreateMessageResult{Model: "echo-1", StopReason: "endTurn",
+		SamplingMessage: mcp.SamplingMessage{Role: mcp.RoleAssistant, Content: mcp.NewTextContent("summary of the request")}}, nil
+}
+
+// TestSamplingBothEras: a handler asks the client's model for a completion.
+func TestSamplingBothEras(t *testing.T) {
+	summarize := kit.Tool{Name: "summarize", Description: "Ask the client's model.", Effect: kit.ReadOnly,
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
+			raw, err := c.Sample(ctx, json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"Summarize."}}],"maxTokens":50}`))
+			if err != nil {
+				return nil, err
+			}
+			return json.RawMessage(raw), nil
+		}}
+	for _, legacy := range []bool{true, false} {
+		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) {
+			s, err := kit.New(kit.Info{Name: "test"}, append(testTools(nil), summarize), kit.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := []client.ClientOption{client.WithSamplingHandler(echoModel{})}
+			if legacy {
+				opts = append(opts, client.WithLegacyProtocolOnly())
+			}
+			c := mcptest.NewInProcess(t, s, "", opts...)
+			if text := mcptest.Text(c.Call("summarize", nil)); !strings.Contains(text, "summary of the request") || !strings.Contains(text, "echo-1") {
+				t.Fatalf("sampling result %s", text)
+			}
+		})
+	}
+}
