@@ -50,7 +50,9 @@ func (t *Tx) SaveTrip(ctx context.Context, trip Trip) error {
 	if err != nil {
 		return fmt.Errorf("store: saving trip %s: %w", trip.ID, err)
 	}
-	if n, _ := res.RowsAffected(); n > 0 {
+	n, _ := res.RowsAffected()
+	t.record(Record{Kind: RecordTrip, ID: trip.ID, TripID: trip.ID, Changed: n > 0})
+	if n > 0 {
 		t.changed(Change{TripID: trip.ID, Trip: true})
 	}
 	return nil
@@ -78,6 +80,7 @@ func (t *Tx) CancelTrip(ctx context.Context, tripID, reason, message string) (bo
 		QuoteCancelled, now, tripID, QuoteActive); err != nil {
 		return false, fmt.Errorf("store: cancelling the quotes of trip %s: %w", tripID, err)
 	}
+	t.record(Record{Kind: RecordTrip, ID: tripID, TripID: tripID, Changed: true, Status: TripCancelled})
 	t.changed(Change{TripID: tripID, Trip: true, Quotes: true})
 	return true, nil
 }
