@@ -394,6 +394,63 @@ func (b *Backend) SyncThread(ctx context.Context, rfqID string) error {
 	})
 }
 
+// SyncMessage reads one trip message — what a webhook pointer of type
+// tripmsgs names — with its RFQ, and stores both: the RFQ brings the seller's
+// quote or decline when the message announces one, and a chat line is added
+// to the thread.
+func (b *Backend) SyncMessage(ctx context.Context, id string) error {
+	m, err := b.c.Message(ctx, id)
+	if err != nil {
+		return notFound(err, "message_id", id, "trip message")
+	}
+	if m.RFQ == nil || m.RFQ.ID == "" {
+		return mcperr.New(mcperr.Upstream, "Avinode answered trip message %s without its RFQ", id).WithRetryable(false)
+	}
+	r, err := b.c.RFQ(ctx, m.RFQ.ID, false)
+	if err != nil {
+		return notFound(err, "rfq_id", m.RFQ.ID, "RFQ")
+	}
+	rfq, err := b.ensureRFQ(ctx, r)
+	if err != nil {
+		return err
+	}
+	if !isChat(m) {
+		return nil
+	}
+	if m.ID == "" {
+		m.ID = id
+	}
+	msg := messageFrom(m, rfq, messageDirection(m))
+	return b.st.Update(ctx, func(tx *store.Tx) error { _, err := tx.SaveMessage(ctx, msg); return err })
+}
+
+// isChat tells a chat line (kept in the thread) from the notice of a
+// seller's quote or decline, whose substance is the RFQ itself.
+func isChat(m *Message) bool {
+	if strings.TrimSpace(m.Message) == "" {
+		return false
+	}
+	t := strings.ToUpper(m.MessageType)
+	return t == "" || strings.Contains(t, "CHAT")
+}
+
+// messageDirection reads who wrote a message from its id's prefix, else
+// from the company it names.
+func messageDirection(m *Message) string {
+	switch {
+	case strings.HasPrefix(m.ID, "asellermsg-"):
+		return store.FromSeller
+	case strings.HasPrefix(m.ID, "abuyermsg-"):
+		return store.FromBuyer
+	case m.SellerCompany != nil && m.BuyerCompany == nil:
+		return store.FromSeller
+	}
+	return store.FromBuyer
+}
+
+// BaseURL is the API root: webhook pointers must point under it.
+func (b *Backend) BaseURL() string { return b.c.BaseURL() }
+
 func messageFrom(m *Message, r store.RFQ, direction string) store.Message {
 	out := store.Message{ID: m.ID, RFQID: r.ID, TripID: r.TripID, Direction: direction, Text: m.Message}
 	if direction == store.FromSeller {
