@@ -4,16 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/fakeavinode"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/mock"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/webhooks"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
@@ -174,4 +178,49 @@ func TestServiceInProcess(t *testing.T) {
 
 func tripFor() market.TripRequest {
 	return market.TripRequest{Segments: []store.Segment{{From: "KTEB", To: "KBOS", Departure: store.Now().Add(72 * time.Hour), Passengers: 3}}}
+}
+
+// TestPublishWorker: the simulation's clock publishes due answers and wakes
+// the processor, which stores them, with nobody reading.
+func TestPublishWorker(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "a.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m := mock.New(st, mock.Config{})
+	proc, err := webhooks.NewProcessor(webhooks.ProcessorConfig{Store: st, Resolver: m, Poll: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kenv, _, _, _ := serviceEnv(t, map[string]string{})
+	trip, err := m.CreateTrip(ctx, tripFor())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 2)
+	go func() { done <- publish(kenv, m, proc).Run(ctx) }()
+	go func() { done <- proc.Run(ctx) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		qs, err := st.Quotes(ctx, store.QuoteFilter{TripID: trip.ID}, store.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(qs) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no quote was stored")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	for range 2 {
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("worker ended with %v", err)
+		}
+	}
 }

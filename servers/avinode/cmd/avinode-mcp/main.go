@@ -244,7 +244,7 @@ func (s *settings) setup(ctx context.Context, env *kit.Env) ([]kit.Tool, func(),
 	env.AddHealthCheck("store", st.Ping)
 	d := tools.Deps{Store: st, Market: b, Watch: f.Watch}
 	if s.inline(m != nil) {
-		proc, err := webhooks.NewProcessor(webhooks.ProcessorConfig{Store: st, Resolver: b, Logger: env.Logger,
+		proc, err := webhooks.NewProcessor(webhooks.ProcessorConfig{Store: st, Resolver: b, Workers: s.workers(0), Logger: env.Logger,
 			Metrics: env.Metrics, Health: env.Health})
 		if err != nil {
 			_ = st.Close()

@@ -106,7 +106,7 @@ type serviceProc struct {
 
 // startService runs the webhook service with env, listening on a free
 // port, and returns once it listens.
-func startService(t *testing.T, env []string, args ...string) *serviceProc {
+func startService(t testing.TB, env []string, args ...string) *serviceProc {
 	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"webhooks", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MCP_DATA_DIR=" + t.TempDir(), "MCP_LOG_LEVEL=debug"}, env...)
@@ -147,7 +147,7 @@ func startService(t *testing.T, env []string, args ...string) *serviceProc {
 }
 
 // stop ends the service with SIGTERM, as compose does.
-func (s *serviceProc) stop(t *testing.T) {
+func (s *serviceProc) stop(t testing.TB) {
 	if s.cmd.ProcessState != nil {
 		return
 	}
@@ -613,7 +613,7 @@ func TestWebhookCommandLine(t *testing.T) {
 		{name: "bad proxy", env: creds, args: []string{"webhooks", "--trusted-proxies", "10.0.0.0/33"}, code: 2, stderr: []string{"--trusted-proxies"}},
 		{name: "short lease", env: creds, args: []string{"webhooks", "--lease", "10ms"}, code: 2, stderr: []string{"--lease"}},
 		{name: "bad role", env: creds, args: []string{"webhooks", "--role", "both"}, code: 2, stderr: []string{"--role"}},
-		{name: "bad workers", env: creds, args: []string{"webhooks", "--workers", "0"}, code: 2, stderr: []string{"--workers"}},
+		{name: "bad workers", env: creds, args: []string{"webhooks", "--workers", "-1"}, code: 2, stderr: []string{"--workers"}},
 		{name: "bad retries", env: creds, args: []string{"webhooks", "--max-retries", "-1"}, code: 2, stderr: []string{"--max-retries"}},
 		{name: "tiny body cap", env: creds, args: []string{"webhooks", "--max-body", "10"}, code: 2, stderr: []string{"--max-body"}},
 		{name: "taken address", env: creds, args: []string{"webhooks", "--listen", "256.0.0.1:1"}, code: 1, stderr: []string{"listen"}},

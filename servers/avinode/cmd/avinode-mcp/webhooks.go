@@ -70,7 +70,9 @@ func (w *webhookSettings) registerService(f *kit.Flags) {
 		"reverse proxies (CIDR) whose X-Forwarded-For names the real source; from anyone else the header is ignored")
 	f.Enum(&w.role, "role", []string{"AVINODE_WEBHOOK_ROLE"}, roleAll, []string{roleAll, roleReceiver, roleProcessor},
 		"what this process does: all (receive and process), receiver (store notifications only), processor (process stored events only)")
-	f.Int(&w.workers, "workers", []string{"AVINODE_WEBHOOK_WORKERS"}, webhooks.DefaultWorkers, "events processed at once in this process")
+	f.Int(&w.workers, "workers", []string{"AVINODE_WEBHOOK_WORKERS"}, 0,
+		fmt.Sprintf("events processed at once in this process (0: %d on PostgreSQL, %d on SQLite, whose one writer more workers only queue for)",
+			webhooks.DefaultWorkers, sqliteWorkers))
 	f.Int(&w.maxRetries, "max-retries", []string{"AVINODE_WEBHOOK_MAX_RETRIES"}, store.DefaultMaxRetries,
 		"failed attempts retried before an event goes to the dead letter")
 	f.Duration(&w.retryBase, "retry-base", []string{"AVINODE_WEBHOOK_RETRY_BASE"}, webhooks.DefaultRetryBase,
@@ -90,7 +92,12 @@ func (w *webhookSettings) registerService(f *kit.Flags) {
 		}
 		return nil
 	})
-	f.Check("workers", positive(&w.workers, 64))
+	f.Check("workers", func() error {
+		if w.workers < 0 || w.workers > 64 {
+			return fmt.Errorf("want 0 (automatic) to 64, got %d", w.workers)
+		}
+		return nil
+	})
 	f.Check("max-retries", func() error {
 		if w.maxRetries < 0 || w.maxRetries > 50 {
 			return fmt.Errorf("want 0 to 50, got %d", w.maxRetries)
@@ -107,13 +114,20 @@ func (w *webhookSettings) registerService(f *kit.Flags) {
 	f.Check("trusted-proxies", func() error { _, err := webhooks.ParsePrefixes(w.trusted); return err })
 }
 
-func positive(p *int, most int) func() error {
-	return func() error {
-		if *p < 1 || *p > most {
-			return fmt.Errorf("want 1 to %d, got %d", most, *p)
-		}
-		return nil
+// sqliteWorkers is the processor's default concurrency on SQLite: fetches
+// overlap, while writes — one at a time on SQLite — leave the receiver
+// its turns.
+const sqliteWorkers = 2
+
+// workers is how many events a processor of this process handles at once.
+func (s *settings) workers(explicit int) int {
+	switch {
+	case explicit > 0:
+		return explicit
+	case s.databaseURL == "":
+		return sqliteWorkers
 	}
+	return webhooks.DefaultWorkers
 }
 
 func (w *webhookSettings) registerSubscription(f *kit.Flags) {
@@ -209,7 +223,7 @@ func newService(ctx context.Context, env *kit.Env, s *settings, w *webhookSettin
 			env.Logger.Warn().Dur("lease", w.lease).Dur("api_timeout", s.timeout).
 				Msg("processing one event is cut off at three quarters of --lease, before an Avinode call's own time limit")
 		}
-		svc.proc, err = webhooks.NewProcessor(webhooks.ProcessorConfig{Store: st, Resolver: b, Workers: w.workers, Lease: w.lease,
+		svc.proc, err = webhooks.NewProcessor(webhooks.ProcessorConfig{Store: st, Resolver: b, Workers: s.workers(w.workers), Lease: w.lease,
 			Poll: w.poll, RetryBase: w.retryBase, Logger: env.Logger, Metrics: env.Metrics, Health: env.Health})
 		if err != nil {
 			return fail(err)

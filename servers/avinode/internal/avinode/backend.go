@@ -274,6 +274,12 @@ func money(units float64) store.Money { return store.Money(math.Round(units * 10
 
 // ensureRFQ stores the RFQ (and its trip, if the store lacks it).
 func (b *Backend) ensureRFQ(ctx context.Context, r *RFQ) (store.RFQ, error) {
+	return b.ensureRFQWith(ctx, r, nil)
+}
+
+// ensureRFQWith is ensureRFQ, then also runs with (when set) in the same
+// transaction: one write for the RFQ and what came with it.
+func (b *Backend) ensureRFQWith(ctx context.Context, r *RFQ, with func(tx *store.Tx, rfq store.RFQ) error) (store.RFQ, error) {
 	tripID := ""
 	if r.Trip != nil {
 		tripID = r.Trip.ID
@@ -307,8 +313,13 @@ func (b *Backend) ensureRFQ(ctx context.Context, r *RFQ) (store.RFQ, error) {
 				cancelled(&out)
 			}
 		}
-		_, err := tx.SaveRFQ(ctx, out)
-		return err
+		if _, err := tx.SaveRFQ(ctx, out); err != nil {
+			return err
+		}
+		if with != nil {
+			return with(tx, out)
+		}
+		return nil
 	})
 	return out, err
 }
@@ -410,18 +421,17 @@ func (b *Backend) SyncMessage(ctx context.Context, id string) error {
 	if err != nil {
 		return notFound(err, "rfq_id", m.RFQ.ID, "RFQ")
 	}
-	rfq, err := b.ensureRFQ(ctx, r)
-	if err != nil {
-		return err
-	}
-	if !isChat(m) {
-		return nil
-	}
 	if m.ID == "" {
 		m.ID = id
 	}
-	msg := messageFrom(m, rfq, messageDirection(m))
-	return b.st.Update(ctx, func(tx *store.Tx) error { _, err := tx.SaveMessage(ctx, msg); return err })
+	_, err = b.ensureRFQWith(ctx, r, func(tx *store.Tx, rfq store.RFQ) error {
+		if !isChat(m) {
+			return nil
+		}
+		_, err := tx.SaveMessage(ctx, messageFrom(m, rfq, messageDirection(m)))
+		return err
+	})
+	return err
 }
 
 // isChat tells a chat line (kept in the thread) from the notice of a

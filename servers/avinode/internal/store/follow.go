@@ -128,7 +128,11 @@ func (s *Store) listen(ctx context.Context, changed func([]string)) error {
 		return fmt.Errorf("store: listening for changes: %w", err)
 	}
 	conn := pc.Hijack()
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		_ = conn.Close(cctx)
+	}()
 	if _, err := conn.Exec(ctx, `LISTEN `+ChangeChannel); err != nil {
 		return fmt.Errorf("store: listening for changes: %w", err)
 	}

@@ -15,6 +15,9 @@ func (t *Tx) SaveMessage(ctx context.Context, m Message) (bool, error) {
 	if m.SentAt.IsZero() {
 		m.SentAt = Now()
 	}
+	if err := t.lockTrip(ctx, m.TripID); err != nil {
+		return false, err
+	}
 	res, err := t.q.exec(ctx, `INSERT INTO messages (id, rfq_id, trip_id, direction, sender, body, sent_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		m.ID, m.RFQID, m.TripID, m.Direction, m.Sender, m.Text, ts(m.SentAt))

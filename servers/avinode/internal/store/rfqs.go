@@ -23,6 +23,9 @@ func (t *Tx) SaveRFQ(ctx context.Context, r RFQ) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("store: encoding lifts: %w", err)
 	}
+	if err := t.lockTrip(ctx, r.TripID); err != nil {
+		return false, err
+	}
 	now := Now()
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = now

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
@@ -121,6 +122,8 @@ func (s *Store) Ping(ctx context.Context) error { return s.r.PingContext(ctx) }
 type Tx struct {
 	q       querier
 	changes []Change
+	// locked are the trips whose row this transaction has locked.
+	locked map[string]bool
 	// rec, when the transaction's context carries a Recorder, hears what
 	// was written once the transaction commits.
 	rec  *Recorder
@@ -131,11 +134,32 @@ type Tx struct {
 // transaction that changes a trip announces the trip's id.
 const ChangeChannel = "avinode_changes"
 
+// maxAttempts bounds how often Update runs a transaction that PostgreSQL
+// aborted to break a deadlock or a serialization conflict.
+const maxAttempts = 3
+
 // Update runs fn in a transaction and commits it when fn returns nil;
 // otherwise nothing fn wrote remains. The changed trips' counters are bumped
 // (and, on PostgreSQL, notified) in the transaction; the changes are
-// announced to Options.OnChange after commit.
+// announced to Options.OnChange after commit. A transaction PostgreSQL
+// aborts to resolve a deadlock or a serialization conflict is run again
+// (fn must not act outside the transaction), at most maxAttempts times.
 func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := s.update(ctx, fn)
+		if attempt == maxAttempts || !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// retryable reports a PostgreSQL deadlock or serialization failure.
+func retryable(err error) bool {
+	e, ok := errors.AsType[*pgconn.PgError](err)
+	return ok && (e.Code == "40P01" || e.Code == "40001")
+}
+
+func (s *Store) update(ctx context.Context, fn func(tx *Tx) error) error {
 	sqlTx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
@@ -161,6 +185,26 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 			s.onChange(c)
 		}
 	}
+	return nil
+}
+
+// lockTrip takes the trip's row lock (PostgreSQL) before a write to what
+// belongs to the trip, so that every transaction locks a trip before its
+// RFQs, quotes and messages: two of them can then never wait for each other
+// in opposite orders. SQLite runs one writer at a time and needs none.
+func (t *Tx) lockTrip(ctx context.Context, tripID string) error {
+	if t.q.d != postgresDialect || t.locked[tripID] {
+		return nil
+	}
+	var id string
+	err := t.q.row(ctx, `SELECT id FROM trips WHERE id = ? FOR NO KEY UPDATE`, tripID).Scan(&id)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("store: locking trip %s: %w", tripID, err)
+	}
+	if t.locked == nil {
+		t.locked = map[string]bool{}
+	}
+	t.locked[tripID] = true
 	return nil
 }
 

@@ -26,6 +26,9 @@ func (t *Tx) SaveTrip(ctx context.Context, trip Trip) error {
 	if trip.CreatedAt.IsZero() {
 		trip.CreatedAt = now
 	}
+	if err := t.lockTrip(ctx, trip.ID); err != nil {
+		return err
+	}
 	res, err := t.q.exec(ctx, `INSERT INTO trips (`+tripColumns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET
@@ -62,6 +65,9 @@ func (t *Tx) SaveTrip(ctx context.Context, trip Trip) error {
 // to the sellers, and cancels its open RFQs and active quotes. It reports
 // whether the trip was open.
 func (t *Tx) CancelTrip(ctx context.Context, tripID, reason, message string) (bool, error) {
+	if err := t.lockTrip(ctx, tripID); err != nil {
+		return false, err
+	}
 	now := ts(Now())
 	res, err := t.q.exec(ctx, `UPDATE trips SET status = ?, cancel_reason = ?, cancel_message = ?, updated_at = ?
 		WHERE id = ? AND status <> ?`, TripCancelled, reason, message, now, tripID, TripCancelled)

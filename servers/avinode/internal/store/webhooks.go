@@ -118,10 +118,38 @@ func newEventID() string {
 	return "wh-" + hex.EncodeToString(b[:])
 }
 
-// ReceiveWebhookEvent stores a notification in its own transaction: a new
-// one as a pending event (true), or — when one with the same Avinode event
-// id is stored already — by counting the redelivery on it (false). Either
-// way the returned event is the stored one.
+// Received is what storing one notification did: the stored event's id and
+// delivery count, and whether it was new.
+type Received struct {
+	ID         string
+	Deliveries int
+	Fresh      bool
+}
+
+// ReceiveWebhookEvents stores notifications in one transaction (a receiver
+// commits the deliveries that arrive together at once): each new one as a
+// pending event, each one whose Avinode event id is stored already by
+// counting the redelivery on the stored row. Nothing is stored unless all
+// are.
+func (s *Store) ReceiveWebhookEvents(ctx context.Context, ins []Incoming) ([]Received, error) {
+	out := make([]Received, len(ins))
+	err := s.Update(ctx, func(tx *Tx) error {
+		for i, in := range ins {
+			var err error
+			if out[i], err = tx.receive(ctx, in); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ReceiveWebhookEvent stores one notification in its own transaction and
+// returns the stored event, and whether it was new.
 func (s *Store) ReceiveWebhookEvent(ctx context.Context, in Incoming) (*WebhookEvent, bool, error) {
 	var ev *WebhookEvent
 	var fresh bool
@@ -135,6 +163,22 @@ func (s *Store) ReceiveWebhookEvent(ctx context.Context, in Incoming) (*WebhookE
 
 // EnqueueWebhookEvent is ReceiveWebhookEvent inside a transaction.
 func (t *Tx) EnqueueWebhookEvent(ctx context.Context, in Incoming) (*WebhookEvent, bool, error) {
+	r, err := t.receive(ctx, in)
+	if err != nil {
+		return nil, false, err
+	}
+	evs, err := t.q.events(ctx, `SELECT `+eventColumns+` FROM avinode_webhook_events WHERE id = ?`, r.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(evs) == 0 {
+		return nil, false, fmt.Errorf("store: webhook event %s vanished", in.ID)
+	}
+	return &evs[0], r.Fresh, nil
+}
+
+// receive inserts the notification, or counts a redelivery.
+func (t *Tx) receive(ctx context.Context, in Incoming) (Received, error) {
 	if in.ReceivedAt.IsZero() {
 		in.ReceivedAt = Now()
 	}
@@ -146,32 +190,27 @@ func (t *Tx) EnqueueWebhookEvent(ctx context.Context, in Incoming) (*WebhookEven
 	if in.SignatureVerified {
 		verified = 1
 	}
-	res, err := t.q.exec(ctx, `INSERT INTO avinode_webhook_events (id, avinode_event_id, event_type, resource_type, href,
+	r := Received{Deliveries: 1, Fresh: true}
+	err := t.q.row(ctx, `INSERT INTO avinode_webhook_events (id, avinode_event_id, event_type, resource_type, href,
 			avinode_trip_ref, source, source_ip, signature_verified, raw_payload, status, received_at, last_received_at,
 			max_retries, next_retry_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (avinode_event_id) DO NOTHING`,
+		ON CONFLICT (avinode_event_id) DO NOTHING
+		RETURNING id`,
 		newEventID(), in.ID, ProvisionalType(in.Type), in.Type, in.Href, in.TripRef, in.Source, in.SourceIP, verified,
-		string(in.Raw), EventPending, at, at, in.MaxRetries, at, at)
-	if err != nil {
-		return nil, false, fmt.Errorf("store: storing webhook event %s: %w", in.ID, err)
+		string(in.Raw), EventPending, at, at, in.MaxRetries, at, at).Scan(&r.ID)
+	if err == nil {
+		return r, nil
 	}
-	n, _ := res.RowsAffected()
-	fresh := n > 0
-	if !fresh {
-		if _, err := t.q.exec(ctx, `UPDATE avinode_webhook_events SET deliveries = deliveries + 1, last_received_at = ?
-			WHERE avinode_event_id = ?`, at, in.ID); err != nil {
-			return nil, false, fmt.Errorf("store: counting a redelivery of webhook event %s: %w", in.ID, err)
-		}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return Received{}, fmt.Errorf("store: storing webhook event %s: %w", in.ID, err)
 	}
-	evs, err := t.q.events(ctx, `SELECT `+eventColumns+` FROM avinode_webhook_events WHERE avinode_event_id = ?`, in.ID)
-	if err != nil {
-		return nil, false, err
+	r.Fresh = false
+	if err := t.q.row(ctx, `UPDATE avinode_webhook_events SET deliveries = deliveries + 1, last_received_at = ?
+		WHERE avinode_event_id = ? RETURNING id, deliveries`, at, in.ID).Scan(&r.ID, &r.Deliveries); err != nil {
+		return Received{}, fmt.Errorf("store: counting a redelivery of webhook event %s: %w", in.ID, err)
 	}
-	if len(evs) == 0 {
-		return nil, false, fmt.Errorf("store: webhook event %s vanished", in.ID)
-	}
-	return &evs[0], fresh, nil
+	return r, nil
 }
 
 // WebhookEvent reads one event by its own id; ErrNotFound if unknown.
@@ -255,18 +294,21 @@ func (s *Store) WebhookEventCounts(ctx context.Context) (map[string]int, error) 
 	return out, rows.Err()
 }
 
-// dueCondition selects events a worker may take at now (the first two
-// arguments): pending or failed ones whose time has come, and ones whose
-// worker's lease has run out.
-const dueCondition = `((status IN ('pending', 'failed') AND next_retry_at <= ?) OR (status = 'processing' AND lease_expires_at < ?))`
+// The events a worker may take at a moment: pending or failed ones whose
+// time has come, and ones whose worker's lease has run out. Each condition
+// matches a partial index, so finding the oldest reads no other row.
+const (
+	dueCondition     = `status IN ('pending', 'failed') AND next_retry_at <= ?`
+	expiredCondition = `status = 'processing' AND lease_expires_at < ?`
+)
 
 // HasDueWebhookEvents reports, from the read pool, whether any event is due,
 // so an idle worker takes the write lock only when there is work.
 func (s *Store) HasDueWebhookEvents(ctx context.Context, now time.Time) (bool, error) {
 	var n int
 	at := ts(now)
-	err := s.reader().row(ctx, `SELECT count(*) FROM (SELECT 1 FROM avinode_webhook_events WHERE `+dueCondition+` LIMIT 1) due`,
-		at, at).Scan(&n)
+	err := s.reader().row(ctx, `SELECT count(*) FROM (SELECT 1 FROM avinode_webhook_events WHERE `+dueCondition+`
+		UNION ALL SELECT 1 FROM avinode_webhook_events WHERE `+expiredCondition+` LIMIT 1) due`, at, at).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("store: reading webhook events: %w", err)
 	}
@@ -294,30 +336,37 @@ func (s *Store) ClaimWebhookEvents(ctx context.Context, owner string, now time.T
 	err := s.Update(ctx, func(tx *Tx) error {
 		out.Events, out.Abandoned = nil, nil
 		at := ts(now)
-		q := `SELECT id, status, retry_count, max_retries FROM avinode_webhook_events WHERE ` + dueCondition +
-			` ORDER BY next_retry_at, id LIMIT ?`
-		if s.d == postgresDialect {
-			q += ` FOR UPDATE SKIP LOCKED`
-		}
-		rows, err := tx.q.query(ctx, q, at, at, limit)
-		if err != nil {
-			return fmt.Errorf("store: claiming webhook events: %w", err)
-		}
 		type due struct {
 			id, status   string
 			retries, max int
 		}
 		var picked []due
-		for rows.Next() {
-			var d due
-			if err := rows.Scan(&d.id, &d.status, &d.retries, &d.max); err != nil {
-				rows.Close()
+		// Events whose worker's lease ran out first: they waited longest.
+		for _, q := range []string{
+			`SELECT id, status, retry_count, max_retries FROM avinode_webhook_events WHERE ` + expiredCondition + ` ORDER BY lease_expires_at LIMIT ?`,
+			`SELECT id, status, retry_count, max_retries FROM avinode_webhook_events WHERE ` + dueCondition + ` ORDER BY next_retry_at LIMIT ?`,
+		} {
+			if len(picked) >= limit {
+				break
+			}
+			if s.d == postgresDialect {
+				q += ` FOR UPDATE SKIP LOCKED`
+			}
+			rows, err := tx.q.query(ctx, q, at, limit-len(picked))
+			if err != nil {
 				return fmt.Errorf("store: claiming webhook events: %w", err)
 			}
-			picked = append(picked, d)
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return fmt.Errorf("store: claiming webhook events: %w", err)
+			for rows.Next() {
+				var d due
+				if err := rows.Scan(&d.id, &d.status, &d.retries, &d.max); err != nil {
+					rows.Close()
+					return fmt.Errorf("store: claiming webhook events: %w", err)
+				}
+				picked = append(picked, d)
+			}
+			if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+				return fmt.Errorf("store: claiming webhook events: %w", err)
+			}
 		}
 		expires := ts(now.Add(lease))
 		for i, d := range picked {

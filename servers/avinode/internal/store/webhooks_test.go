@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the pgx database/sql driver, for an admin connection
 
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
 	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
@@ -531,4 +534,152 @@ func TestPublishedEvents(t *testing.T) {
 			t.Error("a dropped event is still due")
 		}
 	})
+}
+
+// TestReceiveBatch: deliveries committed together, a redelivery among them,
+// each answered with its event.
+func TestReceiveBatch(t *testing.T) {
+	forEach(t, func(t *testing.T, s *store.Store, _ *changeLog) {
+		ctx := context.Background()
+		got, err := s.ReceiveWebhookEvents(ctx, []store.Incoming{pointer("asellermsg-60"), pointer("asellermsg-61"), pointer("asellermsg-60")})
+		if err != nil || len(got) != 3 {
+			t.Fatalf("batch = %+v, %v", got, err)
+		}
+		if !got[0].Fresh || !got[1].Fresh || got[2].Fresh || got[2].ID != got[0].ID || got[2].Deliveries != 2 || got[0].ID == got[1].ID {
+			t.Errorf("batch = %+v", got)
+		}
+		evs, _ := s.WebhookEvents(ctx, store.EventFilter{})
+		if len(evs) != 2 {
+			t.Errorf("%d events stored", len(evs))
+		}
+	})
+}
+
+// TestFollowReconnects: when the listening connection is cut, Follow says
+// so, reconnects, tells that anything may have changed, and hears the next
+// change.
+func TestFollowReconnects(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	url := pgtest.URL(t)
+	s, err := store.OpenPostgres(ctx, url, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	update(t, s, func(tx *store.Tx) error { return tx.SaveTrip(ctx, sampleTrip("atrip-50")) })
+	heard := make(chan []string, 100)
+	lost := make(chan error, 10)
+	go func() {
+		_ = s.Follow(ctx, 10*time.Millisecond, func(ids []string) { heard <- ids }, func(err error) { lost <- err })
+	}()
+	admin, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	// Cut the listener once it listens.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int
+		if err := admin.QueryRowContext(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the listener never listened")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case err := <-lost:
+		if err == nil {
+			t.Error("a nil error reported")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cut connection was not reported")
+	}
+	// After reconnecting: "anything may have changed", then changes again.
+	for ids := range heard {
+		if ids == nil {
+			break
+		}
+	}
+	for i := 0; ; i++ {
+		update(t, s, func(tx *store.Tx) error {
+			_, err := tx.SaveRFQ(ctx, store.RFQ{ID: fmt.Sprintf("arfq-5%d", i), TripID: "atrip-50", Status: store.RFQUnanswered})
+			return err
+		})
+		select {
+		case ids := <-heard:
+			if len(ids) == 1 && ids[0] == "atrip-50" {
+				return
+			}
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline.Add(10 * time.Second)) {
+			t.Fatal("no change heard after reconnecting")
+		}
+	}
+}
+
+// TestDeadlockRetried: two transactions that lock two trips in opposite
+// orders deadlock on PostgreSQL; the one PostgreSQL aborts is run again, and
+// both commit.
+func TestDeadlockRetried(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := store.OpenPostgres(ctx, pgtest.URL(t), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, id := range []string{"atrip-61", "atrip-62"} {
+		update(t, s, func(tx *store.Tx) error {
+			if err := tx.SaveTrip(ctx, sampleTrip(id)); err != nil {
+				return err
+			}
+			_, err := tx.SaveRFQ(ctx, store.RFQ{ID: "arfq" + id[5:], TripID: id, Status: store.RFQUnanswered})
+			return err
+		})
+	}
+	var wg sync.WaitGroup
+	var runs sync.Map
+	var barrier sync.WaitGroup
+	barrier.Add(2)
+	var once [2]sync.Once
+	for i, order := range [][2]string{{"atrip-61", "atrip-62"}, {"atrip-62", "atrip-61"}} {
+		wg.Go(func() {
+			n := 0
+			err := s.Update(ctx, func(tx *store.Tx) error {
+				n++
+				for j, trip := range order {
+					if _, err := tx.SaveMessage(ctx, store.Message{ID: fmt.Sprintf("abuyermsg-6%d%d%d", i, j, n), RFQID: "arfq" + trip[5:],
+						TripID: trip, Direction: store.FromBuyer, Text: "x"}); err != nil {
+						return err
+					}
+					if j == 0 {
+						// Both hold their first trip before either asks
+						// for its second.
+						once[i].Do(func() { barrier.Done(); barrier.Wait() })
+					}
+				}
+				return nil
+			})
+			runs.Store(i, n)
+			if err != nil {
+				t.Errorf("transaction %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	a, _ := runs.Load(0)
+	b, _ := runs.Load(1)
+	if a.(int)+b.(int) != 3 {
+		t.Errorf("runs %v and %v: want one transaction run again", a, b)
+	}
 }

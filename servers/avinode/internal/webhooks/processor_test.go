@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/avinode"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/fakeavinode"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/mock"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
@@ -272,4 +275,118 @@ func TestProcessorHealth(t *testing.T) {
 	if name := webhooks.WorkerName(); strings.Count(name, "/") != 2 {
 		t.Errorf("worker name %q", name)
 	}
+}
+
+// slowResolver blocks every fetch until released.
+type slowResolver struct {
+	started chan string
+	release chan struct{}
+}
+
+func (r *slowResolver) BaseURL() string { return "https://sandbox.avinode.com/api" }
+func (r *slowResolver) SyncRFQ(ctx context.Context, id string) error {
+	r.started <- id
+	<-r.release
+	return nil
+}
+func (r *slowResolver) SyncMessage(ctx context.Context, id string) error { return r.SyncRFQ(ctx, id) }
+
+// TestLeaseLost: a worker that outlives its lease finds the event taken by
+// another when it finishes; it records nothing, and counts the lost lease.
+func TestLeaseLost(t *testing.T) {
+	onEachStore(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		raw := []byte(`{"id":"arfq-5","href":"https://sandbox.avinode.com/api/rfqs/arfq-5","type":"rfqs"}`)
+		if _, _, err := st.ReceiveWebhookEvent(ctx, store.Incoming{Pointer: store.Pointer{ID: "arfq-5", Type: "rfqs",
+			Href: "https://sandbox.avinode.com/api/rfqs/arfq-5"}, Raw: raw}); err != nil {
+			t.Fatal(err)
+		}
+		r := &slowResolver{started: make(chan string, 1), release: make(chan struct{})}
+		reg := metrics.New("avinode")
+		p := newProcessor(t, st, r, func(c *webhooks.ProcessorConfig) { c.Metrics = reg; c.Lease = time.Hour })
+		done := make(chan error, 1)
+		go func() { _, err := p.RunOnce(ctx); done <- err }()
+		<-r.started
+		// Its lease ran out (as far as another worker can tell): taken.
+		c, err := st.ClaimWebhookEvents(ctx, "other", store.Now().Add(2*time.Hour), time.Hour, 1)
+		if err != nil || len(c.Events) != 1 {
+			t.Fatalf("claim = %+v, %v", c, err)
+		}
+		close(r.release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		ev, _ := st.WebhookEvent(ctx, c.Events[0].ID)
+		if ev.Status != store.EventProcessing || !strings.HasPrefix(ev.LeaseOwner, "other/") {
+			t.Errorf("the late worker overwrote the new attempt: %+v", ev)
+		}
+		if reg.Events()["avinode_webhook_leases_lost"] != 1 {
+			t.Errorf("counters %v", reg.Events())
+		}
+	})
+}
+
+// TestQueueGauge: /metrics reads the queue from the store at each scrape.
+func TestQueueGauge(t *testing.T) {
+	onEachStore(t, func(t *testing.T, st *store.Store) {
+		reg := metrics.New("avinode")
+		if err := webhooks.RegisterQueueGauge(reg, st); err != nil {
+			t.Fatal(err)
+		}
+		raw := []byte(`{"id":"arfq-6","href":"https://a/b","type":"rfqs"}`)
+		if _, _, err := st.ReceiveWebhookEvent(context.Background(), store.Incoming{Pointer: store.Pointer{ID: "arfq-6", Type: "rfqs", Href: "https://a/b"}, Raw: raw}); err != nil {
+			t.Fatal(err)
+		}
+		scrape := func() string {
+			w := httptest.NewRecorder()
+			reg.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+			return w.Body.String()
+		}
+		if got := scrape(); !strings.Contains(got, `avinode_webhook_events{status="pending"} 1`) || !strings.Contains(got, `avinode_webhook_events{status="dead_letter"} 0`) {
+			t.Errorf("scrape:\n%s", got)
+		}
+		_ = st.Close()
+		if got := scrape(); strings.Contains(got, `avinode_webhook_events{status="pending"}`) {
+			t.Errorf("a closed store still reported:\n%s", got)
+		}
+	})
+}
+
+// TestManyWorkersFirstSight: many workers take messages of RFQs whose trip
+// the store has not seen yet, all at once; every event completes at the
+// first attempt (the writes of one trip never wait for each other in
+// opposite orders).
+func TestManyWorkersFirstSight(t *testing.T) {
+	onEachStore(t, func(t *testing.T, st *store.Store) {
+		l := newLive(t, st, webhooks.ReceiverConfig{})
+		// A trip made by another client of the account: unknown here.
+		other, err := store.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "other.db"), store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		trip, err := avinode.NewBackend(l.client, other).CreateTrip(context.Background(), tripRequest())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for r := range 3 {
+			rfq, _ := l.fake.AddRFQ(trip.ID, fakeavinode.Seller{ID: fmt.Sprint("s", r), Name: fmt.Sprint("Seller ", r)},
+				fakeavinode.Aircraft{Type: "Phenom 300", Category: "Light jet"})
+			for m := range 15 {
+				ids = append(ids, l.fake.SellerMessage(rfq, fmt.Sprint("message ", m)))
+			}
+		}
+		for _, id := range ids {
+			if status, _ := post(t, l.receiver.URL, l.pointer(id), user, secret, nil); status != 200 {
+				t.Fatalf("delivery: %d", status)
+			}
+		}
+		runProcessor(t, newProcessor(t, st, l.backend, func(c *webhooks.ProcessorConfig) { c.Workers = 8 }))
+		for _, id := range ids {
+			if ev := waitEvent(t, st, id, store.EventCompleted); ev.RetryCount != 0 || ev.TripID != trip.ID {
+				t.Errorf("event %+v", ev)
+			}
+		}
+	})
 }

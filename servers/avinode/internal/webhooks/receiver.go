@@ -34,6 +34,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -91,12 +92,89 @@ type ReceiverConfig struct {
 	Now func() time.Time
 }
 
+// maxBatch bounds the deliveries committed in one transaction.
+const maxBatch = 256
+
+// committer stores the deliveries that arrive together in one transaction
+// (group commit): while one transaction commits, deliveries arriving
+// meanwhile queue, and the first of them then commits the queue. A delivery
+// is answered only once its transaction has committed; a failed transaction
+// fails every delivery in it (each is answered 503 and delivered again).
+type committer struct {
+	st      *store.Store
+	timeout time.Duration
+	mu      sync.Mutex
+	busy    bool
+	queue   []*delivery
+}
+
+type delivery struct {
+	in store.Incoming
+	// lead is closed when this delivery is to commit the queue.
+	lead chan struct{}
+	done chan struct{}
+	res  store.Received
+	err  error
+}
+
+// store commits one delivery, with whatever else is waiting.
+func (c *committer) store(in store.Incoming) (store.Received, error) {
+	d := &delivery{in: in, lead: make(chan struct{}), done: make(chan struct{})}
+	c.mu.Lock()
+	c.queue = append(c.queue, d)
+	if !c.busy {
+		c.busy = true
+		close(d.lead)
+	}
+	c.mu.Unlock()
+	select {
+	case <-d.lead:
+		c.flush()
+	case <-d.done:
+	}
+	<-d.done
+	return d.res, d.err
+}
+
+// flush commits the head of the queue, then hands the turn to the next
+// waiting delivery, if any.
+func (c *committer) flush() {
+	c.mu.Lock()
+	n := min(len(c.queue), maxBatch)
+	batch := append([]*delivery(nil), c.queue[:n]...)
+	c.queue = append(c.queue[:0:0], c.queue[n:]...)
+	c.mu.Unlock()
+	ins := make([]store.Incoming, len(batch))
+	for i, d := range batch {
+		ins[i] = d.in
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	res, err := c.st.ReceiveWebhookEvents(ctx, ins)
+	cancel()
+	for i, d := range batch {
+		if err != nil {
+			d.err = err
+		} else {
+			d.res = res[i]
+		}
+		close(d.done)
+	}
+	c.mu.Lock()
+	if len(c.queue) > 0 {
+		close(c.queue[0].lead)
+	} else {
+		c.busy = false
+	}
+	c.mu.Unlock()
+}
+
 // Receiver is the http.Handler of Path.
 type Receiver struct {
 	cfg      ReceiverConfig
 	user     [sha256.Size]byte
 	pass     [sha256.Size]byte
 	limiter  *limiter
+	commit   *committer
 	log      zerolog.Logger
 	instr    *instruments
 	decoding validate.Limits
@@ -125,7 +203,8 @@ func NewReceiver(cfg ReceiverConfig) (*Receiver, error) {
 		cfg.Now = time.Now
 	}
 	r := &Receiver{cfg: cfg, user: sha256.Sum256([]byte(cfg.ClientID)), pass: sha256.Sum256([]byte(cfg.ClientSecret)),
-		limiter: newLimiter(cfg.Rate), log: zerolog.Nop(), instr: newInstruments(cfg.Metrics),
+		limiter: newLimiter(cfg.Rate), commit: &committer{st: cfg.Store, timeout: cfg.StoreTimeout}, log: zerolog.Nop(),
+		instr:    newInstruments(cfg.Metrics),
 		decoding: validate.Limits{MaxDepth: 32, MaxValues: 10_000}}
 	if cfg.Logger != nil {
 		r.log = cfg.Logger.With().Str("component", "webhook receiver").Logger()
@@ -226,9 +305,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.refuse(w, src, refusal{http.StatusBadRequest, "payload", err.Error(), field})
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), rc.cfg.StoreTimeout)
-	defer cancel()
-	ev, fresh, err := rc.cfg.Store.ReceiveWebhookEvent(ctx, store.Incoming{Pointer: p, Raw: body, Source: store.SourceAvinode,
+	ev, err := rc.commit.store(store.Incoming{Pointer: p, Raw: body, Source: store.SourceAvinode,
 		SourceIP: src.String(), SignatureVerified: verified, MaxRetries: rc.cfg.MaxRetries, ReceivedAt: store.Now()})
 	if err != nil {
 		rc.instr.count(rc.cfg.Metrics, "avinode_webhook_store_errors", "webhook deliveries that could not be stored (answered 503)")
@@ -238,7 +315,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	status := "stored"
-	if fresh {
+	if ev.Fresh {
 		rc.instr.count(rc.cfg.Metrics, "avinode_webhook_received", "webhook events received and stored")
 		rc.log.Info().Str("event_id", ev.ID).Str("avinode_event_id", p.ID).Str("type", p.Type).Str("source", src.String()).
 			Msg("webhook event stored")

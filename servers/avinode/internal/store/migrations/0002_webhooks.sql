@@ -51,8 +51,12 @@ CREATE TABLE avinode_webhook_events (
   lease_expires_at       TEXT,
   updated_at             TEXT NOT NULL
 );
-CREATE INDEX avinode_webhook_events_due ON avinode_webhook_events (status, next_retry_at);
-CREATE INDEX avinode_webhook_events_lease ON avinode_webhook_events (status, lease_expires_at);
+-- What a worker looks for, oldest due first, without reading the rest.
+CREATE INDEX avinode_webhook_events_due ON avinode_webhook_events (next_retry_at)
+  WHERE status IN ('pending', 'failed');
+CREATE INDEX avinode_webhook_events_lease ON avinode_webhook_events (lease_expires_at)
+  WHERE status = 'processing';
+CREATE INDEX avinode_webhook_events_status ON avinode_webhook_events (status, received_at);
 CREATE INDEX avinode_webhook_events_trip ON avinode_webhook_events (trip_id, received_at);
 CREATE INDEX avinode_webhook_events_received ON avinode_webhook_events (received_at);
 
