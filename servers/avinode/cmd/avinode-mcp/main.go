@@ -144,6 +144,11 @@ func (s *settings) client(env *kit.Env) (*avinode.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, secret := range []string{s.apiToken, s.apiKey, s.authToken, s.clientSecret} {
+		if secret != "" {
+			env.Redactor.Add(secret)
+		}
+	}
 	switch {
 	case mockMode(key) && s.authToken == "" && s.clientID == "":
 		return nil, &kit.UsageError{Msg: "this needs Avinode's API: set AVINODE_API_TOKEN and AVINODE_AUTH_TOKEN (or AVINODE_CLIENT_ID and AVINODE_CLIENT_SECRET)"}
