@@ -1,9 +1,11 @@
 // Drives bin/avinode-mcp with the official TypeScript MCP SDK client, as a
 // user's MCP client would, over stdio and streamable HTTP, through a whole
 // trip's lifecycle on the simulated marketplace (no credentials): find the
-// airports, create the trip, subscribe to its quotes and hear them arrive,
-// read them as a tool and as a resource, message an operator and read the
-// reply, refuse bad input, cancel the trip.
+// airports, create the trip, subscribe to its quotes and hear them arrive
+// (the operators' answers travel as webhook pointer events the server
+// processes itself), list those events, read the quotes as a tool and as a
+// resource, message an operator and read the reply, refuse bad input, cancel
+// the trip.
 //
 //   cd tools/sdk-check && npm ci && node avinode.mjs [path/to/avinode-mcp]
 //
@@ -28,7 +30,7 @@ const SDK_VERSION = JSON.parse(fs.readFileSync(path.join(here, 'node_modules/@mo
 const VERBOSE = process.env.SDK_CHECK_VERBOSE === '1';
 const EXPECTED_TOOLS = [
   'cancel_trip', 'create_trip', 'create_watch', 'delete_watch', 'get_messages', 'get_quotes', 'get_rfq', 'get_trip',
-  'list_watches', 'search_airports', 'search_empty_legs', 'send_message',
+  'list_watches', 'list_webhook_events', 'requeue_webhook_event', 'search_airports', 'search_empty_legs', 'send_message',
 ];
 
 // ---------------------------------------------------------------- reporting
@@ -121,7 +123,7 @@ async function lifecycle(client) {
 
   await step('tools/list', async () => {
     const { tools } = await client.listTools();
-    check('the twelve avinode tools', j(tools.map((t) => t.name).sort()) === j(EXPECTED_TOOLS), j(tools.map((t) => t.name)));
+    check('the fourteen avinode tools', j(tools.map((t) => t.name).sort()) === j(EXPECTED_TOOLS), j(tools.map((t) => t.name)));
     const hints = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'];
     check('every tool states its four hints', tools.every((t) => hints.every((h) => typeof t.annotations?.[h] === 'boolean')));
     const ct = tools.find((t) => t.name === 'create_trip');
@@ -171,6 +173,22 @@ async function lifecycle(client) {
       q?.total_price > 0 && q?.currency && q?.valid_until, j(q));
     check('base plus taxes and fees is the total', Math.abs(q?.base_price + q?.taxes_fees - q?.total_price) < 0.01, j(q));
     check('response times', quotes?.quote_status?.first_response_time_minutes !== undefined, j(quotes?.quote_status));
+  });
+
+  await step('webhook events', async () => {
+    // The simulated operators' answers travelled as webhook pointers that
+    // the server's processor fetched.
+    const ev = await waitFor(async () => {
+      const l = body(await client.callTool({ name: 'list_webhook_events', arguments: { trip_id: trip.trip_id, status: 'completed' } }));
+      return l?.total > 0 ? l : undefined;
+    }, 10000, 300);
+    check('completed pointer events from the simulation', ev?.events?.every((e) => e.source === 'mock' && e.trip_id === trip.trip_id),
+      j(ev?.events?.map((e) => [e.event_type, e.status])));
+    check('quote_received among them', ev?.events?.some((e) => e.event_type === 'quote_received'), j(ev?.events?.map((e) => e.event_type)));
+    check('nothing in the dead letter', ev?.queue?.dead_letter === 0, j(ev?.queue));
+    const rq = await client.callTool({ name: 'requeue_webhook_event', arguments: { event_id: ev?.events?.[0]?.event_id } });
+    const rqe = JSON.parse(rq.content?.[0]?.text ?? '{}');
+    check('a completed event cannot be requeued: CONFLICT', rq.isError && rqe.code === 'CONFLICT', j(rqe));
   });
 
   await step('resources', async () => {

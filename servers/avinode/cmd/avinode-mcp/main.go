@@ -1,23 +1,27 @@
 // Command avinode-mcp is the avinode MCP server: charter trips with deep
 // links into Avinode's marketplace, RFQs, quotes, operator messages, airports
 // and empty legs — on Avinode's API when credentials are set, else on a
-// simulated marketplace.
+// simulated marketplace — and, as `avinode-mcp webhooks`, the service that
+// receives Avinode's webhook notifications and processes them.
 package main
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/avinode"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/feed"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/mock"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/tools"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/webhooks"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 )
 
@@ -31,9 +35,16 @@ func main() {
 	os.Exit(kit.Main(spec(), os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
 }
 
-// deliveryInterval is how often the simulated marketplace delivers the
+// deliveryInterval is how often the simulated marketplace publishes the
 // operators' answers that have fallen due.
 const deliveryInterval = 500 * time.Millisecond
+
+// Webhook processing modes (--webhook-processing).
+const (
+	processingAuto    = "auto"
+	processingInline  = "inline"
+	processingService = "service"
+)
 
 // settings are avinode's own flags, beside the kit's.
 type settings struct {
@@ -42,7 +53,8 @@ type settings struct {
 	apiURL, actAs               string
 	product, apiVersion         string
 	timeout                     time.Duration
-	dbPath                      string
+	dbPath, databaseURL         string
+	processing                  string
 	mockFirst, mockWindow       time.Duration
 	mockLatency                 time.Duration
 	mockOperators               int
@@ -59,7 +71,11 @@ func (s *settings) register(f *kit.Flags) {
 	f.String(&s.product, "product", []string{"AVINODE_PRODUCT"}, "", "X-Avinode-Product: the calling software (default mcp-fleet/<version>)")
 	f.String(&s.apiVersion, "api-version", []string{"AVINODE_API_VERSION"}, "v1.0", "X-Avinode-ApiVersion")
 	f.Duration(&s.timeout, "api-timeout", []string{"AVINODE_TIMEOUT"}, 30*time.Second, "time limit of one Avinode call, retries included")
-	f.String(&s.dbPath, "db-path", []string{"AVINODE_DB_PATH"}, "", "the local store of trips, RFQs, quotes and messages (default: <data dir>/avinode.db)")
+	f.String(&s.dbPath, "db-path", []string{"AVINODE_DB_PATH"}, "", "the local store of trips, RFQs, quotes, messages and webhook events (default: <data dir>/avinode.db)")
+	f.Secret(&s.databaseURL, "DATABASE_URL", "PostgreSQL URL of the store instead of the local SQLite file: what every avinode-mcp process and the webhook service share to scale past one machine")
+	f.Enum(&s.processing, "webhook-processing", []string{"AVINODE_WEBHOOK_PROCESSING"}, processingAuto,
+		[]string{processingAuto, processingInline, processingService},
+		"who processes webhook events: inline (this process), service (the avinode-mcp webhooks service; this process only reads the store and listens for changes), auto (inline on the simulated marketplace, else service)")
 	f.Duration(&s.mockFirst, "mock-first-response", []string{"AVINODE_MOCK_FIRST_RESPONSE"}, mock.DefaultFirstResponse,
 		"simulated marketplace: when the first operator quotes after create_trip, and how long operators take to answer a message")
 	f.Duration(&s.mockWindow, "mock-response-window", []string{"AVINODE_MOCK_RESPONSE_WINDOW"}, mock.DefaultResponseWindow,
@@ -95,10 +111,12 @@ func (s *settings) key() (string, error) {
 // mockMode: no application token, or a mock_ one.
 func mockMode(key string) bool { return key == "" || strings.HasPrefix(key, "mock_") }
 
-func (s *settings) backend(ctx context.Context, env *kit.Env, st *store.Store) (market.Backend, error) {
+// backend builds the marketplace: the simulation (returned as mock too) or
+// the Avinode client.
+func (s *settings) backend(env *kit.Env, st *store.Store) (market.Backend, *mock.Market, error) {
 	key, err := s.key()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, secret := range []string{s.apiToken, s.apiKey, s.authToken, s.clientSecret} {
 		if secret != "" {
@@ -108,15 +126,32 @@ func (s *settings) backend(ctx context.Context, env *kit.Env, st *store.Store) (
 	if mockMode(key) {
 		m := mock.New(st, mock.Config{FirstResponse: s.mockFirst, ResponseWindow: s.mockWindow, Latency: s.mockLatency,
 			Operators: s.mockOperators})
-		env.AddWorker(kit.Worker{Name: "mock-marketplace", Run: func(ctx context.Context) error {
-			return m.Run(ctx, deliveryInterval, func(err error) {
-				env.Logger.Warn().Err(err).Msg("delivering the simulated operators' answers failed; retrying")
-			})
-		}})
 		env.Logger.Info().Str("marketplace", "mock").Msg("no Avinode credentials: serving the simulated marketplace")
-		return m, nil
+		return m, m, nil
+	}
+	c, err := s.client(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	env.AddHealthCheck("avinode", c.Healthy)
+	env.Logger.Info().Str("marketplace", "avinode").Str("api_url", s.apiURL).Msg("serving Avinode's API")
+	return avinode.NewBackend(c, st), nil, nil
+}
+
+// client builds the Avinode API client from the credentials.
+func (s *settings) client(env *kit.Env) (*avinode.Client, error) {
+	key, err := s.key()
+	if err != nil {
+		return nil, err
+	}
+	for _, secret := range []string{s.apiToken, s.apiKey, s.authToken, s.clientSecret} {
+		if secret != "" {
+			env.Redactor.Add(secret)
+		}
 	}
 	switch {
+	case mockMode(key) && s.authToken == "" && s.clientID == "":
+		return nil, &kit.UsageError{Msg: "this needs Avinode's API: set AVINODE_API_TOKEN and AVINODE_AUTH_TOKEN (or AVINODE_CLIENT_ID and AVINODE_CLIENT_SECRET)"}
 	case s.authToken == "" && s.clientID == "" && s.clientSecret == "":
 		return nil, &kit.UsageError{Msg: "AVINODE_API_TOKEN is set but no authentication: set AVINODE_AUTH_TOKEN, or AVINODE_CLIENT_ID and AVINODE_CLIENT_SECRET (or unset AVINODE_API_TOKEN for the simulated marketplace)"}
 	case s.authToken == "" && (s.clientID == "" || s.clientSecret == ""):
@@ -128,31 +163,110 @@ func (s *settings) backend(ctx context.Context, env *kit.Env, st *store.Store) (
 	if err != nil {
 		return nil, &kit.UsageError{Msg: err.Error()}
 	}
-	env.AddHealthCheck("avinode", c.Healthy)
-	env.Logger.Info().Str("marketplace", "avinode").Str("api_url", s.apiURL).Msg("serving Avinode's API")
-	return avinode.NewBackend(c, st), nil
+	return c, nil
 }
 
-func (s *settings) setup(ctx context.Context, env *kit.Env) ([]kit.Tool, func(), error) {
+// openStore opens the store: PostgreSQL when DATABASE_URL is set, else the
+// SQLite file (--db-path, or avinode.db in the data directory).
+func (s *settings) openStore(ctx context.Context, env *kit.Env, opts store.Options) (*store.Store, error) {
+	if s.databaseURL != "" {
+		env.Redactor.Add(s.databaseURL)
+		if u, err := url.Parse(s.databaseURL); err == nil && u.User != nil {
+			if pw, ok := u.User.Password(); ok && pw != "" {
+				env.Redactor.Add(pw)
+			}
+		}
+		if s.dbPath != "" {
+			return nil, &kit.UsageError{Msg: "DATABASE_URL and --db-path (AVINODE_DB_PATH) are both set; set one: the store is either PostgreSQL or an SQLite file"}
+		}
+		st, err := store.OpenPostgres(ctx, s.databaseURL, opts)
+		if err != nil {
+			return nil, fmt.Errorf("avinode store (PostgreSQL, DATABASE_URL): %s", env.Redactor.String(err.Error()))
+		}
+		return st, nil
+	}
 	path := s.dbPath
 	if path == "" {
 		dir, err := env.DataDir()
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		path = filepath.Join(dir, "avinode.db")
 	}
-	st, err := store.OpenSQLite(ctx, path, store.Options{OnChange: tools.Notify(env.Notifier)})
+	st, err := store.OpenSQLite(ctx, path, opts)
 	if err != nil {
-		return nil, nil, fmt.Errorf("avinode store: %w", err)
+		return nil, fmt.Errorf("avinode store: %w", err)
 	}
-	b, err := s.backend(ctx, env, st)
+	return st, nil
+}
+
+// inline decides whether this MCP process processes webhook events itself.
+func (s *settings) inline(mockMarket bool) bool {
+	switch s.processing {
+	case processingInline:
+		return true
+	case processingService:
+		return false
+	}
+	return mockMarket
+}
+
+// publish runs the simulated marketplace's clock: due answers are published
+// with their pointers, and the processor is woken for them.
+func publish(env *kit.Env, m *mock.Market, proc *webhooks.Processor) kit.Worker {
+	return kit.Worker{Name: "mock-marketplace", Run: func(ctx context.Context) error {
+		t := time.NewTicker(deliveryInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C:
+			}
+			n, err := m.Deliver(ctx, "")
+			if err != nil && ctx.Err() == nil {
+				env.Logger.Warn().Err(err).Msg("publishing the simulated operators' answers failed; retrying")
+			}
+			if n > 0 && proc != nil {
+				proc.Poke()
+			}
+		}
+	}}
+}
+
+func (s *settings) setup(ctx context.Context, env *kit.Env) ([]kit.Tool, func(), error) {
+	f := feed.New(env.Notifier, env.Logger)
+	st, err := s.openStore(ctx, env, store.Options{OnChange: f.Local})
+	if err != nil {
+		return nil, nil, err
+	}
+	f.Attach(st)
+	b, m, err := s.backend(env, st)
 	if err != nil {
 		_ = st.Close()
 		return nil, nil, err
 	}
 	env.AddHealthCheck("store", st.Ping)
-	d := tools.Deps{Store: st, Market: b}
+	d := tools.Deps{Store: st, Market: b, Watch: f.Watch}
+	if s.inline(m != nil) {
+		proc, err := webhooks.NewProcessor(webhooks.ProcessorConfig{Store: st, Resolver: b, Workers: s.workers(0), Logger: env.Logger,
+			Metrics: env.Metrics, Health: env.Health})
+		if err != nil {
+			_ = st.Close()
+			return nil, nil, err
+		}
+		env.AddWorker(kit.Worker{Name: "webhook-processor", Run: proc.Run})
+		if m != nil {
+			env.AddWorker(publish(env, m, proc))
+		}
+		d.Poke = proc.Poke
+		env.Logger.Info().Str("webhook_processing", processingInline).
+			Msg("this process processes webhook events itself (no webhook service configured)")
+	} else {
+		env.Logger.Info().Str("webhook_processing", processingService).
+			Msg("webhook events are processed by the avinode-mcp webhooks service; this process reads the store and listens for changes")
+	}
+	env.AddWorker(kit.Worker{Name: "change-feed", Run: f.Run})
 	for _, t := range tools.Templates(d) {
 		env.AddTemplate(t)
 	}
@@ -171,5 +285,6 @@ func spec() kit.Spec {
 		DefaultPort: 3001,
 		Flags:       s.register,
 		Setup:       s.setup,
+		Commands:    webhookCommands(&s),
 	}
 }

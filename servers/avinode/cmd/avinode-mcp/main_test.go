@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
+	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated reference in docs/avinode.md")
@@ -27,7 +28,7 @@ var update = flag.Bool("update", false, "rewrite the generated reference in docs
 const pkg = "github.com/mcp-fleet/mcp-fleet/servers/avinode/cmd/avinode-mcp"
 
 var allTools = []string{"cancel_trip", "create_trip", "create_watch", "delete_watch", "get_messages", "get_quotes", "get_rfq",
-	"get_trip", "list_watches", "search_airports", "search_empty_legs", "send_message"}
+	"get_trip", "list_watches", "list_webhook_events", "requeue_webhook_event", "search_airports", "search_empty_legs", "send_message"}
 
 const (
 	apiToken  = "app-token-5f1c2d9e"
@@ -206,7 +207,8 @@ func TestACL(t *testing.T) {
 		{"orchestrator", nil, false},
 		{"communication", nil, false},
 		{"client_data", nil, false},
-		{"error_monitor", nil, false},
+		{"error_monitor", []string{"list_webhook_events"}, false},
+		{"operator", []string{"list_webhook_events", "requeue_webhook_event"}, false},
 		{"developer", nil, false},
 	}
 	// One trip to read, created without a policy.
@@ -231,6 +233,12 @@ func TestACL(t *testing.T) {
 				if !strings.Contains(b.Message, tc.agent) {
 					t.Errorf("%s: %q should name the agent", tool, b.Message)
 				}
+			}
+			if slices.Contains(tc.tools, "list_webhook_events") {
+				mcptest.OK(t, c.Call("list_webhook_events", map[string]any{"status": "dead_letter"}), nil)
+			}
+			if slices.Contains(tc.tools, "requeue_webhook_event") {
+				mcptest.FailCode(t, c.Call("requeue_webhook_event", map[string]any{"event_id": "wh-00000000000000000000"}), mcperr.NotFound)
 			}
 			for _, uri := range []string{"avinode://trips/" + trip.TripID, "avinode://trips/" + trip.TripID + "/quotes"} {
 				req := mcp.ReadResourceRequest{}
@@ -259,7 +267,8 @@ func TestACL(t *testing.T) {
 func TestReadOnly(t *testing.T) {
 	t.Parallel()
 	c := mcptest.StartStdio(t, binary(t), mockEnv(t.TempDir()), "--read-only")
-	want := []string{"get_messages", "get_quotes", "get_rfq", "get_trip", "list_watches", "search_airports", "search_empty_legs"}
+	want := []string{"get_messages", "get_quotes", "get_rfq", "get_trip", "list_watches", "list_webhook_events", "search_airports",
+		"search_empty_legs"}
 	if got := sorted(c.ToolNames()); !slices.Equal(got, want) {
 		t.Errorf("tools = %q, want %q", got, want)
 	}
@@ -339,6 +348,9 @@ func TestSetupInProcess(t *testing.T) {
 		{"avinode", map[string]string{"AVINODE_API_TOKEN": apiToken, "AVINODE_AUTH_TOKEN": authToken, "AVINODE_API_URL": fake.BaseURL()}, "avinode"},
 		{"oauth", map[string]string{"AVINODE_API_TOKEN": apiToken, "AVINODE_CLIENT_ID": "id", "AVINODE_CLIENT_SECRET": "secret-value",
 			"AVINODE_API_URL": fake.BaseURL()}, "avinode"},
+		{"postgres, processing inline", map[string]string{"AVINODE_API_TOKEN": apiToken, "AVINODE_AUTH_TOKEN": authToken,
+			"AVINODE_API_URL": fake.BaseURL(), "DATABASE_URL": pgtest.URL(t), "AVINODE_WEBHOOK_PROCESSING": "inline"}, "avinode"},
+		{"mock, processing by the service", map[string]string{"AVINODE_WEBHOOK_PROCESSING": "service"}, "mock"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := spec()

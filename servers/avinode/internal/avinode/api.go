@@ -161,10 +161,14 @@ type Lift struct {
 	LatestQuote *Quote `json:"latestQuote"`
 }
 
-// Message is a trip message (a chat line in an RFQ's thread).
+// Message is a trip message: a chat line in an RFQ's thread, or the notice
+// of a seller's response (a quote or a decline) to it.
 type Message struct {
-	ID            string   `json:"id"`
-	Message       string   `json:"message"`
+	ID      string `json:"id"`
+	Message string `json:"message"`
+	// MessageType says what the message is (CHAT for a chat line); absent
+	// on plain chat messages.
+	MessageType   string   `json:"messageType"`
 	CreatedOn     string   `json:"createdOn"`
 	SellerCompany *Company `json:"sellerCompany"`
 	BuyerCompany  *Company `json:"buyerCompany"`

@@ -274,6 +274,12 @@ func money(units float64) store.Money { return store.Money(math.Round(units * 10
 
 // ensureRFQ stores the RFQ (and its trip, if the store lacks it).
 func (b *Backend) ensureRFQ(ctx context.Context, r *RFQ) (store.RFQ, error) {
+	return b.ensureRFQWith(ctx, r, nil)
+}
+
+// ensureRFQWith is ensureRFQ, then also runs with (when set) in the same
+// transaction: one write for the RFQ and what came with it.
+func (b *Backend) ensureRFQWith(ctx context.Context, r *RFQ, with func(tx *store.Tx, rfq store.RFQ) error) (store.RFQ, error) {
 	tripID := ""
 	if r.Trip != nil {
 		tripID = r.Trip.ID
@@ -307,8 +313,13 @@ func (b *Backend) ensureRFQ(ctx context.Context, r *RFQ) (store.RFQ, error) {
 				cancelled(&out)
 			}
 		}
-		_, err := tx.SaveRFQ(ctx, out)
-		return err
+		if _, err := tx.SaveRFQ(ctx, out); err != nil {
+			return err
+		}
+		if with != nil {
+			return with(tx, out)
+		}
+		return nil
 	})
 	return out, err
 }
@@ -393,6 +404,62 @@ func (b *Backend) SyncThread(ctx context.Context, rfqID string) error {
 		return nil
 	})
 }
+
+// SyncMessage reads one trip message — what a webhook pointer of type
+// tripmsgs names — with its RFQ, and stores both: the RFQ brings the seller's
+// quote or decline when the message announces one, and a chat line is added
+// to the thread.
+func (b *Backend) SyncMessage(ctx context.Context, id string) error {
+	m, err := b.c.Message(ctx, id)
+	if err != nil {
+		return notFound(err, "message_id", id, "trip message")
+	}
+	if m.RFQ == nil || m.RFQ.ID == "" {
+		return mcperr.New(mcperr.Upstream, "Avinode answered trip message %s without its RFQ", id).WithRetryable(false)
+	}
+	r, err := b.c.RFQ(ctx, m.RFQ.ID, false)
+	if err != nil {
+		return notFound(err, "rfq_id", m.RFQ.ID, "RFQ")
+	}
+	if m.ID == "" {
+		m.ID = id
+	}
+	_, err = b.ensureRFQWith(ctx, r, func(tx *store.Tx, rfq store.RFQ) error {
+		if !isChat(m) {
+			return nil
+		}
+		_, err := tx.SaveMessage(ctx, messageFrom(m, rfq, messageDirection(m)))
+		return err
+	})
+	return err
+}
+
+// isChat tells a chat line (kept in the thread) from the notice of a
+// seller's quote or decline, whose substance is the RFQ itself.
+func isChat(m *Message) bool {
+	if strings.TrimSpace(m.Message) == "" {
+		return false
+	}
+	t := strings.ToUpper(m.MessageType)
+	return t == "" || strings.Contains(t, "CHAT")
+}
+
+// messageDirection reads who wrote a message from its id's prefix, else
+// from the company it names.
+func messageDirection(m *Message) string {
+	switch {
+	case strings.HasPrefix(m.ID, "asellermsg-"):
+		return store.FromSeller
+	case strings.HasPrefix(m.ID, "abuyermsg-"):
+		return store.FromBuyer
+	case m.SellerCompany != nil && m.BuyerCompany == nil:
+		return store.FromSeller
+	}
+	return store.FromBuyer
+}
+
+// BaseURL is the API root: webhook pointers must point under it.
+func (b *Backend) BaseURL() string { return b.c.BaseURL() }
 
 func messageFrom(m *Message, r store.RFQ, direction string) store.Message {
 	out := store.Message{ID: m.ID, RFQID: r.ID, TripID: r.TripID, Direction: direction, Text: m.Message}

@@ -7,7 +7,10 @@
 // not know added to every document. Faults can be injected per route: a
 // status with Retry-After, a delay, a dropped connection, malformed JSON, or
 // an error reported in meta.errors with HTTP 200. Tests play the sellers with
-// AddRFQ, Quote, Decline and SellerMessage.
+// AddRFQ, Quote, Decline and SellerMessage. Webhook subscriptions are kept
+// under /webhooks/settings; a seller's quote, decline or chat message is then
+// posted to each active subscription to its event type as Avinode does: a
+// thin pointer with HTTP Basic credentials, redelivered until answered 200.
 package fakeavinode
 
 import (
@@ -88,6 +91,14 @@ type Server struct {
 	watches  map[string]*watch
 	airports []map[string]any
 	legs     []map[string]any
+	// started logs [method, path] of every request as it arrives.
+	started [][2]string
+
+	webhooks   []*webhookIn
+	deliveries []*Delivery
+	posting    sync.WaitGroup
+	closed     chan struct{}
+	closeOnce  sync.Once
 }
 
 // New starts the fake; it stops when the test ends.
@@ -104,10 +115,20 @@ func New(t interface {
 		cfg.Now = time.Now
 	}
 	s := &Server{cfg: cfg, tokens: map[string]time.Time{}, trips: map[string]*trip{}, rfqs: map[string]*rfq{},
-		quotes: map[string]*quote{}, messages: map[string]*message{}, watches: map[string]*watch{}, seq: 1000}
+		quotes: map[string]*quote{}, messages: map[string]*message{}, watches: map[string]*watch{}, seq: 1000,
+		closed: make(chan struct{})}
 	s.Server = httptest.NewServer(s.routes())
 	t.Cleanup(s.Close)
 	return s
+}
+
+// Close stops redelivering notifications and shuts the fake down.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		close(s.closed)
+		s.Server.Close()
+		s.posting.Wait()
+	})
 }
 
 // BaseURL is the API root to configure a client with.
@@ -166,6 +187,9 @@ func (s *Server) routes() http.Handler {
 		"PUT /api/emptylegs/watches/{id}":    s.updateWatch,
 		"GET /api/emptylegs/watches/{id}":    s.getWatch,
 		"DELETE /api/emptylegs/watches/{id}": s.methodNotAllowed,
+		"POST /api/webhooks/settings":        s.createWebhook,
+		"GET /api/webhooks/settings":         s.listWebhooks,
+		"PUT /api/webhooks/settings/{id}":    s.updateWebhook,
 	}
 	for pattern, h := range api {
 		mux.HandleFunc(pattern, s.serve(h))
@@ -219,6 +243,9 @@ func problem(code, title string) errorDoc {
 func (s *Server) serve(h func(http.ResponseWriter, *http.Request, []byte) (int, any)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		s.mu.Lock()
+		s.started = append(s.started, [2]string{r.Method, strings.TrimPrefix(r.URL.Path, "/api")})
+		s.mu.Unlock()
 		if status, doc := s.authenticate(r); status != 0 {
 			s.record(r, body, status)
 			writeEnvelope(w, status, nil, doc)

@@ -52,6 +52,9 @@ type message struct {
 	id, rfqID, text string
 	seller          bool
 	created         time.Time
+	// kind is the message type: CHAT, or QUOTE/DECLINE for the notice of
+	// a seller's response.
+	kind string
 }
 
 type watch struct {
@@ -322,8 +325,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, body []byte) (int,
 }
 
 func (s *Server) messageDoc(m *message) map[string]any {
+	kind := m.kind
+	if kind == "" {
+		kind = "CHAT"
+	}
 	doc := map[string]any{"id": m.id, "type": "tripmsgs", "message": m.text, "createdOn": m.created.UTC().Format(time.RFC3339),
-		"rfq": map[string]any{"id": m.rfqID}, "messageType": "CHAT"}
+		"rfq": map[string]any{"id": m.rfqID}, "messageType": kind}
 	if m.seller {
 		rq := s.rfqs[m.rfqID]
 		doc["sellerCompany"] = map[string]any{"id": rq.seller.ID, "displayName": rq.seller.Name}
@@ -572,7 +579,17 @@ func (s *Server) Quote(rfqID, liftID string, total float64, currency string, val
 		}
 	}
 	rq.updated = now
+	s.respond(rq, "QUOTE", msg)
 	return q.id
+}
+
+// respond records the notice of a seller's response as a trip message and
+// notifies the subscriptions to seller responses with a pointer to it.
+// Called with s.mu held.
+func (s *Server) respond(rq *rfq, kind, text string) {
+	m := &message{id: s.nextID("asellermsg"), rfqID: rq.id, text: text, seller: true, created: s.cfg.Now(), kind: kind}
+	s.messages[m.id] = m
+	s.notify("TripRequestSellerResponse", "tripmsgs", m.id, rq.tripID)
 }
 
 // Decline records the seller declining the lift.
@@ -586,6 +603,7 @@ func (s *Server) Decline(rfqID, liftID, reason, msg string) {
 		}
 	}
 	rq.updated = s.cfg.Now()
+	s.respond(rq, "DECLINE", msg)
 }
 
 // SellerMessage records the seller writing in the RFQ's thread.
@@ -595,6 +613,7 @@ func (s *Server) SellerMessage(rfqID, text string) string {
 	m := &message{id: s.nextID("asellermsg"), rfqID: rfqID, text: text, seller: true, created: s.cfg.Now()}
 	s.messages[m.id] = m
 	s.rfqs[rfqID].sellerMessages = append(s.rfqs[rfqID].sellerMessages, m.id)
+	s.notify("TripChatFromSeller", "tripmsgs", m.id, s.rfqs[rfqID].tripID)
 	return m.id
 }
 

@@ -6,9 +6,10 @@
 //
 // A backend's writes go to the marketplace (Avinode, or the simulation) and
 // then to the local store; its Sync methods bring the store up to date for
-// one trip, RFQ, quote or thread. Tools call a Sync method, then read the
-// store, so every answer comes from the one place that webhooks and other
-// processes also write to.
+// one trip, RFQ, quote, thread or message. Tools call a Sync method, then read
+// the store, so every answer comes from the one place that webhooks and other
+// processes also write to; the webhook processor fetches what a notification
+// points at with SyncRFQ and SyncMessage.
 package market
 
 import (
@@ -128,6 +129,14 @@ type Backend interface {
 	SyncQuote(ctx context.Context, quoteID string) error
 	// SyncThread brings an RFQ's chat messages up to date (field rfq_id).
 	SyncThread(ctx context.Context, rfqID string) error
+	// SyncMessage brings one trip message — a chat line, or the notice of a
+	// seller's quote or decline — and its RFQ up to date (field
+	// message_id). It and SyncRFQ are what a webhook pointer is fetched
+	// with.
+	SyncMessage(ctx context.Context, id string) error
+	// BaseURL is the root of the marketplace's API: the webhook pointers it
+	// sends point under it.
+	BaseURL() string
 	// CancelTrip cancels the trip and all its RFQs, telling the sellers.
 	CancelTrip(ctx context.Context, tripID, reason, message string) error
 	// SendMessage posts a message to the seller of an RFQ and stores it.

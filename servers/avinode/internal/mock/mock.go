@@ -8,10 +8,18 @@
 // quote, a decline with one of Avinode's decline reasons, or silence — is
 // decided from the trip and the operator alone, and scheduled in the store
 // for a moment of simulated time (the first quote after Config.FirstResponse,
-// the rest within Config.ResponseWindow). A scheduled answer is delivered once
-// it is due, by whichever comes first: a read of the trip, or the worker that
-// Run drives. Delivery goes through store.Tx.SaveRFQ and SaveMessage, the
-// same steps by which real quotes arrive, so subscribers hear of it.
+// the rest within Config.ResponseWindow).
+//
+// Answers travel the way Avinode's do. When one falls due it is published:
+// the marketplace now shows it, and a webhook pointer notification
+// ({"id","href","type","tripId"}, href under BaseURL) is queued in the store's
+// webhook events, as Avinode would post it to the receiver. The webhook
+// processor fetches what the pointer names with SyncRFQ or SyncMessage, which
+// apply the published answer to the store through store.Tx.SaveRFQ and
+// SaveMessage — the steps by which real quotes arrive — so subscribers hear of
+// it. A tool reading the trip fetches the same way, as the Avinode client
+// reads Avinode, so a reader sees every answer due without waiting for the
+// processor; each answer is applied once, whichever comes first.
 //
 // State lives in the store only, so it persists across calls and processes.
 package mock
@@ -114,6 +122,11 @@ type answer struct {
 // no web application behind the simulation.
 const linkBase = "https://marketplace.avinode.invalid/trips/"
 
+// BaseURL is the simulated API's root: the webhook pointers the simulation
+// queues point under it. Nothing listens there; pointers are fetched from
+// the store.
+const BaseURL = "https://marketplace.avinode.invalid/api"
+
 // CreateTrip stores the trip, sends it to the nearest suitable operators
 // and schedules their answers, all in one transaction.
 func (m *Market) CreateTrip(ctx context.Context, r market.TripRequest) (*store.Trip, error) {
@@ -202,8 +215,12 @@ func (m *Market) sendRFQs(ctx context.Context, tx *store.Tx, trip store.Trip, le
 		if err != nil {
 			return err
 		}
+		ref := ""
+		if a.Quote != nil {
+			ref = a.Quote.ID
+		}
 		if err := tx.ScheduleEvent(ctx, store.Event{ID: rfq.ID + "/answer", TripID: trip.ID, RFQID: rfq.ID,
-			Kind: p.kind, DueAt: due, Payload: payload}); err != nil {
+			Kind: p.kind, DueAt: due, Ref: ref, Payload: payload}); err != nil {
 			return err
 		}
 	}
@@ -308,19 +325,17 @@ func displayID(n int64) string {
 	return fmt.Sprintf("%c%c%03d%c", letter(h), letter(h>>8), (h>>16)%1000, letter(h>>32))
 }
 
-// Deliver applies the answers due now (of one trip, or all when tripID is
-// empty) and returns how many it applied.
+// Deliver publishes the answers due now (of one trip, or all when tripID is
+// empty), each with its webhook pointer, and returns how many it published.
 func (m *Market) Deliver(ctx context.Context, tripID string) (int, error) {
 	now := m.now()
-	if tripID == "" {
-		due, err := m.st.HasDueEvents(ctx, now)
-		if err != nil || !due {
-			return 0, err
-		}
+	due, err := m.st.HasDueEventsOf(ctx, now, tripID)
+	if err != nil || !due {
+		return 0, err
 	}
 	total := 0
 	for {
-		n, err := m.st.DeliverDue(ctx, now, tripID, 100, m.apply)
+		n, err := m.st.DeliverDue(ctx, now, tripID, 100, m.publish)
 		total += n
 		if err != nil || n < 100 {
 			return total, err
@@ -328,7 +343,53 @@ func (m *Market) Deliver(ctx context.Context, tripID string) (int, error) {
 	}
 }
 
-// apply is an operator's scheduled answer arriving: the quote, the decline
+// publish is an operator's scheduled answer appearing in the marketplace:
+// Avinode would now notify the broker, so a pointer to what changed is
+// queued as a webhook event — to the RFQ for a quote or decline, to the new
+// trip message for a chat reply.
+func (m *Market) publish(ctx context.Context, tx *store.Tx, e store.Event) error {
+	trip, err := tx.Trip(ctx, e.TripID)
+	if err != nil {
+		return err
+	}
+	var p store.Pointer
+	switch e.Kind {
+	case kindQuote, kindDecline:
+		p = store.Pointer{ID: e.RFQID, Href: BaseURL + "/rfqs/" + e.RFQID, Type: "rfqs"}
+	case kindReply:
+		n, err := tx.NextSeq(ctx, "sellermsg", 5000000001)
+		if err != nil {
+			return err
+		}
+		id := fmt.Sprintf("asellermsg-%d", n)
+		if err := tx.SetEventRef(ctx, e.ID, id); err != nil {
+			return err
+		}
+		p = store.Pointer{ID: id, Href: BaseURL + "/tripmsgs/" + id, Type: "tripmsgs"}
+	default:
+		return fmt.Errorf("event %s: unknown kind %q", e.ID, e.Kind)
+	}
+	p.TripRef = trip.DisplayID
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	_, _, err = tx.EnqueueWebhookEvent(ctx, store.Incoming{Pointer: p, Raw: raw, Source: store.SourceMock, ReceivedAt: m.now()})
+	return err
+}
+
+// fetch applies the published answers f selects that were not applied yet:
+// what reading them from the marketplace would bring.
+func (m *Market) fetch(ctx context.Context, f store.PublishedFilter) error {
+	has, err := m.st.HasPublished(ctx, f)
+	if err != nil || !has {
+		return err
+	}
+	_, err = m.st.ApplyPublished(ctx, f, m.now(), m.apply)
+	return err
+}
+
+// apply is an operator's published answer arriving: the quote, the decline
 // or the chat reply is written as if it had come from Avinode.
 func (m *Market) apply(ctx context.Context, tx *store.Tx, e store.Event) error {
 	var a answer
@@ -355,20 +416,25 @@ func (m *Market) apply(ctx context.Context, tx *store.Tx, e store.Event) error {
 		r.Status, r.DeclineReason, r.DeclineMessage, r.RespondedAt = store.RFQDeclined, a.Reason, a.Message, &responded
 		_, err = tx.SaveRFQ(ctx, *r)
 	case kindReply:
-		var n int64
-		if n, err = tx.NextSeq(ctx, "sellermsg", 5000000001); err == nil {
-			_, err = tx.SaveMessage(ctx, store.Message{ID: fmt.Sprintf("asellermsg-%d", n), RFQID: r.ID, TripID: r.TripID,
-				Direction: store.FromSeller, Sender: r.SellerName, Text: a.Message, SentAt: e.DueAt})
+		id := e.Ref
+		if id == "" {
+			var n int64
+			if n, err = tx.NextSeq(ctx, "sellermsg", 5000000001); err != nil {
+				return err
+			}
+			id = fmt.Sprintf("asellermsg-%d", n)
 		}
+		_, err = tx.SaveMessage(ctx, store.Message{ID: id, RFQID: r.ID, TripID: r.TripID,
+			Direction: store.FromSeller, Sender: r.SellerName, Text: a.Message, SentAt: e.DueAt})
 	default:
 		return fmt.Errorf("event %s: unknown kind %q", e.ID, e.Kind)
 	}
 	return err
 }
 
-// Run delivers due answers every interval until ctx ends, so subscribers
-// hear of quotes even when nobody reads. Failures are retried on the next
-// tick; Run returns only when ctx ends.
+// Run publishes due answers every interval until ctx ends, so their
+// pointers reach the webhook processor even when nobody reads. Failures are
+// retried on the next tick; Run returns only when ctx ends.
 func (m *Market) Run(ctx context.Context, interval time.Duration, onError func(error)) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -384,7 +450,11 @@ func (m *Market) Run(ctx context.Context, interval time.Duration, onError func(e
 	}
 }
 
-// SyncTrip delivers the trip's due answers; NOT_FOUND for an unknown trip.
+// BaseURL is the simulated API's root.
+func (m *Market) BaseURL() string { return BaseURL }
+
+// SyncTrip publishes the trip's due answers and applies every published
+// one; NOT_FOUND for an unknown trip.
 func (m *Market) SyncTrip(ctx context.Context, tripID string) error {
 	if err := m.pause(ctx); err != nil {
 		return err
@@ -392,11 +462,18 @@ func (m *Market) SyncTrip(ctx context.Context, tripID string) error {
 	if _, err := m.st.Trip(ctx, tripID); err != nil {
 		return market.StoreNotFound(err, "trip_id", tripID, "trip")
 	}
-	_, err := m.Deliver(ctx, tripID)
-	return err
+	return m.syncTrip(ctx, tripID)
 }
 
-// SyncRFQ delivers the due answers of the RFQ's trip.
+func (m *Market) syncTrip(ctx context.Context, tripID string) error {
+	if _, err := m.Deliver(ctx, tripID); err != nil {
+		return err
+	}
+	return m.fetch(ctx, store.PublishedFilter{TripID: tripID})
+}
+
+// SyncRFQ publishes the due answers of the RFQ's trip and applies the
+// RFQ's published ones.
 func (m *Market) SyncRFQ(ctx context.Context, rfqID string) error {
 	if err := m.pause(ctx); err != nil {
 		return err
@@ -405,19 +482,40 @@ func (m *Market) SyncRFQ(ctx context.Context, rfqID string) error {
 	if err != nil {
 		return market.StoreNotFound(err, "rfq_id", rfqID, "RFQ")
 	}
-	_, err = m.Deliver(ctx, r.TripID)
-	return err
+	if _, err = m.Deliver(ctx, r.TripID); err != nil {
+		return err
+	}
+	return m.fetch(ctx, store.PublishedFilter{RFQID: rfqID})
 }
 
 // SyncThread is SyncRFQ: replies are answers like any other.
 func (m *Market) SyncThread(ctx context.Context, rfqID string) error { return m.SyncRFQ(ctx, rfqID) }
 
-// SyncQuote delivers every due answer, then checks that the quote exists.
+// SyncMessage applies the published reply that is message id; NOT_FOUND if
+// the marketplace has published no such message.
+func (m *Market) SyncMessage(ctx context.Context, id string) error {
+	if err := m.pause(ctx); err != nil {
+		return err
+	}
+	if err := m.fetch(ctx, store.PublishedFilter{Ref: id}); err != nil {
+		return err
+	}
+	if ok, err := m.st.HasMessage(ctx, id); err != nil || ok {
+		return err
+	}
+	return market.NotFound("message_id", id, "trip message")
+}
+
+// SyncQuote publishes every due answer, applies the quote's, then checks
+// that the quote exists.
 func (m *Market) SyncQuote(ctx context.Context, quoteID string) error {
 	if err := m.pause(ctx); err != nil {
 		return err
 	}
 	if _, err := m.Deliver(ctx, ""); err != nil {
+		return err
+	}
+	if err := m.fetch(ctx, store.PublishedFilter{Ref: quoteID}); err != nil {
 		return err
 	}
 	qs, err := m.st.Quotes(ctx, store.QuoteFilter{QuoteID: quoteID}, m.now())
@@ -439,7 +537,7 @@ func (m *Market) CancelTrip(ctx context.Context, tripID, reason, message string)
 	if _, err := m.st.Trip(ctx, tripID); err != nil {
 		return market.StoreNotFound(err, "trip_id", tripID, "trip")
 	}
-	if _, err := m.Deliver(ctx, tripID); err != nil {
+	if err := m.syncTrip(ctx, tripID); err != nil {
 		return err
 	}
 	rfqs, err := m.st.TripRFQs(ctx, tripID)

@@ -2,49 +2,156 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
 
 // Event is a simulated seller's action scheduled for a moment: the
 // simulated marketplace writes them when a trip is created or a message
-// sent, and delivers each once when it is due.
+// sent, publishes each once when it is due (DeliverDue), and applies each
+// published one once (ApplyPublished).
 type Event struct {
-	ID      string
-	TripID  string
-	RFQID   string
-	Kind    string
-	DueAt   time.Time
+	ID     string
+	TripID string
+	RFQID  string
+	Kind   string
+	DueAt  time.Time
+	// Ref is the quote or message the event carries (set when scheduled,
+	// or when published).
+	Ref     string
 	Payload json.RawMessage
 }
 
 // ScheduleEvent stores an event to deliver at e.DueAt.
 func (t *Tx) ScheduleEvent(ctx context.Context, e Event) error {
-	_, err := t.q.exec(ctx, `INSERT INTO mock_events (id, trip_id, rfq_id, kind, due_at, payload) VALUES (?, ?, ?, ?, ?, ?)`,
-		e.ID, e.TripID, e.RFQID, e.Kind, ts(e.DueAt), string(e.Payload))
+	_, err := t.q.exec(ctx, `INSERT INTO mock_events (id, trip_id, rfq_id, kind, due_at, payload, ref) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		e.ID, e.TripID, e.RFQID, e.Kind, ts(e.DueAt), string(e.Payload), e.Ref)
 	if err != nil {
 		return fmt.Errorf("store: scheduling event %s: %w", e.ID, err)
 	}
 	return nil
 }
 
-// DropEvents marks a trip's undelivered events done without delivering
-// them (the trip was cancelled).
+// SetEventRef records what a published event carries.
+func (t *Tx) SetEventRef(ctx context.Context, id, ref string) error {
+	if _, err := t.q.exec(ctx, `UPDATE mock_events SET ref = ? WHERE id = ?`, ref, id); err != nil {
+		return fmt.Errorf("store: event %s: %w", id, err)
+	}
+	return nil
+}
+
+// DropEvents forgets a trip's events that were not published yet (the trip
+// was cancelled).
 func (t *Tx) DropEvents(ctx context.Context, tripID string, now time.Time) error {
-	_, err := t.q.exec(ctx, `UPDATE mock_events SET done_at = ? WHERE trip_id = ? AND done_at IS NULL`, ts(now), tripID)
+	_, err := t.q.exec(ctx, `DELETE FROM mock_events WHERE trip_id = ? AND done_at IS NULL`, tripID)
 	if err != nil {
 		return fmt.Errorf("store: dropping the events of trip %s: %w", tripID, err)
 	}
 	return nil
 }
 
+// PublishedFilter selects published events not applied yet: of a trip, an
+// RFQ, or the one carrying Ref (the first field set wins).
+type PublishedFilter struct {
+	TripID, RFQID, Ref string
+}
+
+func (f PublishedFilter) where() (string, any) {
+	switch {
+	case f.TripID != "":
+		return `trip_id = ?`, f.TripID
+	case f.RFQID != "":
+		return `rfq_id = ?`, f.RFQID
+	}
+	return `ref = ?`, f.Ref
+}
+
+// HasPublished reports, from the read pool, whether any published event of
+// f is still to apply, so a reader takes the write lock only when needed.
+func (s *Store) HasPublished(ctx context.Context, f PublishedFilter) (bool, error) {
+	cond, arg := f.where()
+	var n int
+	err := s.reader().row(ctx, `SELECT count(*) FROM (SELECT 1 FROM mock_events WHERE `+cond+
+		` AND done_at IS NOT NULL AND applied_at IS NULL LIMIT 1) p`, arg).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("store: reading events: %w", err)
+	}
+	return n > 0, nil
+}
+
+// ApplyPublished applies, in one transaction, the published events of f
+// that were not applied yet, oldest first, marking each applied with it: an
+// event is applied once however many readers and workers try at once. It
+// returns how many it applied.
+func (s *Store) ApplyPublished(ctx context.Context, f PublishedFilter, now time.Time, apply func(ctx context.Context, tx *Tx, e Event) error) (int, error) {
+	applied := 0
+	err := s.Update(ctx, func(tx *Tx) error {
+		applied = 0
+		cond, arg := f.where()
+		rows, err := tx.q.query(ctx, `SELECT id, trip_id, rfq_id, kind, due_at, ref, payload FROM mock_events WHERE `+cond+
+			` AND done_at IS NOT NULL AND applied_at IS NULL ORDER BY due_at, id`, arg)
+		if err != nil {
+			return fmt.Errorf("store: reading events: %w", err)
+		}
+		evs, err := scanEvents(rows)
+		if err != nil {
+			return err
+		}
+		for _, e := range evs {
+			res, err := tx.q.exec(ctx, `UPDATE mock_events SET applied_at = ? WHERE id = ? AND applied_at IS NULL`, ts(now), e.ID)
+			if err != nil {
+				return fmt.Errorf("store: applying event %s: %w", e.ID, err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				continue
+			}
+			if err := apply(ctx, tx, e); err != nil {
+				return fmt.Errorf("applying event %s: %w", e.ID, err)
+			}
+			applied++
+		}
+		return nil
+	})
+	return applied, err
+}
+
+func scanEvents(rows *sql.Rows) ([]Event, error) {
+	var out []Event
+	for rows.Next() {
+		var e Event
+		var dueAt, payload string
+		if err := rows.Scan(&e.ID, &e.TripID, &e.RFQID, &e.Kind, &dueAt, &e.Ref, &payload); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store: reading events: %w", err)
+		}
+		e.DueAt, _ = parseTS(dueAt)
+		e.Payload = json.RawMessage(payload)
+		out = append(out, e)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, fmt.Errorf("store: reading events: %w", err)
+	}
+	return out, nil
+}
+
 // HasDueEvents reports, from the read pool, whether any event is due, so a
 // poller takes the write lock only when there is work.
 func (s *Store) HasDueEvents(ctx context.Context, now time.Time) (bool, error) {
+	return s.HasDueEventsOf(ctx, now, "")
+}
+
+// HasDueEventsOf is HasDueEvents for one trip ("": any).
+func (s *Store) HasDueEventsOf(ctx context.Context, now time.Time, tripID string) (bool, error) {
 	var n int
-	err := s.reader().row(ctx, `SELECT count(*) FROM (SELECT 1 FROM mock_events WHERE done_at IS NULL AND due_at <= ? LIMIT 1) due`,
-		ts(now)).Scan(&n)
+	cond, args := ``, []any{ts(now)}
+	if tripID != "" {
+		cond, args = ` AND trip_id = ?`, append(args, tripID)
+	}
+	err := s.reader().row(ctx, `SELECT count(*) FROM (SELECT 1 FROM mock_events WHERE done_at IS NULL AND due_at <= ?`+cond+
+		` LIMIT 1) due`, args...).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("store: reading events: %w", err)
 	}
@@ -52,14 +159,15 @@ func (s *Store) HasDueEvents(ctx context.Context, now time.Time) (bool, error) {
 }
 
 // DeliverDue claims up to limit events due at now (of one trip when tripID
-// is set), oldest first, and applies each in the same transaction that marks
-// it done: an event is applied exactly once even when several processes
-// deliver at the same time. It returns how many were applied.
+// is set), oldest first, and passes each to apply in the same transaction
+// that marks it done (published): an event is delivered exactly once even
+// when several processes deliver at the same time. It returns how many were
+// delivered.
 func (s *Store) DeliverDue(ctx context.Context, now time.Time, tripID string, limit int, apply func(ctx context.Context, tx *Tx, e Event) error) (int, error) {
 	applied := 0
 	err := s.Update(ctx, func(tx *Tx) error {
 		applied = 0
-		query := `SELECT id, trip_id, rfq_id, kind, due_at, payload FROM mock_events WHERE done_at IS NULL AND due_at <= ?`
+		query := `SELECT id, trip_id, rfq_id, kind, due_at, ref, payload FROM mock_events WHERE done_at IS NULL AND due_at <= ?`
 		args := []any{ts(now)}
 		if tripID != "" {
 			query += ` AND trip_id = ?`
@@ -69,20 +177,9 @@ func (s *Store) DeliverDue(ctx context.Context, now time.Time, tripID string, li
 		if err != nil {
 			return fmt.Errorf("store: reading events: %w", err)
 		}
-		var due []Event
-		for rows.Next() {
-			var e Event
-			var dueAt, payload string
-			if err := rows.Scan(&e.ID, &e.TripID, &e.RFQID, &e.Kind, &dueAt, &payload); err != nil {
-				rows.Close()
-				return fmt.Errorf("store: reading events: %w", err)
-			}
-			e.DueAt, _ = parseTS(dueAt)
-			e.Payload = json.RawMessage(payload)
-			due = append(due, e)
-		}
-		if err := rows.Close(); err != nil {
-			return fmt.Errorf("store: reading events: %w", err)
+		due, err := scanEvents(rows)
+		if err != nil {
+			return err
 		}
 		for _, e := range due {
 			res, err := tx.q.exec(ctx, `UPDATE mock_events SET done_at = ? WHERE id = ? AND done_at IS NULL`, ts(now), e.ID)

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -13,6 +15,9 @@ func (t *Tx) SaveMessage(ctx context.Context, m Message) (bool, error) {
 	if m.SentAt.IsZero() {
 		m.SentAt = Now()
 	}
+	if err := t.lockTrip(ctx, m.TripID); err != nil {
+		return false, err
+	}
 	res, err := t.q.exec(ctx, `INSERT INTO messages (id, rfq_id, trip_id, direction, sender, body, sent_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		m.ID, m.RFQID, m.TripID, m.Direction, m.Sender, m.Text, ts(m.SentAt))
@@ -20,6 +25,7 @@ func (t *Tx) SaveMessage(ctx context.Context, m Message) (bool, error) {
 		return false, fmt.Errorf("store: saving message %s: %w", m.ID, err)
 	}
 	n, _ := res.RowsAffected()
+	t.record(Record{Kind: RecordMessage, ID: m.ID, TripID: m.TripID, RFQID: m.RFQID, Inserted: n > 0, Changed: n > 0})
 	if n == 0 {
 		return false, nil
 	}
@@ -34,6 +40,24 @@ func (s *Store) HasMessage(ctx context.Context, id string) (bool, error) {
 		return false, fmt.Errorf("store: reading messages: %w", err)
 	}
 	return n > 0, nil
+}
+
+// Message reads one message; ErrNotFound if unknown.
+func (s *Store) Message(ctx context.Context, id string) (*Message, error) {
+	var m Message
+	var sent string
+	err := s.reader().row(ctx, `SELECT id, rfq_id, trip_id, direction, sender, body, sent_at FROM messages WHERE id = ?`, id).
+		Scan(&m.ID, &m.RFQID, &m.TripID, &m.Direction, &m.Sender, &m.Text, &sent)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: reading message %s: %w", id, err)
+	}
+	if m.SentAt, err = parseTS(sent); err != nil {
+		return nil, fmt.Errorf("store: message %s: %w", id, err)
+	}
+	return &m, nil
 }
 
 // Messages returns an RFQ's thread, oldest first, at most limit messages

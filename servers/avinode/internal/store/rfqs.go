@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,9 +23,18 @@ func (t *Tx) SaveRFQ(ctx context.Context, r RFQ) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("store: encoding lifts: %w", err)
 	}
+	if err := t.lockTrip(ctx, r.TripID); err != nil {
+		return false, err
+	}
 	now := Now()
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = now
+	}
+	prev := ""
+	if t.rec != nil {
+		if err := t.q.row(ctx, `SELECT status FROM rfqs WHERE id = ?`, r.ID).Scan(&prev); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return false, fmt.Errorf("store: reading RFQ %s: %w", r.ID, err)
+		}
 	}
 	res, err := t.q.exec(ctx, `INSERT INTO rfqs (`+rfqColumns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -46,6 +56,8 @@ func (t *Tx) SaveRFQ(ctx context.Context, r RFQ) (bool, error) {
 	}
 	n, _ := res.RowsAffected()
 	changed := n > 0
+	t.record(Record{Kind: RecordRFQ, ID: r.ID, TripID: r.TripID, RFQID: r.ID, Inserted: changed && prev == "", Changed: changed,
+		Status: r.Status, PrevStatus: prev})
 	for _, q := range r.Quotes {
 		q.RFQID, q.TripID = r.ID, r.TripID
 		c, err := t.saveQuote(ctx, q, now)
@@ -75,6 +87,15 @@ func (t *Tx) saveQuote(ctx context.Context, q Quote, now time.Time) (bool, error
 	if q.Status == "" {
 		q.Status = QuoteActive
 	}
+	existed := false
+	if t.rec != nil {
+		var one int
+		err := t.q.row(ctx, `SELECT 1 FROM quotes WHERE id = ?`, q.ID).Scan(&one)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return false, fmt.Errorf("store: reading quote %s: %w", q.ID, err)
+		}
+		existed = err == nil
+	}
 	res, err := t.q.exec(ctx, `INSERT INTO quotes (`+quoteColumns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET
@@ -100,6 +121,7 @@ func (t *Tx) saveQuote(ctx context.Context, q Quote, now time.Time) (bool, error
 		return false, fmt.Errorf("store: saving quote %s: %w", q.ID, err)
 	}
 	n, _ := res.RowsAffected()
+	t.record(Record{Kind: RecordQuote, ID: q.ID, TripID: q.TripID, RFQID: q.RFQID, Inserted: n > 0 && !existed, Changed: n > 0})
 	return n > 0, nil
 }
 

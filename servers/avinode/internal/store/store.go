@@ -1,15 +1,19 @@
 // Package store is the avinode server's local marketplace store: the trips,
 // RFQs, quotes, chat messages and empty-leg watches that the tools and
-// resources read. Everything that learns of marketplace data writes it here —
-// the Avinode API client after each call, the simulated marketplace when its
-// operators answer, and a webhook processor — so a quote stored by any of them
-// (in any process sharing the database) is what every reader sees.
+// resources read, and the webhook events that bring quotes and messages in.
+// Everything that learns of marketplace data writes it here — the Avinode API
+// client after each call, the simulated marketplace when its operators answer,
+// and the webhook processor — so a quote stored by any of them (in any process
+// sharing the database) is what every reader sees.
 //
 // The store is an SQLite database in the server's data directory, or a
 // PostgreSQL database; the SQL is the subset both accept. Writes happen in
-// transactions (Update), so nothing is half-written; after a transaction
-// commits, Options.OnChange hears which trips changed and how, which is where
-// the server sends resource-updated notifications.
+// transactions (Update), so nothing is half-written. Every transaction that
+// changes a trip bumps the trip's change counters (TripVersions) in the same
+// transaction, and on PostgreSQL also sends a notification on the channel
+// ChangeChannel, so other processes learn of the change (Follow); after it
+// commits, Options.OnChange hears which trips changed and how in this
+// process.
 package store
 
 import (
@@ -23,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
@@ -62,6 +67,7 @@ const (
 type Store struct {
 	w, r     *sql.DB
 	d        dialect
+	pool     *pgxpool.Pool // PostgreSQL only: for the LISTEN connection
 	onChange func(Change)
 	close    func() error
 }
@@ -75,10 +81,22 @@ func OpenSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 	return &Store{w: db.DB, r: db.Readers(), d: sqliteDialect, onChange: opts.OnChange, close: db.Close}, nil
 }
 
+// defaultPoolSize is the PostgreSQL pool size when the URL sets none
+// (pool_max_conns): a receiver answers many deliveries at once, and pgx's own
+// default is the number of CPUs.
+const defaultPoolSize = 16
+
 // OpenPostgres opens the store in the PostgreSQL database at url, bringing
 // its schema up to date.
 func OpenPostgres(ctx context.Context, url string, opts Options) (*Store, error) {
-	pool, err := pgxpool.New(ctx, url)
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("store: the PostgreSQL URL: %w", err)
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = defaultPoolSize
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: connecting to PostgreSQL: %w", err)
 	}
@@ -87,7 +105,7 @@ func OpenPostgres(ctx context.Context, url string, opts Options) (*Store, error)
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	db := stdlib.OpenDBFromPool(pool)
-	return &Store{w: db, r: db, d: postgresDialect, onChange: opts.OnChange, close: func() error {
+	return &Store{w: db, r: db, d: postgresDialect, pool: pool, onChange: opts.OnChange, close: func() error {
 		err := db.Close()
 		pool.Close()
 		return err
@@ -104,47 +122,135 @@ func (s *Store) Ping(ctx context.Context) error { return s.r.PingContext(ctx) }
 type Tx struct {
 	q       querier
 	changes []Change
+	// locked are the trips whose row this transaction has locked.
+	locked map[string]bool
+	// rec, when the transaction's context carries a Recorder, hears what
+	// was written once the transaction commits.
+	rec  *Recorder
+	recs []Record
 }
 
+// ChangeChannel is the PostgreSQL notification channel on which every
+// transaction that changes a trip announces the trip's id.
+const ChangeChannel = "avinode_changes"
+
+// maxAttempts bounds how often Update runs a transaction that PostgreSQL
+// aborted to break a deadlock or a serialization conflict.
+const maxAttempts = 3
+
 // Update runs fn in a transaction and commits it when fn returns nil;
-// otherwise nothing fn wrote remains. Changes are announced after commit.
+// otherwise nothing fn wrote remains. The changed trips' counters are bumped
+// (and, on PostgreSQL, notified) in the transaction; the changes are
+// announced to Options.OnChange after commit. A transaction PostgreSQL
+// aborts to resolve a deadlock or a serialization conflict is run again
+// (fn must not act outside the transaction), at most maxAttempts times.
 func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := s.update(ctx, fn)
+		if attempt == maxAttempts || !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// retryable reports a PostgreSQL deadlock or serialization failure.
+func retryable(err error) bool {
+	e, ok := errors.AsType[*pgconn.PgError](err)
+	return ok && (e.Code == "40P01" || e.Code == "40001")
+}
+
+func (s *Store) update(ctx context.Context, fn func(tx *Tx) error) error {
 	sqlTx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}
-	tx := &Tx{q: querier{db: sqlTx, d: s.d}}
+	tx := &Tx{q: querier{db: sqlTx, d: s.d}, rec: recorderFrom(ctx)}
 	if err := fn(tx); err != nil {
+		_ = sqlTx.Rollback()
+		return err
+	}
+	merged := merge(tx.changes)
+	if err := tx.bump(ctx, merged); err != nil {
 		_ = sqlTx.Rollback()
 		return err
 	}
 	if err := sqlTx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
-	s.announce(tx.changes)
+	if tx.rec != nil {
+		tx.rec.add(tx.recs)
+	}
+	if s.onChange != nil {
+		for _, c := range merged {
+			s.onChange(c)
+		}
+	}
 	return nil
 }
 
-func (s *Store) announce(changes []Change) {
-	if s.onChange == nil || len(changes) == 0 {
-		return
+// lockTrip takes the trip's row lock (PostgreSQL) before a write to what
+// belongs to the trip, so that every transaction locks a trip before its
+// RFQs, quotes and messages: two of them can then never wait for each other
+// in opposite orders. SQLite runs one writer at a time and needs none.
+func (t *Tx) lockTrip(ctx context.Context, tripID string) error {
+	if t.q.d != postgresDialect || t.locked[tripID] {
+		return nil
 	}
-	merged := map[string]*Change{}
-	var order []string
+	var id string
+	err := t.q.row(ctx, `SELECT id FROM trips WHERE id = ? FOR NO KEY UPDATE`, tripID).Scan(&id)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("store: locking trip %s: %w", tripID, err)
+	}
+	if t.locked == nil {
+		t.locked = map[string]bool{}
+	}
+	t.locked[tripID] = true
+	return nil
+}
+
+// bump advances the change counters of the changed trips and, on
+// PostgreSQL, notifies ChangeChannel (delivered when the transaction
+// commits, never if it rolls back).
+func (t *Tx) bump(ctx context.Context, changes []Change) error {
 	for _, c := range changes {
-		m := merged[c.TripID]
-		if m == nil {
-			m = &Change{TripID: c.TripID}
-			merged[c.TripID] = m
-			order = append(order, c.TripID)
+		quotes := 0
+		if c.Quotes {
+			quotes = 1
 		}
+		if _, err := t.q.exec(ctx, `UPDATE trips SET change_seq = change_seq + 1, quotes_seq = quotes_seq + ? WHERE id = ?`,
+			quotes, c.TripID); err != nil {
+			return fmt.Errorf("store: marking trip %s changed: %w", c.TripID, err)
+		}
+		if t.q.d == postgresDialect {
+			if _, err := t.q.exec(ctx, `SELECT pg_notify('`+ChangeChannel+`', ?)`, c.TripID); err != nil {
+				return fmt.Errorf("store: announcing trip %s: %w", c.TripID, err)
+			}
+		}
+	}
+	return nil
+}
+
+// merge folds a transaction's changes into one per trip, in first-seen
+// order.
+func merge(changes []Change) []Change {
+	if len(changes) == 0 {
+		return nil
+	}
+	idx := map[string]int{}
+	var out []Change
+	for _, c := range changes {
+		i, ok := idx[c.TripID]
+		if !ok {
+			idx[c.TripID] = len(out)
+			out = append(out, Change{TripID: c.TripID})
+			i = len(out) - 1
+		}
+		m := &out[i]
 		m.Trip = m.Trip || c.Trip
 		m.Quotes = m.Quotes || c.Quotes
 		m.Messages = m.Messages || c.Messages
 	}
-	for _, id := range order {
-		s.onChange(*merged[id])
-	}
+	return out
 }
 
 func (t *Tx) changed(c Change) { t.changes = append(t.changes, c) }

@@ -26,6 +26,9 @@ func (t *Tx) SaveTrip(ctx context.Context, trip Trip) error {
 	if trip.CreatedAt.IsZero() {
 		trip.CreatedAt = now
 	}
+	if err := t.lockTrip(ctx, trip.ID); err != nil {
+		return err
+	}
 	res, err := t.q.exec(ctx, `INSERT INTO trips (`+tripColumns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET
@@ -50,7 +53,9 @@ func (t *Tx) SaveTrip(ctx context.Context, trip Trip) error {
 	if err != nil {
 		return fmt.Errorf("store: saving trip %s: %w", trip.ID, err)
 	}
-	if n, _ := res.RowsAffected(); n > 0 {
+	n, _ := res.RowsAffected()
+	t.record(Record{Kind: RecordTrip, ID: trip.ID, TripID: trip.ID, Changed: n > 0})
+	if n > 0 {
 		t.changed(Change{TripID: trip.ID, Trip: true})
 	}
 	return nil
@@ -60,6 +65,9 @@ func (t *Tx) SaveTrip(ctx context.Context, trip Trip) error {
 // to the sellers, and cancels its open RFQs and active quotes. It reports
 // whether the trip was open.
 func (t *Tx) CancelTrip(ctx context.Context, tripID, reason, message string) (bool, error) {
+	if err := t.lockTrip(ctx, tripID); err != nil {
+		return false, err
+	}
 	now := ts(Now())
 	res, err := t.q.exec(ctx, `UPDATE trips SET status = ?, cancel_reason = ?, cancel_message = ?, updated_at = ?
 		WHERE id = ? AND status <> ?`, TripCancelled, reason, message, now, tripID, TripCancelled)
@@ -78,6 +86,7 @@ func (t *Tx) CancelTrip(ctx context.Context, tripID, reason, message string) (bo
 		QuoteCancelled, now, tripID, QuoteActive); err != nil {
 		return false, fmt.Errorf("store: cancelling the quotes of trip %s: %w", tripID, err)
 	}
+	t.record(Record{Kind: RecordTrip, ID: tripID, TripID: tripID, Changed: true, Status: TripCancelled})
 	t.changed(Change{TripID: tripID, Trip: true, Quotes: true})
 	return true, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/mock"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/tools"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/webhooks"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
@@ -73,6 +74,27 @@ func serve(t *testing.T, d tools.Deps, n *kit.Notifier, agent string, opts kit.O
 		t.Fatal(err)
 	}
 	return mcptest.NewInProcess(t, s, agent, copts...)
+}
+
+// processor processes the webhook events the simulation queues, on the
+// test's clock.
+func processor(t *testing.T, st *store.Store, m *mock.Market, now func() time.Time) *webhooks.Processor {
+	t.Helper()
+	p, err := webhooks.NewProcessor(webhooks.ProcessorConfig{Store: st, Resolver: m, Now: now, Poll: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// process runs the webhook processor over every event due now.
+func (e *env) process(t *testing.T) int {
+	t.Helper()
+	n, err := processor(t, e.st, e.m, e.clock.Now).RunOnce(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // newMockEnv serves the simulated marketplace on a fresh store.

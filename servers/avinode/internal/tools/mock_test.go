@@ -61,11 +61,20 @@ func mockLifecycle(t *testing.T, e *env) {
 		t.Fatalf("before any answer: %+v", q)
 	}
 
-	// The first operator quotes after three seconds; the worker delivers
-	// it and subscribers hear of it without asking.
+	// The first operator quotes after three seconds; the marketplace
+	// publishes it with a webhook pointer, the processor fetches it, and
+	// subscribers hear of it without asking.
 	e.clock.Advance(3 * time.Second)
 	if n, err := e.m.Deliver(context.Background(), ""); err != nil || n != 1 {
 		t.Fatalf("Deliver = %d, %v", n, err)
+	}
+	if n := e.process(t); n != 1 {
+		t.Fatalf("processed %d webhook events, want 1", n)
+	}
+	evs, err := e.st.WebhookEvents(context.Background(), store.EventFilter{})
+	if err != nil || len(evs) != 1 || evs[0].Status != store.EventCompleted || evs[0].EventType != "quote_received" ||
+		evs[0].TripID != trip.TripID || evs[0].QuoteID == "" || evs[0].Source != store.SourceMock || evs[0].TripRef != trip.DisplayID {
+		t.Fatalf("webhook events after the first quote: %+v, %v", evs, err)
 	}
 	notes.wait(t, trip.Resources.Quotes)
 	notes.wait(t, trip.Resources.Trip)
@@ -198,6 +207,18 @@ func mockLifecycle(t *testing.T, e *env) {
 	e.clock.Advance(time.Hour)
 	if n, err := e.m.Deliver(context.Background(), ""); err != nil || n != 0 {
 		t.Errorf("deliveries after cancel: %d, %v", n, err)
+	}
+	// Every answer published was announced by a pointer, and processed
+	// (found unchanged when a read had fetched it first).
+	e.process(t)
+	evs, err = e.st.WebhookEvents(context.Background(), store.EventFilter{Limit: 100})
+	if err != nil || len(evs) < 2 {
+		t.Fatalf("webhook events: %d, %v", len(evs), err)
+	}
+	for _, ev := range evs {
+		if ev.Status != store.EventCompleted {
+			t.Errorf("event %+v not completed", ev)
+		}
 	}
 
 	// The trip as resources.
@@ -491,8 +512,9 @@ func TestMockDeterminism(t *testing.T) {
 	}
 }
 
-// TestWorkerDelivers runs the simulation's worker until the first quote
-// is stored.
+// TestWorkerDelivers runs the simulation's worker, which publishes the
+// answers, and the webhook processor, which fetches them, until the first
+// quote is stored.
 func TestWorkerDelivers(t *testing.T) {
 	n := kit.NewNotifier()
 	st := openStore(t, filepath.Join(t.TempDir(), "avinode.db"), n)
@@ -507,14 +529,28 @@ func TestWorkerDelivers(t *testing.T) {
 	mcptest.OK(t, c.Call("create_trip", map[string]any{"departure_airport": "OMDW", "arrival_airport": "LSGG", "passengers": 10,
 		"departure_date": time.Now().Add(72 * time.Hour).Format(time.RFC3339)}), &trip)
 	subscribe(t, c, n, trip.Resources.Quotes)
+	p := processor(t, st, m, nil)
 	go func() { done <- m.Run(ctx, 5*time.Millisecond, func(error) { errs++ }) }()
+	go func() { done <- p.Run(ctx) }()
 	notes.wait(t, trip.Resources.Quotes)
-	cancel()
-	if err := <-done; err != context.Canceled {
-		t.Errorf("Run = %v", err)
+	// The first answer heard may be a decline: the workers store the quote
+	// soon after, without anyone reading.
+	var qs []store.Quote
+	deadline := time.Now().Add(10 * time.Second)
+	for len(qs) == 0 && time.Now().Before(deadline) {
+		var err error
+		if qs, err = st.Quotes(context.Background(), store.QuoteFilter{TripID: trip.TripID}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
-	qs, err := st.Quotes(context.Background(), store.QuoteFilter{TripID: trip.TripID}, time.Now())
-	if err != nil || len(qs) == 0 || errs != 0 {
-		t.Errorf("quotes %d, %v, worker errors %d", len(qs), err, errs)
+	cancel()
+	for range 2 {
+		if err := <-done; err != context.Canceled {
+			t.Errorf("Run = %v", err)
+		}
+	}
+	if len(qs) == 0 || errs != 0 {
+		t.Errorf("quotes %d, worker errors %d", len(qs), errs)
 	}
 }

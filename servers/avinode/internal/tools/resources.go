@@ -16,7 +16,8 @@ const recentTrips = 20
 // Templates returns the trip resources: a trip, and its quotes. Agents that
 // may call the read-only trip and quote tools may read them; subscribers
 // hear notifications/resources/updated whenever a quote, an RFQ status or a
-// message of the trip is stored, from any source.
+// message of the trip is stored, from any source (with Deps.Watch, from any
+// process).
 func Templates(d Deps) []kit.ResourceTemplate {
 	readID := func(r *kit.ReadRequest) (string, error) {
 		id := r.Vars["id"]
@@ -31,7 +32,7 @@ func Templates(d Deps) []kit.ResourceTemplate {
 		{
 			URITemplate: "avinode://trips/{id}/quotes", Name: "trip_quotes", Title: "A trip's quotes",
 			Description: "Every quote received for the trip and how the operators have answered (what get_quotes returns for the trip). Subscribe to hear of each new quote, decline or status change.",
-			MIMEType:    "application/json", Tools: []string{"get_quotes", "get_rfq"},
+			MIMEType:    "application/json", Tools: []string{"get_quotes", "get_rfq"}, Watch: d.Watch,
 			Read: func(ctx context.Context, r *kit.ReadRequest) ([]kit.Contents, error) {
 				id, err := readID(r)
 				if err != nil {
@@ -51,7 +52,7 @@ func Templates(d Deps) []kit.ResourceTemplate {
 		{
 			URITemplate: "avinode://trips/{id}", Name: "trip", Title: "A trip",
 			Description: "The trip, its RFQs and a summary of the answers (what get_trip returns). Subscribe to hear of every change to it.",
-			MIMEType:    "application/json", Tools: []string{"get_trip", "get_quotes", "get_rfq"},
+			MIMEType:    "application/json", Tools: []string{"get_trip", "get_quotes", "get_rfq"}, Watch: d.Watch,
 			Read: func(ctx context.Context, r *kit.ReadRequest) ([]kit.Contents, error) {
 				id, err := readID(r)
 				if err != nil {

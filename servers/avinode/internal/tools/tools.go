@@ -26,6 +26,12 @@ type Deps struct {
 	Market market.Backend
 	// Now is the clock dates are checked against (default: wall clock).
 	Now func() time.Time
+	// Watch, when set, is the trip resources' Watch: it follows a
+	// subscribed trip's changes made by any process (feed.Feed.Watch).
+	Watch func(uri string, vars map[string]string) (stop func(), err error)
+	// Poke, when set, wakes this process's webhook processor (after a
+	// requeue).
+	Poke func()
 }
 
 func (d Deps) now() time.Time {
@@ -43,6 +49,7 @@ func All(d Deps) []kit.Tool {
 	out = append(out, MessageTools(d)...)
 	out = append(out, AirportTools(d)...)
 	out = append(out, EmptyLegTools(d)...)
+	out = append(out, WebhookTools(d)...)
 	return out
 }
 
@@ -113,7 +120,8 @@ func TripURI(id string) string   { return "avinode://trips/" + id }
 func QuotesURI(id string) string { return "avinode://trips/" + id + "/quotes" }
 
 // Notify returns a store change listener that tells subscribers of the
-// changed trip's resources.
+// changed trip's resources — for a server whose store has one writer (this
+// process); feed.Feed also hears other processes' changes.
 func Notify(n *kit.Notifier) func(store.Change) {
 	return func(c store.Change) {
 		n.Updated(TripURI(c.TripID))

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/fakeavinode"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/mock"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/webhooks"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/logging"
+	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
+)
+
+// mainIn runs the binary's Main in this process with env.
+func mainIn(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = kit.MainIO(spec(), args, kit.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
+		Getenv: func(k string) string { return env[k] }})
+	return out.String(), errb.String(), code
+}
+
+// TestSubscriptionCommands registers, lists and deactivates a webhook
+// subscription with the fake Avinode, as an operator would.
+func TestSubscriptionCommands(t *testing.T) {
+	fake := fakeavinode.New(t, fakeavinode.Config{APIToken: apiToken, AuthToken: authToken})
+	env := map[string]string{"MCP_DATA_DIR": t.TempDir(), "AVINODE_API_TOKEN": apiToken, "AVINODE_AUTH_TOKEN": authToken,
+		"AVINODE_API_URL": fake.BaseURL(), "AVINODE_WEBHOOK_CLIENT_ID": hookUser, "AVINODE_WEBHOOK_CLIENT_SECRET": hookSecret}
+	stdout, stderr, code := mainIn(t, env, "webhooks-register", "--url", "https://hooks.example.com/webhooks/avinode",
+		"--events", "TripRequestSellerResponse,TripChatFromSeller,TripChatMine", "--display-name", "broker desk")
+	if code != 0 {
+		t.Fatalf("register: %d %s", code, stderr)
+	}
+	var reg struct {
+		Registered struct {
+			ID         string   `json:"id"`
+			TargetURI  string   `json:"targetURI"`
+			Active     bool     `json:"active"`
+			EventTypes []string `json:"eventTypes"`
+		} `json:"registered"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &reg); err != nil || reg.Registered.ID == "" || !reg.Registered.Active ||
+		len(reg.Registered.EventTypes) != 3 || strings.Contains(stdout, hookSecret) {
+		t.Fatalf("register printed %s (%v)", stdout, err)
+	}
+	target, active, events, user, secret, ok := fake.Subscription(reg.Registered.ID)
+	if !ok || !active || target != "https://hooks.example.com/webhooks/avinode" || len(events) != 3 || user != hookUser || secret != hookSecret {
+		t.Errorf("the fake holds %q %v %v %q", target, active, events, user)
+	}
+
+	stdout, _, code = mainIn(t, env, "webhooks-list")
+	if code != 0 || !strings.Contains(stdout, reg.Registered.ID) || !strings.Contains(stdout, `"total": 1`) || strings.Contains(stdout, hookSecret) {
+		t.Errorf("list: %d %s", code, stdout)
+	}
+	stdout, _, code = mainIn(t, env, "webhooks-deactivate", reg.Registered.ID)
+	if code != 0 || !strings.Contains(stdout, `"active": false`) {
+		t.Errorf("deactivate: %d %s", code, stdout)
+	}
+	if _, active, _, _, secret, _ := fake.Subscription(reg.Registered.ID); active || secret != hookSecret {
+		t.Errorf("after deactivation: active %v, secret kept %v", active, secret == hookSecret)
+	}
+	if _, stderr, code := mainIn(t, env, "webhooks-deactivate", "awebhook-1"); code != 1 || !strings.Contains(stderr, "no webhook subscription") {
+		t.Errorf("deactivating an unknown subscription: %d %s", code, stderr)
+	}
+	// Avinode refusing is reported, with its code.
+	fake.Inject(fakeavinode.Fault{Path: "/webhooks/settings", Status: http.StatusForbidden, Times: 3})
+	for _, args := range [][]string{{"webhooks-list"}, {"webhooks-register", "--url", "https://h.example.com/w"}, {"webhooks-deactivate", "x"}} {
+		if _, stderr, code := mainIn(t, env, args...); code != 1 || !strings.Contains(stderr, "AUTHENTICATION") && !strings.Contains(stderr, "refused") {
+			t.Errorf("%v with Avinode refusing: %d %s", args, code, stderr)
+		}
+	}
+}
+
+// serviceEnv parses the webhook service's flags from env and builds its
+// Env, as Main would.
+func serviceEnv(t *testing.T, env map[string]string, args ...string) (*kit.Env, *settings, *webhookSettings, *bytes.Buffer) {
+	t.Helper()
+	var s settings
+	w := &webhookSettings{}
+	f := kit.NewFlags("avinode-mcp webhooks")
+	s.register(f)
+	w.registerService(f)
+	if err := f.Parse(args, func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	red := logging.NewRedactor()
+	log := logging.New(&logs, "debug", red, "avinode")
+	return &kit.Env{Info: spec().Info, Getenv: func(k string) string { return env[k] }, Logger: &log, Redactor: red,
+		Metrics: metrics.New("avinode"), Notifier: kit.NewNotifier(), Health: kit.NewHealth(), Stdout: io.Discard}, &s, w, &logs
+}
+
+// TestServiceInProcess builds the service as `avinode-mcp webhooks` does and
+// drives its handler and processor.
+func TestServiceInProcess(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	env := map[string]string{"MCP_DATA_DIR": data, "AVINODE_WEBHOOK_CLIENT_ID": hookUser, "AVINODE_WEBHOOK_CLIENT_SECRET": hookSecret,
+		"AVINODE_WEBHOOK_METRICS_TOKEN": "metrics-token-0123456789", "AVINODE_MOCK_FIRST_RESPONSE": "0s", "AVINODE_MOCK_RESPONSE_WINDOW": "0s"}
+	kenv, s, w, logs := serviceEnv(t, env, "--lease", "2s", "--allow-sources", "127.0.0.0/8", "--trusted-proxies", "10.0.0.1")
+	svc, err := newService(ctx, kenv, s, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.st.Close() })
+	svc.start(kenv, w)
+	if svc.mock == nil || svc.proc == nil {
+		t.Fatal("the simulated marketplace service has no processor")
+	}
+	srv := httptest.NewServer(svc.handler)
+	defer srv.Close()
+
+	// A trip on the simulation; its answers published and processed.
+	trip, err := svc.mock.CreateTrip(ctx, tripFor())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := svc.mock.Deliver(ctx, ""); err != nil || n == 0 {
+		t.Fatalf("published %d, %v", n, err)
+	}
+	if n, err := svc.proc.RunOnce(ctx); err != nil || n == 0 {
+		t.Fatalf("processed %d, %v", n, err)
+	}
+	qs, _ := svc.st.Quotes(ctx, store.QuoteFilter{TripID: trip.ID}, store.Now())
+	if len(qs) == 0 {
+		t.Error("no quote stored")
+	}
+	// A delivery through the handler is stored (and pokes the processor).
+	if code := deliver(t, srv.URL, []byte(`{"id":"arfq-9","href":"https://sandbox.avinode.com/api/rfqs/arfq-9","type":"rfqs"}`), hookUser, hookSecret); code != 200 {
+		t.Errorf("delivery: %d", code)
+	}
+	resp, err := http.Get(srv.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("/healthz: %d", resp.StatusCode)
+	}
+	if !strings.Contains(logs.String(), "cut off at three quarters of --lease") {
+		t.Errorf("no warning about a lease shorter than the API timeout:\n%s", logs)
+	}
+
+	// The receiver alone needs no marketplace; the processor alone no
+	// credentials.
+	kenv, s, w, _ = serviceEnv(t, map[string]string{"MCP_DATA_DIR": t.TempDir(), "AVINODE_API_TOKEN": "not-mock", "AVINODE_WEBHOOK_CLIENT_ID": hookUser,
+		"AVINODE_WEBHOOK_CLIENT_SECRET": hookSecret}, "--role", "receiver")
+	rsvc, err := newService(ctx, kenv, s, w)
+	if err != nil || rsvc.proc != nil {
+		t.Fatalf("receiver role: %+v, %v", rsvc, err)
+	}
+	rsvc.poke()
+	_ = rsvc.st.Close()
+	kenv, s, w, _ = serviceEnv(t, map[string]string{"MCP_DATA_DIR": t.TempDir()}, "--role", "processor")
+	psvc, err := newService(ctx, kenv, s, w)
+	if err != nil || psvc.proc == nil {
+		t.Fatalf("processor role: %v", err)
+	}
+	_ = psvc.st.Close()
+	// The processor on Avinode without authentication is refused.
+	kenv, s, w, _ = serviceEnv(t, map[string]string{"MCP_DATA_DIR": t.TempDir(), "AVINODE_API_TOKEN": "not-mock"}, "--role", "processor")
+	if _, err := newService(ctx, kenv, s, w); err == nil {
+		t.Error("a processor on Avinode without authentication")
+	}
+}
+
+func tripFor() market.TripRequest {
+	return market.TripRequest{Segments: []store.Segment{{From: "KTEB", To: "KBOS", Departure: store.Now().Add(72 * time.Hour), Passengers: 3}}}
+}
+
+// TestPublishWorker: the simulation's clock publishes due answers and wakes
+// the processor, which stores them, with nobody reading.
+func TestPublishWorker(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "a.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m := mock.New(st, mock.Config{})
+	proc, err := webhooks.NewProcessor(webhooks.ProcessorConfig{Store: st, Resolver: m, Poll: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kenv, _, _, _ := serviceEnv(t, map[string]string{})
+	trip, err := m.CreateTrip(ctx, tripFor())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 2)
+	go func() { done <- publish(kenv, m, proc).Run(ctx) }()
+	go func() { done <- proc.Run(ctx) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		qs, err := st.Quotes(ctx, store.QuoteFilter{TripID: trip.ID}, store.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(qs) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no quote was stored")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	for range 2 {
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("worker ended with %v", err)
+		}
+	}
+}

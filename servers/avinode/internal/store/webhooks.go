@@ -1,0 +1,572 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Webhook event statuses: pending → processing → completed, or → failed
+// (retried after a backoff) → … → dead_letter (given up: retries exhausted or
+// a permanent failure), from which an operator may requeue it.
+const (
+	EventPending    = "pending"
+	EventProcessing = "processing"
+	EventCompleted  = "completed"
+	EventFailed     = "failed"
+	EventDeadLetter = "dead_letter"
+)
+
+// EventStatuses lists the statuses in their order of progress.
+var EventStatuses = []string{EventPending, EventProcessing, EventCompleted, EventFailed, EventDeadLetter}
+
+// Sources of webhook events.
+const (
+	SourceAvinode = "avinode"
+	SourceMock    = "mock"
+)
+
+// DefaultMaxRetries is how many failed attempts an event is retried after
+// before it goes to the dead letter.
+const DefaultMaxRetries = 5
+
+// Pointer is a webhook notification as Avinode sends it: which resource
+// changed, where to fetch it, and the trip's short reference.
+type Pointer struct {
+	ID      string `json:"id"`
+	Href    string `json:"href"`
+	Type    string `json:"type"`
+	TripRef string `json:"tripId,omitempty"`
+}
+
+// Incoming is a notification to store.
+type Incoming struct {
+	Pointer
+	// Raw is the body as received (a JSON object).
+	Raw               []byte
+	Source, SourceIP  string
+	SignatureVerified bool
+	// MaxRetries is the event's retry budget (DefaultMaxRetries when 0).
+	MaxRetries int
+	ReceivedAt time.Time
+}
+
+// WebhookEvent is a stored notification and where its processing stands.
+type WebhookEvent struct {
+	ID                string     `json:"event_id"`
+	AvinodeEventID    string     `json:"avinode_event_id"`
+	EventType         string     `json:"event_type"`
+	ResourceType      string     `json:"resource_type"`
+	Href              string     `json:"href"`
+	TripRef           string     `json:"avinode_trip_ref,omitempty"`
+	TripID            string     `json:"trip_id,omitempty"`
+	RFQID             string     `json:"rfq_id,omitempty"`
+	QuoteID           string     `json:"quote_id,omitempty"`
+	MessageID         string     `json:"message_id,omitempty"`
+	Source            string     `json:"source"`
+	SourceIP          string     `json:"source_ip,omitempty"`
+	SignatureVerified bool       `json:"signature_verified"`
+	Payload           string     `json:"-"`
+	ParsedData        string     `json:"-"`
+	Status            string     `json:"status"`
+	Deliveries        int        `json:"deliveries"`
+	ReceivedAt        time.Time  `json:"received_at"`
+	LastReceivedAt    time.Time  `json:"last_received_at"`
+	ClaimedAt         *time.Time `json:"claimed_at,omitempty"`
+	ProcessedAt       *time.Time `json:"processed_at,omitempty"`
+	DurationMS        *int64     `json:"processing_duration_ms,omitempty"`
+	Error             string     `json:"last_error,omitempty"`
+	RetryCount        int        `json:"retry_count"`
+	MaxRetries        int        `json:"max_retries"`
+	NextRetryAt       *time.Time `json:"next_retry_at,omitempty"`
+	RequeueCount      int        `json:"requeue_count,omitempty"`
+	LeaseOwner        string     `json:"lease_owner,omitempty"`
+	LeaseExpiresAt    *time.Time `json:"lease_expires_at,omitempty"`
+	UpdatedAt         time.Time  `json:"updated_at"`
+}
+
+const eventColumns = `id, avinode_event_id, event_type, resource_type, href, avinode_trip_ref, trip_id, rfq_id, quote_id,
+	message_id, source, source_ip, signature_verified, raw_payload, parsed_data, status, deliveries, received_at,
+	last_received_at, claimed_at, processed_at, processing_duration_ms, error_message, retry_count, max_retries,
+	next_retry_at, requeue_count, lease_owner, lease_expires_at, updated_at`
+
+// ProvisionalType is what a pointer's type suggests an event is, until
+// processing tells.
+func ProvisionalType(resourceType string) string {
+	switch strings.ToLower(resourceType) {
+	case "rfqs":
+		return "rfq_updated"
+	case "tripmsgs":
+		return "message_received"
+	case "emptylegs":
+		return "empty_leg"
+	case "leads", "clientleads":
+		return "client_lead"
+	}
+	return "unknown"
+}
+
+// newEventID makes an event's own id: "wh-" and 20 random hex digits.
+func newEventID() string {
+	var b [10]byte
+	_, _ = rand.Read(b[:])
+	return "wh-" + hex.EncodeToString(b[:])
+}
+
+// Received is what storing one notification did: the stored event's id and
+// delivery count, and whether it was new.
+type Received struct {
+	ID         string
+	Deliveries int
+	Fresh      bool
+}
+
+// ReceiveWebhookEvents stores notifications in one transaction (a receiver
+// commits the deliveries that arrive together at once): each new one as a
+// pending event, each one whose Avinode event id is stored already by
+// counting the redelivery on the stored row. Nothing is stored unless all
+// are.
+func (s *Store) ReceiveWebhookEvents(ctx context.Context, ins []Incoming) ([]Received, error) {
+	out := make([]Received, len(ins))
+	err := s.Update(ctx, func(tx *Tx) error {
+		for i, in := range ins {
+			var err error
+			if out[i], err = tx.receive(ctx, in); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ReceiveWebhookEvent stores one notification in its own transaction and
+// returns the stored event, and whether it was new.
+func (s *Store) ReceiveWebhookEvent(ctx context.Context, in Incoming) (*WebhookEvent, bool, error) {
+	var ev *WebhookEvent
+	var fresh bool
+	err := s.Update(ctx, func(tx *Tx) error {
+		var err error
+		ev, fresh, err = tx.EnqueueWebhookEvent(ctx, in)
+		return err
+	})
+	return ev, fresh, err
+}
+
+// EnqueueWebhookEvent is ReceiveWebhookEvent inside a transaction.
+func (t *Tx) EnqueueWebhookEvent(ctx context.Context, in Incoming) (*WebhookEvent, bool, error) {
+	r, err := t.receive(ctx, in)
+	if err != nil {
+		return nil, false, err
+	}
+	evs, err := t.q.events(ctx, `SELECT `+eventColumns+` FROM avinode_webhook_events WHERE id = ?`, r.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(evs) == 0 {
+		return nil, false, fmt.Errorf("store: webhook event %s vanished", in.ID)
+	}
+	return &evs[0], r.Fresh, nil
+}
+
+// receive inserts the notification, or counts a redelivery.
+func (t *Tx) receive(ctx context.Context, in Incoming) (Received, error) {
+	if in.ReceivedAt.IsZero() {
+		in.ReceivedAt = Now()
+	}
+	if in.MaxRetries <= 0 {
+		in.MaxRetries = DefaultMaxRetries
+	}
+	at := ts(in.ReceivedAt)
+	verified := 0
+	if in.SignatureVerified {
+		verified = 1
+	}
+	r := Received{Deliveries: 1, Fresh: true}
+	err := t.q.row(ctx, `INSERT INTO avinode_webhook_events (id, avinode_event_id, event_type, resource_type, href,
+			avinode_trip_ref, source, source_ip, signature_verified, raw_payload, status, received_at, last_received_at,
+			max_retries, next_retry_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (avinode_event_id) DO NOTHING
+		RETURNING id`,
+		newEventID(), in.ID, ProvisionalType(in.Type), in.Type, in.Href, in.TripRef, in.Source, in.SourceIP, verified,
+		string(in.Raw), EventPending, at, at, in.MaxRetries, at, at).Scan(&r.ID)
+	if err == nil {
+		return r, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return Received{}, fmt.Errorf("store: storing webhook event %s: %w", in.ID, err)
+	}
+	r.Fresh = false
+	if err := t.q.row(ctx, `UPDATE avinode_webhook_events SET deliveries = deliveries + 1, last_received_at = ?
+		WHERE avinode_event_id = ? RETURNING id, deliveries`, at, in.ID).Scan(&r.ID, &r.Deliveries); err != nil {
+		return Received{}, fmt.Errorf("store: counting a redelivery of webhook event %s: %w", in.ID, err)
+	}
+	return r, nil
+}
+
+// WebhookEvent reads one event by its own id; ErrNotFound if unknown.
+func (s *Store) WebhookEvent(ctx context.Context, id string) (*WebhookEvent, error) {
+	evs, err := s.reader().events(ctx, `SELECT `+eventColumns+` FROM avinode_webhook_events WHERE id = ?`, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(evs) == 0 {
+		return nil, ErrNotFound
+	}
+	return &evs[0], nil
+}
+
+// EventFilter selects webhook events, newest first.
+type EventFilter struct {
+	// TripID matches the trip processing found, or the pointer's trip
+	// reference.
+	TripID string
+	// Type matches the event type or the pointer's resource type.
+	Type   string
+	Status string
+	// Before, an event id, lists the events received before that one.
+	Before string
+	Limit  int
+}
+
+// WebhookEvents lists events, newest first.
+func (s *Store) WebhookEvents(ctx context.Context, f EventFilter) ([]WebhookEvent, error) {
+	var where []string
+	var args []any
+	if f.TripID != "" {
+		where = append(where, `(trip_id = ? OR avinode_trip_ref = ?)`)
+		args = append(args, f.TripID, f.TripID)
+	}
+	if f.Type != "" {
+		where = append(where, `(event_type = ? OR resource_type = ?)`)
+		args = append(args, f.Type, f.Type)
+	}
+	if f.Status != "" {
+		where = append(where, `status = ?`)
+		args = append(args, f.Status)
+	}
+	if f.Before != "" {
+		before, err := s.WebhookEvent(ctx, f.Before)
+		if err != nil {
+			return nil, err
+		}
+		where = append(where, `(received_at < ? OR (received_at = ? AND id < ?))`)
+		args = append(args, ts(before.ReceivedAt), ts(before.ReceivedAt), before.ID)
+	}
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	q := `SELECT ` + eventColumns + ` FROM avinode_webhook_events`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	return s.reader().events(ctx, q+` ORDER BY received_at DESC, id DESC LIMIT ?`, append(args, f.Limit)...)
+}
+
+// WebhookEventCounts returns how many events are in each status.
+func (s *Store) WebhookEventCounts(ctx context.Context) (map[string]int, error) {
+	rows, err := s.reader().query(ctx, `SELECT status, count(*) FROM avinode_webhook_events GROUP BY status`)
+	if err != nil {
+		return nil, fmt.Errorf("store: counting webhook events: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for _, st := range EventStatuses {
+		out[st] = 0
+	}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, fmt.Errorf("store: counting webhook events: %w", err)
+		}
+		out[st] = n
+	}
+	return out, rows.Err()
+}
+
+// The events a worker may take at a moment: pending or failed ones whose
+// time has come, and ones whose worker's lease has run out. Each condition
+// matches a partial index, so finding the oldest reads no other row.
+const (
+	dueCondition     = `status IN ('pending', 'failed') AND next_retry_at <= ?`
+	expiredCondition = `status = 'processing' AND lease_expires_at < ?`
+)
+
+// HasDueWebhookEvents reports, from the read pool, whether any event is due,
+// so an idle worker takes the write lock only when there is work.
+func (s *Store) HasDueWebhookEvents(ctx context.Context, now time.Time) (bool, error) {
+	var n int
+	at := ts(now)
+	err := s.reader().row(ctx, `SELECT count(*) FROM (SELECT 1 FROM avinode_webhook_events WHERE `+dueCondition+`
+		UNION ALL SELECT 1 FROM avinode_webhook_events WHERE `+expiredCondition+` LIMIT 1) due`, at, at).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("store: reading webhook events: %w", err)
+	}
+	return n > 0, nil
+}
+
+// Claim is the outcome of ClaimWebhookEvents.
+type Claim struct {
+	// Events are claimed for the caller: status processing, leased to it.
+	Events []WebhookEvent
+	// Abandoned are events whose lease ran out once too often: moved to the
+	// dead letter instead of being claimed again.
+	Abandoned []WebhookEvent
+}
+
+// ClaimWebhookEvents takes up to limit due events, oldest due first, and
+// leases each to owner until now+lease: their status becomes processing and
+// no other worker takes them while the lease holds. Concurrent workers —
+// other processes included — never take the same event (PostgreSQL: FOR
+// UPDATE SKIP LOCKED; SQLite: the database's write lock). An event whose
+// previous worker's lease ran out counts that attempt as failed; once its
+// retries are spent it goes to the dead letter instead.
+func (s *Store) ClaimWebhookEvents(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) (*Claim, error) {
+	out := &Claim{}
+	err := s.Update(ctx, func(tx *Tx) error {
+		out.Events, out.Abandoned = nil, nil
+		at := ts(now)
+		type due struct {
+			id, status   string
+			retries, max int
+		}
+		var picked []due
+		// Events whose worker's lease ran out first: they waited longest.
+		for _, q := range []string{
+			`SELECT id, status, retry_count, max_retries FROM avinode_webhook_events WHERE ` + expiredCondition + ` ORDER BY lease_expires_at LIMIT ?`,
+			`SELECT id, status, retry_count, max_retries FROM avinode_webhook_events WHERE ` + dueCondition + ` ORDER BY next_retry_at LIMIT ?`,
+		} {
+			if len(picked) >= limit {
+				break
+			}
+			if s.d == postgresDialect {
+				q += ` FOR UPDATE SKIP LOCKED`
+			}
+			rows, err := tx.q.query(ctx, q, at, limit-len(picked))
+			if err != nil {
+				return fmt.Errorf("store: claiming webhook events: %w", err)
+			}
+			for rows.Next() {
+				var d due
+				if err := rows.Scan(&d.id, &d.status, &d.retries, &d.max); err != nil {
+					rows.Close()
+					return fmt.Errorf("store: claiming webhook events: %w", err)
+				}
+				picked = append(picked, d)
+			}
+			if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+				return fmt.Errorf("store: claiming webhook events: %w", err)
+			}
+		}
+		expires := ts(now.Add(lease))
+		for i, d := range picked {
+			if d.status == EventProcessing {
+				// Its worker stopped (or took longer than its lease).
+				if d.retries >= d.max {
+					if _, err := tx.q.exec(ctx, `UPDATE avinode_webhook_events SET status = ?, processed_at = ?, lease_owner = '',
+						lease_expires_at = NULL, next_retry_at = NULL, updated_at = ?,
+						error_message = 'the worker processing it stopped before finishing (lease expired), and its retries are spent'
+						WHERE id = ?`, EventDeadLetter, at, at, d.id); err != nil {
+						return fmt.Errorf("store: abandoning webhook event %s: %w", d.id, err)
+					}
+					evs, err := tx.q.events(ctx, `SELECT `+eventColumns+` FROM avinode_webhook_events WHERE id = ?`, d.id)
+					if err != nil {
+						return err
+					}
+					out.Abandoned = append(out.Abandoned, evs...)
+					continue
+				}
+				if _, err := tx.q.exec(ctx, `UPDATE avinode_webhook_events SET retry_count = retry_count + 1,
+					error_message = 'the worker processing it stopped before finishing (lease expired)' WHERE id = ?`, d.id); err != nil {
+					return fmt.Errorf("store: reclaiming webhook event %s: %w", d.id, err)
+				}
+			}
+			if _, err := tx.q.exec(ctx, `UPDATE avinode_webhook_events SET status = ?, lease_owner = ?, lease_expires_at = ?,
+				claimed_at = ?, updated_at = ? WHERE id = ?`,
+				EventProcessing, fmt.Sprintf("%s/%d", owner, i), expires, at, at, d.id); err != nil {
+				return fmt.Errorf("store: claiming webhook event %s: %w", d.id, err)
+			}
+			evs, err := tx.q.events(ctx, `SELECT `+eventColumns+` FROM avinode_webhook_events WHERE id = ?`, d.id)
+			if err != nil {
+				return err
+			}
+			out.Events = append(out.Events, evs...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Outcome is what processing an event found, recorded when it completes.
+type Outcome struct {
+	EventType                         string
+	TripID, RFQID, QuoteID, MessageID string
+	// Data is a JSON summary kept as the event's parsed data.
+	Data string
+}
+
+// ErrLeaseLost is returned when an event is completed or failed by an
+// attempt that no longer holds it: its lease ran out and another worker
+// took it.
+var ErrLeaseLost = errors.New("store: the webhook event's lease was lost to another worker")
+
+// CompleteWebhookEvent marks the event completed by the attempt ev (as
+// claimed) with what processing found.
+func (s *Store) CompleteWebhookEvent(ctx context.Context, ev *WebhookEvent, o Outcome, now time.Time) error {
+	at := ts(now)
+	var dur int64
+	if ev.ClaimedAt != nil {
+		dur = max(now.Sub(*ev.ClaimedAt).Milliseconds(), 0)
+	}
+	var data any
+	if o.Data != "" {
+		data = o.Data
+	}
+	return s.Update(ctx, func(tx *Tx) error {
+		res, err := tx.q.exec(ctx, `UPDATE avinode_webhook_events SET status = ?, event_type = ?, trip_id = ?, rfq_id = ?,
+			quote_id = ?, message_id = ?, parsed_data = ?, processed_at = ?, processing_duration_ms = ?, lease_owner = '',
+			lease_expires_at = NULL, next_retry_at = NULL, updated_at = ?
+			WHERE id = ? AND status = ? AND lease_owner = ?`,
+			EventCompleted, o.EventType, o.TripID, o.RFQID, o.QuoteID, o.MessageID, data, at, dur, at,
+			ev.ID, EventProcessing, ev.LeaseOwner)
+		if err != nil {
+			return fmt.Errorf("store: completing webhook event %s: %w", ev.ID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrLeaseLost
+		}
+		return nil
+	})
+}
+
+// FailWebhookEvent records a failed attempt ev (as claimed) with its reason.
+// A permanent failure goes to the dead letter at once; otherwise the event
+// is retried after backoff(retry count after this failure), until its
+// retries are spent (retry_count = max_retries), when the next failure sends
+// it to the dead letter. It returns the event's new status.
+func (s *Store) FailWebhookEvent(ctx context.Context, ev *WebhookEvent, reason string, permanent bool, now time.Time,
+	backoff func(retry int) time.Duration) (string, error) {
+	at := ts(now)
+	var status string
+	err := s.Update(ctx, func(tx *Tx) error {
+		q := `SELECT retry_count, max_retries FROM avinode_webhook_events WHERE id = ? AND status = ? AND lease_owner = ?`
+		if s.d == postgresDialect {
+			q += ` FOR UPDATE`
+		}
+		var retries, maxRetries int
+		err := tx.q.row(ctx, q, ev.ID, EventProcessing, ev.LeaseOwner).Scan(&retries, &maxRetries)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrLeaseLost
+		}
+		if err != nil {
+			return fmt.Errorf("store: failing webhook event %s: %w", ev.ID, err)
+		}
+		if permanent || retries >= maxRetries {
+			status = EventDeadLetter
+			_, err = tx.q.exec(ctx, `UPDATE avinode_webhook_events SET status = ?, error_message = ?, processed_at = ?,
+				lease_owner = '', lease_expires_at = NULL, next_retry_at = NULL, updated_at = ? WHERE id = ?`,
+				status, reason, at, at, ev.ID)
+		} else {
+			status = EventFailed
+			next := now.Add(backoff(retries + 1))
+			_, err = tx.q.exec(ctx, `UPDATE avinode_webhook_events SET status = ?, error_message = ?, retry_count = retry_count + 1,
+				next_retry_at = ?, lease_owner = '', lease_expires_at = NULL, updated_at = ? WHERE id = ?`,
+				status, reason, ts(next), at, ev.ID)
+		}
+		if err != nil {
+			return fmt.Errorf("store: failing webhook event %s: %w", ev.ID, err)
+		}
+		return nil
+	})
+	return status, err
+}
+
+// ErrNotRequeueable is returned by RequeueWebhookEvent for an event that is
+// not in the dead letter or waiting for a retry.
+var ErrNotRequeueable = errors.New("store: only an event in the dead letter or waiting for a retry can be requeued")
+
+// RequeueWebhookEvent puts a dead-letter (or failed) event back in the
+// queue, due now, with its retries restored; the last error is kept until
+// processing succeeds or fails again.
+func (s *Store) RequeueWebhookEvent(ctx context.Context, id string, now time.Time) (*WebhookEvent, error) {
+	at := ts(now)
+	var out *WebhookEvent
+	err := s.Update(ctx, func(tx *Tx) error {
+		res, err := tx.q.exec(ctx, `UPDATE avinode_webhook_events SET status = ?, retry_count = 0, next_retry_at = ?,
+			processed_at = NULL, requeue_count = requeue_count + 1, updated_at = ? WHERE id = ? AND status IN (?, ?)`,
+			EventPending, at, at, id, EventDeadLetter, EventFailed)
+		if err != nil {
+			return fmt.Errorf("store: requeueing webhook event %s: %w", id, err)
+		}
+		evs, err := tx.q.events(ctx, `SELECT `+eventColumns+` FROM avinode_webhook_events WHERE id = ?`, id)
+		if err != nil {
+			return err
+		}
+		if len(evs) == 0 {
+			return ErrNotFound
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			out = &evs[0]
+			return ErrNotRequeueable
+		}
+		out = &evs[0]
+		return nil
+	})
+	return out, err
+}
+
+func (q querier) events(ctx context.Context, query string, args ...any) ([]WebhookEvent, error) {
+	rows, err := q.query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: reading webhook events: %w", err)
+	}
+	defer rows.Close()
+	var out []WebhookEvent
+	for rows.Next() {
+		var e WebhookEvent
+		var verified int
+		var parsed, claimed, processed, next, lease sql.NullString
+		var dur sql.NullInt64
+		var received, last, updated string
+		if err := rows.Scan(&e.ID, &e.AvinodeEventID, &e.EventType, &e.ResourceType, &e.Href, &e.TripRef, &e.TripID, &e.RFQID,
+			&e.QuoteID, &e.MessageID, &e.Source, &e.SourceIP, &verified, &e.Payload, &parsed, &e.Status, &e.Deliveries, &received,
+			&last, &claimed, &processed, &dur, &e.Error, &e.RetryCount, &e.MaxRetries, &next, &e.RequeueCount, &e.LeaseOwner,
+			&lease, &updated); err != nil {
+			return nil, fmt.Errorf("store: reading webhook events: %w", err)
+		}
+		e.SignatureVerified = verified != 0
+		e.ParsedData = parsed.String
+		if dur.Valid {
+			e.DurationMS = &dur.Int64
+		}
+		var errs [8]error
+		e.ReceivedAt, errs[0] = parseTS(received)
+		e.LastReceivedAt, errs[1] = parseTS(last)
+		e.UpdatedAt, errs[2] = parseTS(updated)
+		e.ClaimedAt, errs[3] = parseTSPtr(claimed)
+		e.ProcessedAt, errs[4] = parseTSPtr(processed)
+		e.NextRetryAt, errs[5] = parseTSPtr(next)
+		e.LeaseExpiresAt, errs[6] = parseTSPtr(lease)
+		if err := errors.Join(errs[:]...); err != nil {
+			return nil, fmt.Errorf("store: webhook event %s: %w", e.ID, err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: reading webhook events: %w", err)
+	}
+	return out, nil
+}

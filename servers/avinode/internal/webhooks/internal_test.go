@@ -1,0 +1,111 @@
+package webhooks
+
+import (
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+)
+
+// TestLimiterBounds: one bucket per IPv4 address and per IPv6 /64; past
+// maxSources the idle ones are forgotten, and a flood from more addresses
+// than that shares one bucket.
+func TestLimiterBounds(t *testing.T) {
+	l := newLimiter(Rate{PerMinute: 60, Burst: 1})
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	a := netip.MustParseAddr("2001:db8:1:2::1")
+	b := netip.MustParseAddr("2001:db8:1:2:ffff::9") // the same /64
+	if ok, _ := l.allow(a, now); !ok {
+		t.Fatal("first request refused")
+	}
+	if ok, wait := l.allow(b, now); ok || wait <= 0 {
+		t.Errorf("the same /64 has its own bucket: %v %v", ok, wait)
+	}
+	if ok, _ := l.allow(netip.MustParseAddr("::ffff:192.0.2.1"), now); !ok {
+		t.Error("a mapped IPv4 address shares an IPv6 bucket")
+	}
+	for i := range maxSources + 10 {
+		l.allow(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), now)
+	}
+	if len(l.sources) > maxSources {
+		t.Errorf("%d sources remembered", len(l.sources))
+	}
+	// Later, the idle buckets are pruned to make room.
+	later := now.Add(time.Hour)
+	if ok, _ := l.allow(netip.MustParseAddr("198.51.100.7"), later); !ok {
+		t.Error("a new source refused after the others went idle")
+	}
+	if len(l.sources) != 1 {
+		t.Errorf("%d sources after pruning", len(l.sources))
+	}
+	var none *limiter
+	if ok, _ := none.allow(a, now); !ok {
+		t.Error("no limiter limits")
+	}
+}
+
+func TestClientAddr(t *testing.T) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	for _, tc := range []struct {
+		remote, xff, want string
+		err               bool
+	}{
+		{"192.0.2.1:5000", "203.0.113.5", "192.0.2.1", false},
+		{"10.0.0.2:5000", "203.0.113.5", "203.0.113.5", false},
+		{"10.0.0.2:5000", "203.0.113.5, 10.1.1.1", "203.0.113.5", false},
+		{"10.0.0.2:5000", "10.9.9.9", "10.9.9.9", false},
+		{"10.0.0.2:5000", "[2001:db8::1]:443", "2001:db8::1", false},
+		{"10.0.0.2:5000", "", "10.0.0.2", false},
+		{"10.0.0.2:5000", "bogus", "", true},
+		{"nonsense", "", "", true},
+	} {
+		r := httptest.NewRequest("POST", "/", nil)
+		r.RemoteAddr = tc.remote
+		if tc.xff != "" {
+			r.Header.Set("X-Forwarded-For", tc.xff)
+		}
+		got, err := clientAddr(r, trusted)
+		if (err != nil) != tc.err || (err == nil && got.String() != tc.want) {
+			t.Errorf("%s via %q = %v, %v", tc.remote, tc.xff, got, err)
+		}
+	}
+}
+
+func TestReasonAndPermanence(t *testing.T) {
+	long := mcperr.New(mcperr.Upstream, "%s", strings.Repeat("é", 800))
+	if r := reason(long); len(r) > 1004 || !strings.HasSuffix(r, "…") || !strings.HasPrefix(r, "UPSTREAM_ERROR: ") {
+		t.Errorf("reason of a long error: %d bytes", len(r))
+	}
+	if r := reason(errors.New("store: closed")); r != "store: closed" {
+		t.Errorf("plain error: %q", r)
+	}
+	for err, want := range map[error]bool{
+		&pointerError{"x"}:                                            true,
+		mcperr.New(mcperr.NotFound, "gone"):                           true,
+		mcperr.New(mcperr.Upstream, "bad body").WithRetryable(false):  true,
+		mcperr.New(mcperr.Upstream, "503"):                            false,
+		mcperr.New(mcperr.Authentication, "refused"):                  false,
+		mcperr.New(mcperr.RateLimit, "slow down"):                     false,
+		fmt.Errorf("wrapped: %w", mcperr.New(mcperr.Validation, "x")): true,
+		errors.New("database is locked"):                              false,
+	} {
+		if got := isPermanent(err); got != want {
+			t.Errorf("isPermanent(%v) = %v", err, got)
+		}
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	p := &Processor{cfg: ProcessorConfig{RetryBase: time.Minute, RetryMax: time.Hour}}
+	for n, want := range map[int]time.Duration{1: 2 * time.Minute, 2: 4 * time.Minute, 5: 32 * time.Minute, 6: time.Hour, 80: time.Hour} {
+		d := p.backoff(n)
+		if d < want || d > want+want/10 {
+			t.Errorf("backoff(%d) = %s, want %s plus up to a tenth", n, d, want)
+		}
+	}
+}

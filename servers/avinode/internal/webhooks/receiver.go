@@ -1,0 +1,435 @@
+// Package webhooks receives Avinode's webhook notifications and processes
+// them.
+//
+// Avinode posts a thin pointer for each event — {"id","href","type",
+// "tripId"}, authenticated with the subscription's HTTP Basic credentials —
+// and redelivers it until it gets a 200, for up to 48 hours. The Receiver
+// checks the request (source network, rate, credentials, an optional HMAC
+// signature, size, shape), stores the event durably and only then answers
+// 200; a redelivery finds the stored event and is answered 200 without a
+// second one. It never waits for processing.
+//
+// The Processor claims due events from the store (a lease per event, so
+// several processes share the work and a worker that dies loses nothing),
+// fetches what each pointer names through the marketplace backend — the
+// Avinode client, or the simulated marketplace — which stores it where the
+// tools read it, and marks the event completed, failed (retried with
+// exponential backoff) or dead letter (with the reason).
+package webhooks
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
+	"github.com/mcp-fleet/mcp-fleet/shared/validate"
+)
+
+// Path is where the receiver takes notifications.
+const Path = "/webhooks/avinode"
+
+// Defaults of ReceiverConfig.
+const (
+	DefaultMaxBody         = 64 << 10
+	DefaultSignatureHeader = "X-Avinode-Signature"
+	DefaultStoreTimeout    = 10 * time.Second
+	// MinSecretLength is the shortest client secret accepted.
+	MinSecretLength = 16
+	// bodyDeadline bounds reading one request.
+	bodyDeadline = 30 * time.Second
+)
+
+// ReceiverConfig configures a Receiver.
+type ReceiverConfig struct {
+	Store *store.Store
+	// ClientID and ClientSecret are the subscription's clientIdentifier
+	// and clientSecret, which Avinode sends as HTTP Basic user and password.
+	ClientID, ClientSecret string
+	// SigningSecret, when set, requires SignatureHeader on every request:
+	// the hex HMAC-SHA256 of the body under this secret (a "sha256="
+	// prefix is allowed).
+	SigningSecret   string
+	SignatureHeader string
+	// MaxBody caps a request body (DefaultMaxBody).
+	MaxBody int64
+	// Rate limits requests per source address (zero: off).
+	Rate Rate
+	// Allow, when not empty, lists the only networks notifications may come
+	// from.
+	Allow []netip.Prefix
+	// TrustedProxies are reverse proxies whose X-Forwarded-For names the
+	// real source; from anyone else the header is ignored.
+	TrustedProxies []netip.Prefix
+	// MaxRetries is each stored event's retry budget.
+	MaxRetries int
+	// StoreTimeout bounds storing one event (DefaultStoreTimeout).
+	StoreTimeout time.Duration
+	Logger       *zerolog.Logger
+	Metrics      *metrics.Registry
+	// OnStored is called after a new event is stored (to wake a worker).
+	OnStored func()
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// maxBatch bounds the deliveries committed in one transaction.
+const maxBatch = 256
+
+// committer stores the deliveries that arrive together in one transaction
+// (group commit): while one transaction commits, deliveries arriving
+// meanwhile queue, and the first of them then commits the queue. A delivery
+// is answered only once its transaction has committed; a failed transaction
+// fails every delivery in it (each is answered 503 and delivered again).
+type committer struct {
+	st      *store.Store
+	timeout time.Duration
+	mu      sync.Mutex
+	busy    bool
+	queue   []*delivery
+}
+
+type delivery struct {
+	in store.Incoming
+	// lead is closed when this delivery is to commit the queue.
+	lead chan struct{}
+	done chan struct{}
+	res  store.Received
+	err  error
+}
+
+// store commits one delivery, with whatever else is waiting.
+func (c *committer) store(in store.Incoming) (store.Received, error) {
+	d := &delivery{in: in, lead: make(chan struct{}), done: make(chan struct{})}
+	c.mu.Lock()
+	c.queue = append(c.queue, d)
+	if !c.busy {
+		c.busy = true
+		close(d.lead)
+	}
+	c.mu.Unlock()
+	select {
+	case <-d.lead:
+		c.flush()
+	case <-d.done:
+	}
+	<-d.done
+	return d.res, d.err
+}
+
+// flush commits the head of the queue, then hands the turn to the next
+// waiting delivery, if any.
+func (c *committer) flush() {
+	c.mu.Lock()
+	n := min(len(c.queue), maxBatch)
+	batch := append([]*delivery(nil), c.queue[:n]...)
+	c.queue = append(c.queue[:0:0], c.queue[n:]...)
+	c.mu.Unlock()
+	ins := make([]store.Incoming, len(batch))
+	for i, d := range batch {
+		ins[i] = d.in
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	res, err := c.st.ReceiveWebhookEvents(ctx, ins)
+	cancel()
+	for i, d := range batch {
+		if err != nil {
+			d.err = err
+		} else {
+			d.res = res[i]
+		}
+		close(d.done)
+	}
+	c.mu.Lock()
+	if len(c.queue) > 0 {
+		close(c.queue[0].lead)
+	} else {
+		c.busy = false
+	}
+	c.mu.Unlock()
+}
+
+// Receiver is the http.Handler of Path.
+type Receiver struct {
+	cfg      ReceiverConfig
+	user     [sha256.Size]byte
+	pass     [sha256.Size]byte
+	limiter  *limiter
+	commit   *committer
+	log      zerolog.Logger
+	instr    *instruments
+	decoding validate.Limits
+}
+
+// NewReceiver checks cfg and returns the receiver.
+func NewReceiver(cfg ReceiverConfig) (*Receiver, error) {
+	switch {
+	case cfg.Store == nil:
+		return nil, errors.New("webhooks: the receiver needs a store")
+	case cfg.ClientID == "" || cfg.ClientSecret == "":
+		return nil, errors.New("webhooks: the receiver needs the subscription's client identifier and secret")
+	case len(cfg.ClientSecret) < MinSecretLength:
+		return nil, fmt.Errorf("webhooks: the client secret is %d characters; use at least %d", len(cfg.ClientSecret), MinSecretLength)
+	}
+	if cfg.SignatureHeader == "" {
+		cfg.SignatureHeader = DefaultSignatureHeader
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.StoreTimeout <= 0 {
+		cfg.StoreTimeout = DefaultStoreTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	r := &Receiver{cfg: cfg, user: sha256.Sum256([]byte(cfg.ClientID)), pass: sha256.Sum256([]byte(cfg.ClientSecret)),
+		limiter: newLimiter(cfg.Rate), commit: &committer{st: cfg.Store, timeout: cfg.StoreTimeout}, log: zerolog.Nop(),
+		instr:    newInstruments(cfg.Metrics),
+		decoding: validate.Limits{MaxDepth: 32, MaxValues: 10_000}}
+	if cfg.Logger != nil {
+		r.log = cfg.Logger.With().Str("component", "webhook receiver").Logger()
+	}
+	return r, nil
+}
+
+// answer is the JSON body of every response.
+type answer struct {
+	Status  string `json:"status"`
+	EventID string `json:"event_id,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Field   string `json:"field,omitempty"`
+}
+
+func writeAnswer(w http.ResponseWriter, status int, a answer) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(a)
+}
+
+// refusal is a request answered with an error, nothing stored.
+type refusal struct {
+	status int
+	reason string // metric and log label
+	msg    string
+	field  string
+}
+
+func (rc *Receiver) refuse(w http.ResponseWriter, src netip.Addr, f refusal) {
+	rc.instr.count(rc.cfg.Metrics, "avinode_webhook_refused_"+f.reason, "webhook deliveries refused: "+f.reason)
+	ev := rc.log.Warn()
+	if f.reason == "rate" {
+		ev = rc.log.Debug()
+	}
+	ev.Str("reason", f.reason).Int("status", f.status).Str("source", src.String()).Str("detail", f.msg).
+		Msg("webhook delivery refused; nothing stored")
+	writeAnswer(w, f.status, answer{Status: "refused", Error: f.msg, Field: f.field})
+}
+
+// ServeHTTP takes one notification.
+func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := rc.cfg.Now()
+	// A body trickled in slowly must not hold the handler: the whole
+	// request gets a deadline (the server's own bounds only its headers).
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyDeadline))
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		rc.refuse(w, netip.Addr{}, refusal{http.StatusMethodNotAllowed, "method", "notifications are POSTed", ""})
+		return
+	}
+	src, err := clientAddr(r, rc.cfg.TrustedProxies)
+	if err != nil {
+		rc.refuse(w, src, refusal{http.StatusBadRequest, "source", err.Error(), ""})
+		return
+	}
+	if len(rc.cfg.Allow) > 0 && !inAny(rc.cfg.Allow, src) {
+		rc.refuse(w, src, refusal{http.StatusForbidden, "source", "this address may not deliver notifications", ""})
+		return
+	}
+	if ok, wait := rc.limiter.allow(src, start); !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait/time.Second)+1))
+		rc.refuse(w, src, refusal{http.StatusTooManyRequests, "rate", "too many notifications from this address; deliver it again later", ""})
+		return
+	}
+	if !rc.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Basic realm="avinode-webhooks", charset="UTF-8"`)
+		rc.refuse(w, src, refusal{http.StatusUnauthorized, "auth", "the client identifier or secret is wrong", ""})
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			rc.refuse(w, src, refusal{http.StatusUnsupportedMediaType, "body", "the body must be JSON (Content-Type: application/json)", ""})
+			return
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, rc.cfg.MaxBody))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			rc.refuse(w, src, refusal{http.StatusRequestEntityTooLarge, "body", fmt.Sprintf("the body is larger than %d bytes", rc.cfg.MaxBody), ""})
+			return
+		}
+		rc.refuse(w, src, refusal{http.StatusBadRequest, "body", "the body could not be read", ""})
+		return
+	}
+	verified := false
+	if rc.cfg.SigningSecret != "" {
+		if !rc.signed(r.Header.Get(rc.cfg.SignatureHeader), body) {
+			rc.refuse(w, src, refusal{http.StatusUnauthorized, "signature", "the " + rc.cfg.SignatureHeader + " signature does not match the body", ""})
+			return
+		}
+		verified = true
+	}
+	p, field, err := rc.parse(body)
+	if err != nil {
+		rc.refuse(w, src, refusal{http.StatusBadRequest, "payload", err.Error(), field})
+		return
+	}
+	ev, err := rc.commit.store(store.Incoming{Pointer: p, Raw: body, Source: store.SourceAvinode,
+		SourceIP: src.String(), SignatureVerified: verified, MaxRetries: rc.cfg.MaxRetries, ReceivedAt: store.Now()})
+	if err != nil {
+		rc.instr.count(rc.cfg.Metrics, "avinode_webhook_store_errors", "webhook deliveries that could not be stored (answered 503)")
+		rc.log.Error().Err(err).Str("avinode_event_id", p.ID).Msg("storing a webhook event failed; answered 503 so that Avinode delivers it again")
+		w.Header().Set("Retry-After", "30")
+		writeAnswer(w, http.StatusServiceUnavailable, answer{Status: "unavailable", Error: "the notification could not be stored; deliver it again"})
+		return
+	}
+	status := "stored"
+	if ev.Fresh {
+		rc.instr.count(rc.cfg.Metrics, "avinode_webhook_received", "webhook events received and stored")
+		rc.log.Info().Str("event_id", ev.ID).Str("avinode_event_id", p.ID).Str("type", p.Type).Str("source", src.String()).
+			Msg("webhook event stored")
+		if rc.cfg.OnStored != nil {
+			rc.cfg.OnStored()
+		}
+	} else {
+		status = "duplicate"
+		rc.instr.count(rc.cfg.Metrics, "avinode_webhook_duplicates", "webhook redeliveries of an event already stored")
+		rc.log.Debug().Str("event_id", ev.ID).Str("avinode_event_id", p.ID).Int("deliveries", ev.Deliveries).
+			Msg("webhook event delivered again; already stored")
+	}
+	writeAnswer(w, http.StatusOK, answer{Status: status, EventID: ev.ID})
+	rc.instr.ack(rc.cfg.Now().Sub(start))
+}
+
+// authorized checks HTTP Basic in constant time: the digests of both parts
+// are compared whole, so neither their content nor their length leaks.
+func (rc *Receiver) authorized(r *http.Request) bool {
+	user, pass, ok := r.BasicAuth()
+	u := sha256.Sum256([]byte(user))
+	p := sha256.Sum256([]byte(pass))
+	match := subtle.ConstantTimeCompare(u[:], rc.user[:]) & subtle.ConstantTimeCompare(p[:], rc.pass[:])
+	return ok && match == 1
+}
+
+// signed checks the hex HMAC-SHA256 of body.
+func (rc *Receiver) signed(header string, body []byte) bool {
+	header = strings.TrimSpace(header)
+	header = strings.TrimPrefix(header, "sha256=")
+	got, err := hex.DecodeString(header)
+	if err != nil || len(got) != sha256.Size {
+		return false
+	}
+	mac := hmac.New(sha256.New, []byte(rc.cfg.SigningSecret))
+	mac.Write(body)
+	return hmac.Equal(got, mac.Sum(nil))
+}
+
+// Sign returns the signature header value the receiver expects for body:
+// for senders and tests.
+func Sign(secret string, body []byte) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+var (
+	idPattern   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`)
+	typePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+)
+
+// parse validates a pointer: a JSON object (decoded within bounds, no key
+// twice) with a string id, an absolute http(s) href and a type; tripId, when
+// present, a short string. Other fields are allowed: Avinode adds fields
+// without notice. It names the offending field in its error.
+func (rc *Receiver) parse(body []byte) (store.Pointer, string, error) {
+	var p store.Pointer
+	if !utf8.Valid(body) {
+		return p, "", errors.New("the body is not UTF-8 text")
+	}
+	v, err := rc.decoding.Decode(body)
+	if err != nil {
+		return p, "", fmt.Errorf("the body is not a JSON document: %v", err)
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return p, "", errors.New("the body must be a JSON object")
+	}
+	str := func(name string, required bool, max int) (string, error) {
+		raw, present := obj[name]
+		if !present || raw == nil {
+			if required {
+				return "", fmt.Errorf("%s is missing", name)
+			}
+			return "", nil
+		}
+		s, ok := raw.(string)
+		if !ok {
+			return "", fmt.Errorf("%s must be a string", name)
+		}
+		if required && s == "" {
+			return "", fmt.Errorf("%s is empty", name)
+		}
+		if len(s) > max {
+			return "", fmt.Errorf("%s is longer than %d bytes", name, max)
+		}
+		return s, nil
+	}
+	if p.ID, err = str("id", true, 128); err != nil {
+		return p, "id", err
+	}
+	if !idPattern.MatchString(p.ID) {
+		return p, "id", fmt.Errorf("id %q is not an Avinode id (such as arfq-12345678)", p.ID)
+	}
+	if p.Href, err = str("href", true, 2048); err != nil {
+		return p, "href", err
+	}
+	if u, err := url.Parse(p.Href); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return p, "href", errors.New("href must be an absolute http(s) URL")
+	}
+	if p.Type, err = str("type", true, 64); err != nil {
+		return p, "type", err
+	}
+	if !typePattern.MatchString(p.Type) {
+		return p, "type", fmt.Errorf("type %q is not a resource type (such as rfqs or tripmsgs)", p.Type)
+	}
+	if p.TripRef, err = str("tripId", false, 64); err != nil {
+		return p, "tripId", err
+	}
+	for _, r := range p.TripRef {
+		if r < 0x20 || r == 0x7f {
+			return p, "tripId", errors.New("tripId holds control characters")
+		}
+	}
+	return p, "", nil
+}
