@@ -14,7 +14,7 @@ STATICCHECK  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 COVER_MIN    ?= 80
 BENCHTIME    ?= 1s
 
-.PHONY: help build test lint cover bench docs run-devtools run-avinode run-sheets run-supabase conformance inspector sdk-check postgres clean
+.PHONY: help build test lint cover bench bench-webhooks docs run-devtools run-avinode run-sheets run-supabase conformance inspector sdk-check postgres clean
 
 help: ## list targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -48,7 +48,10 @@ cover: postgres ## per-module statement coverage; fails under $(COVER_MIN)%
 	done; exit $$fail
 
 bench: build ## benchmarks: kit overhead, the floor ratios, round trips, memory, each server's own
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) ./shared/kit/ ./shared/pgcall/ $(PKGS)
+	$(GO) test -run '^$$' -bench . -skip WebhookLoad -benchmem -benchtime=$(BENCHTIME) ./shared/kit/ ./shared/pgcall/ $(PKGS)
+
+bench-webhooks: build ## the avinode webhook load run: 10 000 events from 32 senders, duplicates, a receiver restart, both stores
+	$(GO) test -run '^$$' -bench WebhookLoad -benchtime 1x -timeout 30m ./servers/avinode/cmd/avinode-mcp/
 
 docs: ## regenerate each server's reference section in docs/<server>.md from its definitions
 	@for s in $(SERVERS); do \

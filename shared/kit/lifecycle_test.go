@@ -200,3 +200,21 @@ func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+func TestCommandCleanupAndGrace(t *testing.T) {
+	var cleaned []string
+	spec := kit.Spec{Info: kit.Info{Name: "svc"}, Setup: func(ctx context.Context, env *kit.Env) ([]kit.Tool, func(), error) {
+		return testTools(nil), nil, nil
+	}, Commands: []kit.Command{{Name: "serve-side", ServerFlags: true, Run: func(ctx context.Context, env *kit.Env) error {
+		env.AddCleanup(func() { cleaned = append(cleaned, "first") })
+		env.AddCleanup(func() { cleaned = append(cleaned, "second") })
+		return nil
+	}}}}
+	var out, errOut bytes.Buffer
+	if code := kit.Main(spec, []string{"serve-side", "--shutdown-grace", "3s"}, func(string) string { return "" }, nil, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if strings.Join(cleaned, ",") != "second,first" {
+		t.Fatalf("cleanups ran %v, want the reverse of registration", cleaned)
+	}
+}

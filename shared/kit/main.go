@@ -74,6 +74,18 @@ type Env struct {
 	templates []ResourceTemplate
 	workers   []Worker
 	listeners []Listener
+	cleanups  []func()
+}
+
+// AddCleanup runs fn once everything has stopped (after the transport, the
+// workers and the listeners), in the reverse order of registration. A
+// command uses it to close what its workers shared.
+func (e *Env) AddCleanup(fn func()) { e.cleanups = append(e.cleanups, fn) }
+
+func (e *Env) cleanup() {
+	for i := len(e.cleanups) - 1; i >= 0; i-- {
+		e.cleanups[i]()
+	}
 }
 
 // DataDir returns (and creates, 0700) the server's local state directory.
@@ -353,6 +365,7 @@ func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 	logs := logging.NewBatchWriter(io.Stderr)
 	defer logs.Close()
 	env := newEnv(spec, io.Getenv, logs, cfg.LogLevel, red)
+	defer env.cleanup()
 	env.ReadOnly = cfg.ReadOnly
 	log := env.Logger
 	tools, cleanup, err := spec.Setup(ctx, env)
@@ -402,8 +415,10 @@ func runCommand(spec Spec, c Command, args []string, io IO) int {
 	program := spec.Name + "-mcp " + c.Name
 	f := NewFlags(program)
 	var level string
+	grace := 10 * time.Second
 	if c.ServerFlags {
 		registerLogLevel(f, &level)
+		f.Duration(&grace, "shutdown-grace", []string{"MCP_SHUTDOWN_GRACE"}, grace, "on SIGINT/SIGTERM, time work in flight gets to finish")
 		if spec.Flags != nil {
 			spec.Flags(f)
 		}
@@ -426,13 +441,16 @@ func runCommand(spec Spec, c Command, args []string, io IO) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	env := newEnv(spec, io.Getenv, io.Stderr, level, logging.NewRedactor())
+	logs := logging.NewBatchWriter(io.Stderr)
+	env := newEnv(spec, io.Getenv, logs, level, logging.NewRedactor())
 	env.Stdout, env.Args = io.Stdout, f.Args()
 	err := c.Run(ctx, env)
 	if err == nil && (len(env.workers) > 0 || len(env.listeners) > 0) {
-		g := &group{log: env.Logger, health: env.Health, grace: 10 * time.Second}
+		g := &group{log: env.Logger, health: env.Health, grace: grace}
 		err = g.run(ctx, nil, env.listeners, env.workers)
 	}
+	env.cleanup()
+	_ = logs.Close()
 	if err != nil {
 		fmt.Fprintf(io.Stderr, "%s: %v\n", program, err)
 		var ue *UsageError
