@@ -1,6 +1,7 @@
 # Images of the mcp-fleet servers: one small image per server, each holding
-# only its static binary, CA certificates, a non-root user (mcp, 65532) and a
-# data directory that user owns (/data, MCP_DATA_DIR). The base is empty
+# only its static binary, CA certificates, the shipped agent policy, a
+# non-root user (mcp, 65532) and the directories that user writes: /data
+# (MCP_DATA_DIR) and /tmp. The base is empty
 # (scratch): no shell, no package manager, nothing to patch but the binary.
 #
 # Each server is a stage; build it by naming it as the target:
@@ -53,11 +54,13 @@ FROM scratch AS runtime
 ARG VERSION=dev
 ARG COMMIT=unknown
 COPY --from=binaries /out/etc/ /etc/
-COPY --from=binaries /out/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 USER 65532:65532
-# Local state, owned by the user above; mount a volume here to keep it. A
-# builder creates the working directory (as USER) by the latest at the next
-# COPY, hence the order of these two lines.
+# /tmp (temporary files, e.g. of the docs command) and /data (local state;
+# mount a volume there to keep it), both owned by the user above. A builder
+# creates the working directory, as USER, at the latest at the next COPY:
+# hence each WORKDIR before a COPY.
+WORKDIR /tmp
+COPY --from=binaries /out/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 WORKDIR /data
 # The shipped agent policy, for `--acl /etc/mcp-fleet/acl.yaml`; mount your
 # own over it. It is enforced only when a server is started with --acl.

@@ -17,6 +17,7 @@ import (
 const (
 	BinDir    = "/usr/local/bin"
 	DataDir   = "/data"
+	TempDir   = "/tmp"
 	Workspace = "/workspace"
 	Policy    = "/etc/mcp-fleet/acl.yaml"
 	CABundle  = "/etc/ssl/certs/ca-certificates.crt"
@@ -109,6 +110,7 @@ func Check(im *Image, w Want) Report {
 
 	r.certificates(im)
 	r.dir(im, DataDir, uid)
+	r.dir(im, TempDir, uid)
 	if v, _ := im.Config.EnvValue("MCP_DATA_DIR"); v != DataDir {
 		r.fail("MCP_DATA_DIR=%q, want %s", v, DataDir)
 	}
@@ -269,7 +271,7 @@ func (r *Report) policy(im *Image, want []byte) {
 // contents: nothing but the binary, the user files, the certificates, the
 // policy and the directories, and little besides the binary.
 func (r *Report) contents(im *Image, entry string, w Want) {
-	allowed := map[string]bool{entry: true, "/etc/passwd": true, "/etc/group": true, CABundle: true, Policy: true, DataDir: true}
+	allowed := map[string]bool{entry: true, "/etc/passwd": true, "/etc/group": true, CABundle: true, Policy: true, DataDir: true, TempDir: true}
 	if w.Workspace {
 		allowed[Workspace] = true
 	}

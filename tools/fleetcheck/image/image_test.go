@@ -73,7 +73,7 @@ func TestGoodImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, gone := range []string{"/etc/leftover", "/tmp", "/tmp/a"} {
+	for _, gone := range []string{"/etc/leftover", "/var", "/var/a"} {
 		if im.Files[gone] != nil {
 			t.Errorf("%s survived its whiteout", gone)
 		}
@@ -126,8 +126,8 @@ func TestBadImages(t *testing.T) {
 					l[0][i].UID, l[0][i].Mode = 0, 0o555
 				}
 			}
-			l[1] = append(l[1], entry{Path: ".wh.workspace", Type: tar.TypeReg})
-		}, []string{"/data belongs to uid 0", "no directory /workspace"}},
+			l[1] = append(l[1], entry{Path: ".wh.workspace", Type: tar.TypeReg}, entry{Path: ".wh.tmp", Type: tar.TypeReg})
+		}, []string{"/data belongs to uid 0", "no directory /workspace", "no directory /tmp"}},
 		{"mode without write bit", func(_ *image.Config, l [][]entry) {
 			for i := range l[0] {
 				if l[0][i].Path == "data/" {

@@ -81,13 +81,14 @@ func ServerImage(bin []byte, w image.Want) (image.Config, [][]Entry) {
 		{Path: "etc/mcp-fleet/", Type: tar.TypeDir, Mode: 0o755},
 		{Path: "etc/mcp-fleet/acl.yaml", Type: tar.TypeReg, Mode: 0o644, Data: w.Policy},
 		{Path: "etc/leftover", Type: tar.TypeReg, Mode: 0o644, Data: []byte("removed by the next layer")},
-		{Path: "tmp/", Type: tar.TypeDir, Mode: 0o755},
-		{Path: "tmp/a", Type: tar.TypeReg, Mode: 0o644, Data: []byte("removed with its directory")},
+		{Path: "var/", Type: tar.TypeDir, Mode: 0o755},
+		{Path: "var/a", Type: tar.TypeReg, Mode: 0o644, Data: []byte("removed with its directory")},
+		{Path: "tmp/", Type: tar.TypeDir, Mode: 0o755, UID: 65532, GID: 65532},
 	}
 	top := []Entry{
 		{Path: "etc/.wh.leftover", Type: tar.TypeReg},
-		{Path: "tmp/.wh..wh..opq", Type: tar.TypeReg},
-		{Path: ".wh.tmp", Type: tar.TypeReg},
+		{Path: "var/.wh..wh..opq", Type: tar.TypeReg},
+		{Path: ".wh.var", Type: tar.TypeReg},
 	}
 	if w.Workspace {
 		c.Config.Env = append(c.Config.Env, "DEVTOOLS_ROOTS=/workspace")
