@@ -26,7 +26,7 @@ FLEETCHECK   := $(GO) run ./tools/fleetcheck/cmd/fleetcheck
 # copies of bin/ alone are 120 MB a build.
 BUILD_OPTS   := $(if $(filter podman,$(notdir $(IMAGE_ENGINE))),--layers=false)
 
-.PHONY: help build test lint cover bench docs run-devtools run-avinode run-sheets run-supabase conformance inspector sdk-check postgres images image-names images-check release-check clean
+.PHONY: help build test lint cover bench docs run-devtools run-avinode run-sheets run-supabase conformance inspector sdk-check postgres images image-names images-check images-clean release-check clean
 
 help: ## list targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -111,6 +111,15 @@ image-names: ## print, per server, the image names `make images` gives it
 images-check: ## inspect the built images (user, entrypoint, static binary, version labels, size); initialize through a container where one can run
 	@$(FLEETCHECK) images --engine $(IMAGE_ENGINE) --version $(VERSION) --commit $(COMMIT) \
 	  $(foreach s,$(SERVERS),$(IMAGE_REPO)/$(s)-mcp:$(IMAGE_TAG))
+
+images-clean: ## remove the images `make images` built for this version (and :latest when it is the same image)
+	@for s in $(SERVERS); do \
+	  name=$(IMAGE_REPO)/$$s-mcp; \
+	  id=$$($(IMAGE_ENGINE) image inspect --format '{{.Id}}' $$name:$(IMAGE_TAG) 2>/dev/null) || continue; \
+	  latest=$$($(IMAGE_ENGINE) image inspect --format '{{.Id}}' $$name:latest 2>/dev/null || true); \
+	  if [ "$$id" = "$$latest" ]; then $(IMAGE_ENGINE) rmi $$name:latest >/dev/null; fi; \
+	  $(IMAGE_ENGINE) rmi $$name:$(IMAGE_TAG) >/dev/null; echo "removed $$name:$(IMAGE_TAG)"; \
+	done
 
 release-check: ## check .goreleaser.yaml and build every server with its flags for one target per OS
 	@$(FLEETCHECK) release --config .goreleaser.yaml
