@@ -33,6 +33,9 @@ WORKDIR /src
 COPY Makefile go.work go.work.sum ./
 COPY shared/ shared/
 COPY servers/ servers/
+# Every module go.work lists must be there for the go command to start; the
+# checks' module is needed only for that.
+COPY tools/fleetcheck/go.mod tools/fleetcheck/go.sum tools/fleetcheck/
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     make build VERSION="${VERSION}" COMMIT="${COMMIT}" \
