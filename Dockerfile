@@ -1,8 +1,8 @@
 # Images of the mcp-fleet servers: one small image per server, each holding
 # only its static binary, CA certificates, the shipped agent policy, a
 # non-root user (mcp, 65532) and the directories that user writes: /data
-# (MCP_DATA_DIR) and /tmp. The base is empty
-# (scratch): no shell, no package manager, nothing to patch but the binary.
+# (MCP_DATA_DIR) and /tmp. The base is empty (scratch): no shell, no package
+# manager, nothing to patch but the binary.
 #
 # Each server is a stage; build it by naming it as the target:
 #

@@ -9,7 +9,8 @@
 // Packages: help (what a server binary's --help says it accepts), clients
 // (the four clients' configuration formats, checked and started as the
 // clients would), image (a built image inspected from its archive, without
-// running it), release (the GoReleaser configuration and a build of it per
-// operating system). cmd/fleetcheck runs the image and release checks for
-// `make images-check` and `make release-check`.
+// running it), dockerfile (the files a Dockerfile stage copies, laid out so
+// its build can be tried on the host), release (the GoReleaser configuration
+// and a build of it per operating system). cmd/fleetcheck runs the image and
+// release checks for `make images-check` and `make release-check`.
 package fleetcheck
