@@ -1,11 +1,11 @@
-# mcp-fleet — build, test, lint, run, bench.
+# mcp-fleet — build, test, lint, run, bench, images, release checks.
 # Every target works offline once modules are downloaded; `make help` lists them.
 
 SHELL        := bash
 .SHELLFLAGS  := -eu -o pipefail -c
 GO           ?= go
 SERVERS      := devtools avinode gmail sheets supabase
-MODULES      := shared $(addprefix servers/,$(SERVERS))
+MODULES      := shared $(addprefix servers/,$(SERVERS)) tools/fleetcheck
 PKGS         := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT       ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -13,8 +13,20 @@ LDFLAGS      := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 STATICCHECK  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 COVER_MIN    ?= 80
 BENCHTIME    ?= 1s
+# Images: $(IMAGE_REPO)/<server>-mcp:$(IMAGE_TAG) and :latest. IMAGE_FROM=host
+# copies the binaries `make build` made (offline); IMAGE_FROM=source compiles
+# them in the Dockerfile's Go stage (pulls the golang image).
+IMAGE_REPO   ?= mcp-fleet
+IMAGE_TAG    ?= $(VERSION)
+IMAGE_FROM   ?= host
+IMAGE_ENGINE ?= $(shell command -v podman >/dev/null 2>&1 && echo podman || echo docker)
+CA_BUNDLE    ?= $(firstword $(wildcard /etc/ssl/certs/ca-certificates.crt /etc/pki/tls/certs/ca-bundle.crt /etc/ssl/cert.pem))
+FLEETCHECK   := $(GO) run ./tools/fleetcheck/cmd/fleetcheck
+# podman would otherwise keep every stage of every build as an image; the
+# copies of bin/ alone are 120 MB a build.
+BUILD_OPTS   := $(if $(filter podman,$(notdir $(IMAGE_ENGINE))),--layers=false)
 
-.PHONY: help build test lint cover bench bench-webhooks docs run-devtools run-avinode run-sheets run-supabase conformance inspector sdk-check postgres clean
+.PHONY: help build test lint cover bench bench-webhooks docs run-devtools run-avinode run-gmail run-sheets run-supabase conformance inspector sdk-check postgres images image-names images-check images-clean release-check clean
 
 help: ## list targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -64,6 +76,9 @@ run-devtools: build ## run devtools over stdio on its local default (roots: the 
 run-avinode: build ## run avinode over stdio on its mock marketplace
 	./bin/avinode-mcp
 
+run-gmail: build ## run gmail over stdio on its local mailbox
+	./bin/gmail-mcp
+
 run-sheets: build ## run sheets over stdio on its local workbook
 	./bin/sheets-mcp
 
@@ -80,6 +95,40 @@ sdk-check: build ## official TypeScript SDK client against the servers (and the 
 	@CGO_ENABLED=0 $(GO) build -o bin/kit-testserver ./shared/kit/internal/testserver
 	@cd tools/sdk-check && npm ci --no-audit --no-fund --loglevel=error >/dev/null && \
 	  node check.mjs && node kit.mjs && node avinode.mjs && node gmail.mjs && node sheets.mjs
+
+images: $(if $(filter host,$(IMAGE_FROM)),build) ## build the five server images with podman or docker (offline: from bin/)
+	@command -v $(IMAGE_ENGINE) >/dev/null || { echo "images: $(IMAGE_ENGINE) not found; install podman (apt-get install podman) or docker, or set IMAGE_ENGINE"; exit 1; }
+	@if [ "$(IMAGE_FROM)" = host ]; then \
+	  [ -n "$(CA_BUNDLE)" ] || { echo "images: no CA bundle found; set CA_BUNDLE=/path/to/ca-certificates.crt"; exit 1; }; \
+	  cp "$(CA_BUNDLE)" bin/ca-certificates.crt; \
+	fi
+	@for s in $(SERVERS); do \
+	  name=$(IMAGE_REPO)/$$s-mcp; \
+	  old=$$($(IMAGE_ENGINE) image inspect --format '{{.Id}}' $$name:$(IMAGE_TAG) 2>/dev/null || true); \
+	  echo "$(IMAGE_ENGINE) build $$name:$(IMAGE_TAG)"; \
+	  $(IMAGE_ENGINE) build --quiet $(BUILD_OPTS) --target $$s --build-arg BINARIES=$(IMAGE_FROM) \
+	    --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $$name:$(IMAGE_TAG) -t $$name:latest . >/dev/null; \
+	  if [ -n "$$old" ]; then $(IMAGE_ENGINE) rmi $$old >/dev/null 2>&1 || true; fi; \
+	done
+
+image-names: ## print, per server, the image names `make images` gives it
+	@for s in $(SERVERS); do echo "$$s $(IMAGE_REPO)/$$s-mcp:$(IMAGE_TAG) $(IMAGE_REPO)/$$s-mcp:latest"; done
+
+images-check: ## inspect the built images (user, entrypoint, static binary, version labels, size); initialize through a container where one can run
+	@$(FLEETCHECK) images --engine $(IMAGE_ENGINE) --version $(VERSION) --commit $(COMMIT) \
+	  $(foreach s,$(SERVERS),$(IMAGE_REPO)/$(s)-mcp:$(IMAGE_TAG))
+
+images-clean: ## remove the images `make images` built for this version (and :latest when it is the same image)
+	@for s in $(SERVERS); do \
+	  name=$(IMAGE_REPO)/$$s-mcp; \
+	  id=$$($(IMAGE_ENGINE) image inspect --format '{{.Id}}' $$name:$(IMAGE_TAG) 2>/dev/null) || continue; \
+	  latest=$$($(IMAGE_ENGINE) image inspect --format '{{.Id}}' $$name:latest 2>/dev/null || true); \
+	  if [ "$$id" = "$$latest" ]; then $(IMAGE_ENGINE) rmi $$name:latest >/dev/null; fi; \
+	  $(IMAGE_ENGINE) rmi $$name:$(IMAGE_TAG) >/dev/null; echo "removed $$name:$(IMAGE_TAG)"; \
+	done
+
+release-check: ## check .goreleaser.yaml and build every server with its flags for one target per OS
+	@$(FLEETCHECK) release --config .goreleaser.yaml
 
 clean: ## remove build and coverage output
 	rm -rf bin coverage

@@ -1,0 +1,16 @@
+// Package fleetcheck holds the checks of what the fleet ships besides the
+// servers' code: the MCP client configurations in configs/, the container
+// images `make images` builds, and the release configuration
+// (.goreleaser.yaml). The checks hold each of them to the real binaries:
+// every flag and variable a configuration uses is one a server's --help
+// lists, every agent one the shipped policy names, every image one the
+// Makefile builds.
+//
+// Packages: help (what a server binary's --help says it accepts), clients
+// (the four clients' configuration formats, checked and started as the
+// clients would), image (a built image inspected from its archive, without
+// running it), dockerfile (the files a Dockerfile stage copies, laid out so
+// its build can be tried on the host), release (the GoReleaser configuration
+// and a build of it per operating system). cmd/fleetcheck runs the image and
+// release checks for `make images-check` and `make release-check`.
+package fleetcheck

@@ -1,0 +1,245 @@
+package dockerfile
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var servers = []string{"avinode", "gmail", "sheets", "supabase", "devtools"}
+
+func root(t *testing.T) string {
+	t.Helper()
+	r, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func shipped(t *testing.T) ([]Stage, *Ignore) {
+	t.Helper()
+	stages, err := Parse(filepath.Join(root(t), "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ig, err := LoadIgnore(filepath.Join(root(t), ".dockerignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stages, ig
+}
+
+// TestSourceStage lays out on this machine exactly the files the
+// Dockerfile's source-building stage copies from the context (after
+// .dockerignore) and checks that its build works with them: the Makefile's
+// build target and every server's packages resolve (every module go.work
+// lists is there), offline. The golang base image itself cannot be pulled
+// here; everything the stage adds to it is checked.
+func TestSourceStage(t *testing.T) {
+	stages, ig := shipped(t)
+	s, ok := Find(stages, "binaries-source")
+	if !ok {
+		t.Fatal("no binaries-source stage")
+	}
+	if !strings.HasPrefix(s.From, "${GO_IMAGE}") || len(s.Runs) != 1 || !strings.Contains(s.Runs[0], `make build VERSION="${VERSION}" COMMIT="${COMMIT}"`) {
+		t.Fatalf("the stage is not a golang image running make build: from %q, runs %q", s.From, s.Runs)
+	}
+	dir := t.TempDir()
+	work, err := Lay(s, root(t), ig, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(work, "bin")); err == nil {
+		t.Error("bin/ reached the source stage")
+	}
+	env := append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=readonly", "GOWORK=")
+	cmd := exec.Command("make", "-n", "build", "VERSION=1.0.0", "COMMIT=abc1234")
+	cmd.Dir, cmd.Env = work, env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n build: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "go build -trimpath") {
+		t.Errorf("make -n build:\n%s", out)
+	}
+	for _, s := range servers {
+		cmd := exec.Command("go", "list", "-deps", "./servers/"+s+"/cmd/"+s+"-mcp")
+		cmd.Dir, cmd.Env = work, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s does not resolve from the stage's files: %v\n%s", s, err, out)
+		}
+	}
+}
+
+// TestContextHoldsWhatStagesCopy: every file a stage copies from the
+// context is in it after .dockerignore, for both ways of getting binaries.
+func TestContextHoldsWhatStagesCopy(t *testing.T) {
+	stages, ig := shipped(t)
+	names := map[string]bool{}
+	for _, s := range stages {
+		names[s.Name] = true
+		for _, c := range s.Copies {
+			for _, src := range c.Sources {
+				if ig.Excluded(src) {
+					t.Errorf("stage %s copies %s, which .dockerignore leaves out", s.Name, src)
+				}
+			}
+		}
+	}
+	for _, want := range append([]string{"binaries-source", "binaries-host", "binaries", "runtime"}, servers...) {
+		if !names[want] {
+			t.Errorf("no stage %s", want)
+		}
+	}
+	host, _ := Find(stages, "binaries-host")
+	var copied []string
+	for _, c := range host.Copies {
+		copied = append(copied, c.Sources...)
+	}
+	for _, s := range servers {
+		found := false
+		for _, c := range copied {
+			found = found || c == "bin/"+s+"-mcp"
+		}
+		if !found {
+			t.Errorf("binaries-host does not copy bin/%s-mcp", s)
+		}
+	}
+	// What must stay out of the context.
+	for _, p := range []string{".git/config", "coverage/devtools.out", "tools/sdk-check/node_modules/x/index.js", "bin/kit-testserver", "dist/x"} {
+		if !ig.Excluded(p) {
+			t.Errorf("%s is in the build context", p)
+		}
+	}
+}
+
+func TestIgnore(t *testing.T) {
+	ig, err := ParseIgnore(`
+# comment
+*
+!shared/
+!bin/*-mcp
+**/node_modules
+!keep/**/x.go
+/docs?
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]bool{
+		"Makefile":                      true,
+		"shared/kit/kit.go":             false,
+		"shared/node_modules/a.js":      true,
+		"bin/avinode-mcp":               false,
+		"bin/kit-testserver":            true,
+		"bin/sub/x-mcp":                 true,
+		"keep/a/b/x.go":                 false,
+		"keep/x.go":                     false,
+		"docs1":                         true,
+		"a/b/node_modules/c/index.json": true,
+	} {
+		if got := ig.Excluded(path); got != want {
+			t.Errorf("Excluded(%s) = %v, want %v", path, got, want)
+		}
+	}
+	none, err := LoadIgnore(filepath.Join(t.TempDir(), "none"))
+	if err != nil || none.Excluded("anything") {
+		t.Errorf("a missing .dockerignore: %v", err)
+	}
+	if _, err := LoadIgnore(t.TempDir()); err == nil {
+		t.Error("a directory read as .dockerignore")
+	}
+}
+
+func TestParse(t *testing.T) {
+	dir := t.TempDir()
+	write := func(text string) string {
+		p := filepath.Join(dir, "Dockerfile")
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stages, err := Parse(write(`# a comment
+ARG X=1
+FROM golang AS build
+WORKDIR /src
+COPY --chown=1:1 a b \
+     dest/
+RUN go build \
+    ./...
+FROM scratch
+COPY --from=build /out /out
+ADD c /c
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Stage{
+		{Name: "build", From: "golang", Workdir: "/src", Copies: []Copy{{Sources: []string{"a", "b"}, Dest: "dest/"}}, Runs: []string{"go build ./..."}},
+		{From: "scratch", Copies: []Copy{{Sources: []string{"c"}, Dest: "/c"}}},
+	}
+	if !reflect.DeepEqual(stages, want) {
+		t.Errorf("stages:\n got %+v\nwant %+v", stages, want)
+	}
+	if _, err := Parse(write("COPY a b\n")); err == nil {
+		t.Error("COPY before FROM parsed")
+	}
+	if _, err := Parse(write("FROM x\nCOPY a\n")); err == nil {
+		t.Error("COPY without a destination parsed")
+	}
+	if _, err := Parse(filepath.Join(dir, "none")); err == nil {
+		t.Error("a missing Dockerfile parsed")
+	}
+	if _, ok := Find(stages, "nope"); ok {
+		t.Error("found a stage that is not there")
+	}
+}
+
+func TestLay(t *testing.T) {
+	src := t.TempDir()
+	for name, content := range map[string]string{"a.txt": "a", "d/x.go": "x", "d/skip.test": "s", "one": "1"} {
+		p := filepath.Join(src, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ig, err := ParseIgnore("**/*.test\nsecret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Stage{Workdir: "/w", Copies: []Copy{{Sources: []string{"a.txt", "one"}, Dest: "./"}, {Sources: []string{"d/"}, Dest: "dd/"}, {Sources: []string{"one"}, Dest: "/abs/renamed"}}}
+	out := t.TempDir()
+	work, err := Lay(s, src, ig, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{"a.txt": "a", "one": "1", "dd/x.go": "x"} {
+		got, err := os.ReadFile(filepath.Join(work, p))
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %q %v", p, got, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(work, "dd", "skip.test")); err == nil {
+		t.Error("an ignored file was laid out")
+	}
+	if got, err := os.ReadFile(filepath.Join(out, "abs", "renamed")); err != nil || string(got) != "1" {
+		t.Errorf("absolute destination: %q %v", got, err)
+	}
+	if _, err := Lay(Stage{Copies: []Copy{{Sources: []string{"missing"}, Dest: "x"}}}, src, ig, t.TempDir()); err == nil {
+		t.Error("a missing source laid out")
+	}
+	if err := os.WriteFile(filepath.Join(src, "secret"), []byte("s"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Lay(Stage{Copies: []Copy{{Sources: []string{"secret"}, Dest: "x"}}}, src, ig, t.TempDir()); err == nil {
+		t.Error("an ignored source laid out")
+	}
+}
