@@ -44,7 +44,7 @@ func WriteReference(ctx context.Context, w io.Writer, spec Spec) error {
 	// The flags first: registering them sets the server's settings to their
 	// defaults, which Setup then reads.
 	f := NewFlags(spec.Name + "-mcp")
-	var cfg Config
+	cfg := Config{serverName: spec.Name}
 	cfg.register(f, spec.DefaultPort)
 	if spec.Flags != nil {
 		spec.Flags(f)
@@ -68,7 +68,7 @@ func WriteReference(ctx context.Context, w io.Writer, spec Spec) error {
 	writeResources(&b, env.resources, env.templates)
 	fmt.Fprintf(&b, "### Prompt\n\n`%s`: usage guidance for the tools the caller's agent may use, generated from the same definitions.\n\n", DescriptionsPrompt)
 	writeFlagTable(&b, f.Describe())
-	commands := append(append([]Command(nil), spec.Commands...), docsCommand(spec))
+	commands := append(append([]Command(nil), spec.Commands...), docsCommand(spec), healthCommand(spec))
 	b.WriteString("### Commands\n\n| command | what it does |\n|---|---|\n")
 	fmt.Fprintf(&b, "| `%s-mcp` | serve MCP (stdio by default; `--transport http` for streamable HTTP) |\n", spec.Name)
 	for _, c := range commands {

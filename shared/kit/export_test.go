@@ -10,7 +10,7 @@ import (
 // Flag errors (including ErrHelp and ErrVersion) are returned as is.
 func RunArgs(ctx context.Context, spec Spec, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	f := NewFlags(spec.Name + "-mcp")
-	var cfg Config
+	cfg := Config{serverName: spec.Name}
 	cfg.register(f, spec.DefaultPort)
 	if spec.Flags != nil {
 		spec.Flags(f)

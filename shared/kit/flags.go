@@ -41,6 +41,8 @@ type flagSpec struct {
 	// envOnlyApply, when set, applies an environment value (lists: the
 	// variable replaces the default instead of extending it).
 	envOnlyApply func(string) error
+	// note: an environment variable read elsewhere, listed for reference.
+	note bool
 }
 
 // NewFlags starts a flag set for the named program.
@@ -93,6 +95,13 @@ func (f *Flags) Enum(p *string, name string, envs []string, def string, allowed 
 func (f *Flags) Secret(p *string, env, usage string) {
 	f.add(&flagSpec{name: env, envs: []string{env}, usage: usage, secret: true, envOnly: true,
 		apply: func(v string) error { *p = v; return nil }})
+}
+
+// Note documents an environment variable the server reads directly (not
+// through a flag), so that --help and the generated reference list it.
+func (f *Flags) Note(env, usage string) {
+	f.add(&flagSpec{name: env, envs: []string{env}, usage: usage, envOnly: true, note: true,
+		apply: func(string) error { return nil }})
 }
 
 // Bool registers a boolean flag; values are true/false (1/0, t/f).
@@ -355,7 +364,11 @@ func (f *Flags) writeFlags(w io.Writer) {
 	sort.SliceStable(specs, func(i, j int) bool { return !specs[i].envOnly && specs[j].envOnly })
 	for _, s := range specs {
 		if s.envOnly {
-			fmt.Fprintf(w, "  %-28s %s (environment only; never pass secrets as flags)\n", "$"+s.envs[0], s.usage)
+			if s.note {
+				fmt.Fprintf(w, "  %-28s %s (environment only)\n", "$"+s.envs[0], s.usage)
+			} else {
+				fmt.Fprintf(w, "  %-28s %s (environment only; never pass secrets as flags)\n", "$"+s.envs[0], s.usage)
+			}
 			continue
 		}
 		line := "  --" + s.name

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -216,5 +217,35 @@ func TestCommandCleanupAndGrace(t *testing.T) {
 	}
 	if strings.Join(cleaned, ",") != "second,first" {
 		t.Fatalf("cleanups ran %v, want the reverse of registration", cleaned)
+	}
+}
+
+func TestHealthCommand(t *testing.T) {
+	var status atomic.Int32
+	status.Store(200)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(int(status.Load()))
+		_, _ = io.WriteString(w, `{"status":"x"}`)
+	}))
+	defer srv.Close()
+	sv := newService()
+	var out, errOut bytes.Buffer
+	if code := kit.Main(sv.spec(), []string{"health", "--url", srv.URL + "/healthz"}, func(string) string { return "" }, nil, &out, &errOut); code != 0 || !strings.Contains(out.String(), "status") {
+		t.Fatalf("healthy: exit %d %q %q", code, out.String(), errOut.String())
+	}
+	status.Store(503)
+	if code := kit.Main(sv.spec(), []string{"health", "--url", srv.URL + "/healthz"}, func(string) string { return "" }, nil, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "answered 503") {
+		t.Fatalf("unhealthy: exit %d %q", code, errOut.String())
+	}
+	host, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	env := map[string]string{"MCP_HOST": "0.0.0.0", "MCP_PORT": port}
+	status.Store(200)
+	if code := kit.Main(sv.spec(), []string{"health"}, func(k string) string { return env[k] }, nil, &out, &errOut); code != 0 {
+		t.Fatalf("health from MCP_HOST/MCP_PORT (%s): exit %d %q", host, code, errOut.String())
+	}
+	var help bytes.Buffer
+	kit.Main(sv.spec(), []string{"--help"}, func(string) string { return "" }, nil, &help, &errOut)
+	if !strings.Contains(help.String(), "$MCP_DATA_DIR") || !strings.Contains(help.String(), "$SVC_DATA_DIR") {
+		t.Fatalf("--help lacks the data directory variables:\n%s", help.String())
 	}
 }

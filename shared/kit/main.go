@@ -140,6 +140,8 @@ type Config struct {
 	MaxSessionCalls int
 	MaxMessageBytes int
 	MaxInflight     int
+	// serverName names the server's own data-dir variable in --help.
+	serverName string
 }
 
 // minTokenLength: a bearer token shorter than this is refused at start-up.
@@ -176,6 +178,8 @@ func (c *Config) register(f *Flags, defaultPort int) {
 	f.Int(&c.MaxSessionCalls, "max-session-calls", []string{"MCP_MAX_SESSION_CALLS"}, DefaultMaxSessionCalls, "tool calls and reads running at once per session")
 	f.Int(&c.MaxMessageBytes, "max-message-bytes", []string{"MCP_MAX_MESSAGE_BYTES"}, DefaultMaxMessageBytes, "largest JSON-RPC message (stdio line or HTTP body), bytes")
 	f.Int(&c.MaxInflight, "max-inflight-bytes", []string{"MCP_MAX_INFLIGHT_BYTES"}, DefaultMaxInflightBytes, "bytes of messages served at once in the process; more is refused with a retryable error")
+	f.Note("MCP_DATA_DIR", "root of the servers' local state: <dir>/<server>")
+	f.Note(strings.ToUpper(c.serverName)+"_DATA_DIR", "this server's local state directory (wins over MCP_DATA_DIR)")
 	positive := func(p *int) func() error {
 		return func() error {
 			if *p <= 0 {
@@ -279,7 +283,7 @@ func MainIO(spec Spec, args []string, io IO) int {
 		// a few percent of CPU. GOGC in the environment still wins.
 		debug.SetGCPercent(defaultGCPercent)
 	}
-	commands := append(append([]Command(nil), spec.Commands...), docsCommand(spec))
+	commands := append(append([]Command(nil), spec.Commands...), docsCommand(spec), healthCommand(spec))
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		for _, c := range commands {
 			if c.Name == args[0] {
@@ -295,7 +299,7 @@ func MainIO(spec Spec, args []string, io IO) int {
 		return 2
 	}
 	f := NewFlags(program)
-	var cfg Config
+	cfg := Config{serverName: spec.Name}
 	cfg.register(f, spec.DefaultPort)
 	if spec.Flags != nil {
 		spec.Flags(f)

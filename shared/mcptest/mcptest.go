@@ -7,6 +7,8 @@ package mcptest
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -215,9 +217,10 @@ func Build(t testing.TB, pkg string) string {
 	v, _ := builds.LoadOrStore(pkg, &buildResult{})
 	b := v.(*buildResult)
 	b.once.Do(func() {
-		// One stable place per package, reused by every run: go build is
-		// incremental, and nothing piles up in the temp directory.
-		dir := filepath.Join(os.TempDir(), "mcptest-bin", strings.NewReplacer("/", "_", ".", "_").Replace(pkg))
+		// One stable place per checkout and package, reused by every run: go
+		// build is incremental and nothing piles up in the temp directory,
+		// while two checkouts on one machine never run each other's builds.
+		dir := filepath.Join(os.TempDir(), "mcptest-bin", checkoutKey(), strings.NewReplacer("/", "_", ".", "_").Replace(pkg))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			b.err = err
 			return
@@ -283,4 +286,24 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.buf.Write(p)
+}
+
+// checkoutKey names the checkout the test runs in: a hash of the directory
+// holding go.work (or go.mod) above the working directory.
+func checkoutKey() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "unknown"
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
+			dir = d
+			break
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	sum := sha256.Sum256([]byte(dir))
+	return hex.EncodeToString(sum[:6])
 }

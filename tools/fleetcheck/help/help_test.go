@@ -121,7 +121,7 @@ func TestLoad(t *testing.T) {
 			t.Errorf("%s missing", name)
 		}
 	}
-	if !reflect.DeepEqual(s.Commands, []string{"docs"}) {
+	if !reflect.DeepEqual(s.Commands, []string{"docs", "health"}) {
 		t.Errorf("commands %v", s.Commands)
 	}
 }
