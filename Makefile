@@ -26,7 +26,7 @@ FLEETCHECK   := $(GO) run ./tools/fleetcheck/cmd/fleetcheck
 # copies of bin/ alone are 120 MB a build.
 BUILD_OPTS   := $(if $(filter podman,$(notdir $(IMAGE_ENGINE))),--layers=false)
 
-.PHONY: help build test lint cover bench bench-webhooks docs run-devtools run-avinode run-gmail run-sheets run-supabase conformance inspector sdk-check postgres images image-names images-check images-clean release-check clean
+.PHONY: help build demo test lint cover bench bench-webhooks docs run-devtools run-avinode run-gmail run-sheets run-supabase conformance inspector sdk-check postgres images image-names images-check images-clean release-check clean
 
 help: ## list targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -37,6 +37,9 @@ build: ## build every server into bin/
 	  echo "go build bin/$$s-mcp"; \
 	  CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/$$s-mcp ./servers/$$s/cmd/$$s-mcp; \
 	done
+
+demo: build ## play the charter workflow end to end: six agents over stdio on the local backends (state in .demo/)
+	@$(GO) run ./tools/fleetcheck/cmd/charter-demo --bin bin --policy configs/acl.yaml --dir .demo
 
 postgres: ## make sure PostgreSQL binaries are installed (tests start their own throwaway cluster)
 	@bash scripts/ensure-postgres.sh
