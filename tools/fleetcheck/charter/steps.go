@@ -66,7 +66,9 @@ func (r *run) recordRequest(ctx context.Context) error {
 	err = r.do(ctx, "orchestrator", "supabase", "supabase_insert", map[string]any{
 		"table": "iso_workflows",
 		"data":  map[string]any{"request_id": r.res.RequestID, "state": "CREATED", "priority": "high"},
-	}, &wf, func() string { return fmt.Sprintf("workflow %s opened: CREATED, priority high", short(first(wf.Rows).ID)) })
+	}, &wf, func() string {
+		return fmt.Sprintf("workflow %s opened: CREATED, priority high", short(first(wf.Rows).ID))
+	})
 	if err != nil {
 		return err
 	}
@@ -125,7 +127,9 @@ func (r *run) lookUpClient(ctx context.Context) error {
 	return r.do(ctx, "client_data", "supabase", "supabase_update", map[string]any{
 		"table": "iso_requests", "filters": map[string]any{"id": r.res.RequestID},
 		"data": map[string]any{"client_name": c.Name, "status": "client_identified"},
-	}, &upd, func() string { return fmt.Sprintf("request %s: client_name set, status client_identified", short(r.res.RequestID)) })
+	}, &upd, func() string {
+		return fmt.Sprintf("request %s: client_name set, status client_identified", short(r.res.RequestID))
+	})
 }
 
 type tripCreated struct {
@@ -526,7 +530,9 @@ func (r *run) monitor(ctx context.Context) error {
 		"data": map[string]any{"workflow_id": r.res.WorkflowID, "agent_type": "communication", "task_id": "follow-up-" + short(r.res.RequestID),
 			"error_type": "SIMULATED_TIMEOUT", "error_message": "simulated: the follow-up reminder could not be scheduled (demo failure)",
 			"retry_count": 1},
-	}, &logged, func() string { return fmt.Sprintf("simulated failure logged in agent_errors (%s)", short(first(logged.Rows).ID)) })
+	}, &logged, func() string {
+		return fmt.Sprintf("simulated failure logged in agent_errors (%s)", short(first(logged.Rows).ID))
+	})
 }
 
 // verify checks the run's output where a person would look for it.
