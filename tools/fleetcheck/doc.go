@@ -1,7 +1,7 @@
 // Package fleetcheck holds the checks of what the fleet ships besides the
 // servers' code: the MCP client configurations in configs/, the container
-// images `make images` builds, and the release configuration
-// (.goreleaser.yaml). The checks hold each of them to the real binaries:
+// images `make images` builds, the docker compose stack, and the release
+// configuration (.goreleaser.yaml). The checks hold each of them to the real binaries:
 // every flag and variable a configuration uses is one a server's --help
 // lists, every agent one the shipped policy names, every image one the
 // Makefile builds.
@@ -10,7 +10,10 @@
 // (the four clients' configuration formats, checked and started as the
 // clients would), image (a built image inspected from its archive, without
 // running it), dockerfile (the files a Dockerfile stage copies, laid out so
-// its build can be tried on the host), release (the GoReleaser configuration
-// and a build of it per operating system). cmd/fleetcheck runs the image and
+// its build can be tried on the host), compose (docker-compose.yml loaded as
+// docker compose loads it and held to the binaries, the Dockerfile, the
+// policy and configs/.env.example; the database's first start run on a real
+// PostgreSQL), release (the GoReleaser configuration and a build of it per
+// operating system). cmd/fleetcheck runs the image and
 // release checks for `make images-check` and `make release-check`.
 package fleetcheck

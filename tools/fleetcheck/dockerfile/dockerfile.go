@@ -7,11 +7,13 @@ package dockerfile
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -23,16 +25,49 @@ type Copy struct {
 
 // Stage is one FROM … AS name section.
 type Stage struct {
-	Name    string
-	From    string
-	Workdir string // the last WORKDIR
-	Copies  []Copy // from the context only (no --from)
-	Runs    []string
+	Name       string
+	From       string
+	Workdir    string // the last WORKDIR
+	Copies     []Copy // from the context only (no --from)
+	Runs       []string
+	Args       []string // names of the ARGs declared in the stage
+	Entrypoint []string // the last ENTRYPOINT; shell form as /bin/sh -c
+}
+
+// File is a whole Dockerfile: the ARGs declared before the first FROM (the
+// build arguments FROM lines may use) and the stages.
+type File struct {
+	Args   []string
+	Stages []Stage
 }
 
 // Parse reads the stages of a Dockerfile. Continuation lines are joined;
 // comments are dropped.
 func Parse(path string) ([]Stage, error) {
+	f, err := ParseFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return f.Stages, nil
+}
+
+// Declares reports whether a build argument of that name is declared,
+// before the first FROM or in a stage: a --build-arg nothing declares is
+// ignored by the builder.
+func (f *File) Declares(name string) bool {
+	if slices.Contains(f.Args, name) {
+		return true
+	}
+	for _, s := range f.Stages {
+		if slices.Contains(s.Args, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseFile reads a Dockerfile's global build arguments and its stages.
+func ParseFile(path string) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -58,12 +93,36 @@ func Parse(path string) ([]Stage, error) {
 		return nil, err
 	}
 	var stages []Stage
+	var global []string
 	for _, l := range lines {
 		fields := strings.Fields(l)
 		if len(fields) == 0 {
 			continue
 		}
 		switch strings.ToUpper(fields[0]) {
+		case "ARG":
+			for _, a := range fields[1:] {
+				name, _, _ := strings.Cut(a, "=")
+				if len(stages) == 0 {
+					global = append(global, name)
+				} else {
+					stages[len(stages)-1].Args = append(stages[len(stages)-1].Args, name)
+				}
+			}
+		case "ENTRYPOINT":
+			if len(stages) == 0 {
+				return nil, fmt.Errorf("%s: ENTRYPOINT before FROM", path)
+			}
+			rest := strings.TrimSpace(l[len(fields[0]):])
+			var exec []string
+			if strings.HasPrefix(rest, "[") {
+				if err := json.Unmarshal([]byte(rest), &exec); err != nil {
+					return nil, fmt.Errorf("%s: ENTRYPOINT %s: %w", path, rest, err)
+				}
+			} else {
+				exec = []string{"/bin/sh", "-c", rest}
+			}
+			stages[len(stages)-1].Entrypoint = exec
 		case "FROM":
 			s := Stage{From: fields[1]}
 			if len(fields) >= 4 && strings.EqualFold(fields[2], "AS") {
@@ -96,7 +155,7 @@ func Parse(path string) ([]Stage, error) {
 			}
 		}
 	}
-	return stages, nil
+	return &File{Args: global, Stages: stages}, nil
 }
 
 // Find returns the stage named name.

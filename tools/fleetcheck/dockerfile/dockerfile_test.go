@@ -200,6 +200,61 @@ ADD c /c
 	}
 }
 
+func TestParseFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(text string) string {
+		p := filepath.Join(dir, "Dockerfile")
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	f, err := ParseFile(write(`ARG BASE=scratch IMAGE
+FROM ${BASE} AS one
+ARG VERSION=dev
+ENTRYPOINT ["/bin/one", "--flag"]
+FROM one AS two
+ENTRYPOINT exec two
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(f.Args, []string{"BASE", "IMAGE"}) {
+		t.Errorf("global args %q", f.Args)
+	}
+	if one := f.Stages[0]; !reflect.DeepEqual(one.Args, []string{"VERSION"}) || !reflect.DeepEqual(one.Entrypoint, []string{"/bin/one", "--flag"}) {
+		t.Errorf("stage one: %+v", one)
+	}
+	if two := f.Stages[1]; !reflect.DeepEqual(two.Entrypoint, []string{"/bin/sh", "-c", "exec two"}) {
+		t.Errorf("stage two: %+v", two)
+	}
+	for arg, want := range map[string]bool{"BASE": true, "IMAGE": true, "VERSION": true, "COMMIT": false} {
+		if got := f.Declares(arg); got != want {
+			t.Errorf("Declares(%s) = %v", arg, got)
+		}
+	}
+	if _, err := ParseFile(write("ENTRYPOINT [\"x\"]\n")); err == nil {
+		t.Error("ENTRYPOINT before FROM parsed")
+	}
+	if _, err := ParseFile(write("FROM x\nENTRYPOINT [\"x\"\n")); err == nil {
+		t.Error("a broken exec-form ENTRYPOINT parsed")
+	}
+	// The shipped Dockerfile: each server stage runs its own binary.
+	shippedFile, err := ParseFile(filepath.Join(root(t), "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range servers {
+		st, ok := Find(shippedFile.Stages, s)
+		if !ok || !reflect.DeepEqual(st.Entrypoint, []string{"/usr/local/bin/" + s + "-mcp"}) {
+			t.Errorf("stage %s: entrypoint %q", s, st.Entrypoint)
+		}
+	}
+	if !shippedFile.Declares("BINARIES") || !shippedFile.Declares("VERSION") {
+		t.Errorf("the shipped Dockerfile's global args: %q", shippedFile.Args)
+	}
+}
+
 func TestLay(t *testing.T) {
 	src := t.TempDir()
 	for name, content := range map[string]string{"a.txt": "a", "d/x.go": "x", "d/skip.test": "s", "one": "1"} {

@@ -30,7 +30,7 @@ type Flag struct {
 
 // Server is what one binary's --help says it accepts.
 type Server struct {
-	Program     string          // the name --help gives itself, e.g. avinode-mcp
+	Program     string          // the name --help gives itself: avinode-mcp, or avinode-mcp webhooks for a command
 	Flags       map[string]Flag // by name
 	EnvOnly     []string        // variables read from the environment only (secrets)
 	Commands    []string        // subcommands
@@ -72,7 +72,8 @@ var (
 	envGroup = regexp.MustCompile(`\[(\$[A-Z][A-Z0-9_]*(?:, \$[A-Z][A-Z0-9_]*)*)\]`)
 	defValue = regexp.MustCompile(`\(default ([^)]*)\)\s*$`)
 	cmdLine  = regexp.MustCompile(`^  ([a-z][a-z0-9-]*)\s{2,}\S`)
-	nameLine = regexp.MustCompile(`^([a-z][a-z0-9-]*) — `)
+	// "avinode-mcp — …", or "avinode-mcp webhooks — …" for a command.
+	nameLine = regexp.MustCompile(`^([a-z][a-z0-9-]*(?: [a-z][a-z0-9-]*)?) — `)
 )
 
 // Parse reads a --help text.
@@ -147,13 +148,30 @@ func Parse(text string) (*Server, error) {
 
 // Load runs bin --help and parses what it prints.
 func Load(ctx context.Context, bin string) (*Server, error) {
+	return load(ctx, bin, "--help")
+}
+
+// LoadCommand runs bin command --help and parses what it prints: the flags
+// and variables of one of the server's commands (health, webhooks…).
+func LoadCommand(ctx context.Context, bin, command string) (*Server, error) {
+	s, err := load(ctx, bin, command, "--help")
+	if err != nil {
+		return nil, err
+	}
+	if want := filepath.Base(bin) + " " + command; s.Program != want {
+		return nil, fmt.Errorf("help: %s %s --help names itself %q, not %q", bin, command, s.Program, want)
+	}
+	return s, nil
+}
+
+func load(ctx context.Context, bin string, args ...string) (*Server, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--help")
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = []string{"HOME=" + filepath.Dir(bin)} // --help must not depend on the caller's environment
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("help: %s --help: %w", bin, err)
+		return nil, fmt.Errorf("help: %s %s: %w", bin, strings.Join(args, " "), err)
 	}
 	s, err := Parse(string(out))
 	if err != nil {

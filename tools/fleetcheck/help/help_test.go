@@ -126,6 +126,62 @@ func TestLoad(t *testing.T) {
 	}
 }
 
+const commandSample = `demo-mcp health — ask a running server's /healthz
+
+Usage: demo-mcp health [flags]
+
+Flags (each also read from the environment variable shown):
+  --port value                 the server's HTTP port [$MCP_PORT, $MCP_HTTP_PORT] (default 3009)
+  --timeout value              how long to wait for the answer (default 5s)
+  --help                       print this help, then exit
+`
+
+func TestParseCommand(t *testing.T) {
+	s, err := Parse(commandSample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Program != "demo-mcp health" || s.DefaultPort != 3009 {
+		t.Errorf("program %q port %d", s.Program, s.DefaultPort)
+	}
+	if f := s.Flags["timeout"]; !f.TakesValue || len(f.Env) != 0 || f.Default != "5s" {
+		t.Errorf("--timeout %+v", f)
+	}
+}
+
+// TestLoadCommand reads a real server's command help.
+func TestLoadCommand(t *testing.T) {
+	bin := testbin.Server(t, t.TempDir(), "devtools")
+	s, err := LoadCommand(context.Background(), bin, "health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Program != "devtools-mcp health" || s.DefaultPort != 3005 {
+		t.Errorf("program %q port %d", s.Program, s.DefaultPort)
+	}
+	for _, name := range []string{"host", "port", "url", "timeout"} {
+		if _, ok := s.Flags[name]; !ok {
+			t.Errorf("--%s missing", name)
+		}
+	}
+	if _, ok := s.Flags["transport"]; ok {
+		t.Error("the health command lists the server's --transport")
+	}
+	// A name that is not a command: the server refuses it (exit 2).
+	if _, err := LoadCommand(context.Background(), bin, "no-such-command"); err == nil {
+		t.Error("an unknown command loaded")
+	}
+	// A program whose command help names another program.
+	other := filepath.Join(t.TempDir(), "other")
+	script := "#!/bin/sh\nprintf 'elsewhere-mcp health \\342\\200\\224 x\\n\\nFlags:\\n  --port value   p (default 1)\\n'\n"
+	if err := os.WriteFile(other, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadCommand(context.Background(), other, "health"); err == nil || !strings.Contains(err.Error(), "names itself") {
+		t.Errorf("a help naming another program: %v", err)
+	}
+}
+
 func TestLoadFails(t *testing.T) {
 	dir := t.TempDir()
 	notHelp := filepath.Join(dir, "not-help")
