@@ -170,7 +170,7 @@ func (c *Config) register(f *Flags, defaultPort int) {
 	f.Int(&c.MaxSessions, "max-sessions", []string{"MCP_MAX_SESSIONS"}, 100, "HTTP: most concurrent sessions")
 	f.Duration(&c.SessionIdle, "session-idle-timeout", []string{"MCP_SESSION_IDLE_TIMEOUT"}, 30*time.Minute, "HTTP: end a session idle this long")
 	f.List(&c.Origins, "allowed-origins", "MCP_ALLOWED_ORIGINS", ",", "HTTP: browser origins allowed besides loopback ones")
-	f.List(&c.AllowedHosts, "allowed-hosts", "MCP_ALLOWED_HOSTS", ",", "HTTP: Host header values allowed besides loopback names")
+	f.List(&c.AllowedHosts, "allowed-hosts", "MCP_ALLOWED_HOSTS", ",", "HTTP: Host header values allowed: on a loopback listener, besides the loopback names; on another, the only ones (on 0.0.0.0 or :: with none given, any)")
 	f.Bool(&c.NoAuth, "insecure-no-auth", []string{"MCP_INSECURE_NO_AUTH"}, false, "HTTP: serve without a bearer token (loopback only; for local testing)")
 	f.Bool(&c.SSE, "sse", []string{"MCP_SSE"}, false, "HTTP: also serve the 2024-11-05 SSE transport at /sse and /message")
 	f.Duration(&c.Grace, "shutdown-grace", []string{"MCP_SHUTDOWN_GRACE"}, 10*time.Second, "on SIGINT/SIGTERM, time calls in flight get to finish")
