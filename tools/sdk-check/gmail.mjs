@@ -11,49 +11,18 @@
 //
 // Exit status 0 when every check passes. SDK_CHECK_VERBOSE=1 prints server
 // stderr.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { errorBody, harness, j } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BIN = path.resolve(process.argv[2] ?? path.join(here, '../../bin/gmail-mcp'));
-const VERBOSE = process.env.SDK_CHECK_VERBOSE === '1';
 const TOOLS = ['create_draft', 'get_attachment', 'get_email', 'get_thread_history', 'list_templates', 'search_emails', 'send_email', 'send_template_email'];
 const READ_ONLY = ['get_email', 'get_thread_history', 'list_templates', 'search_emails'];
+const { check, step, run } = harness('gmail', BIN, { GMAIL_FROM_NAME: 'Jetvision Charter Desk' });
 
-let failed = 0;
-let section = '';
-function check(name, cond, detail = '') {
-  console.log(`${cond ? 'ok  ' : 'FAIL'} ${section}: ${name}${cond ? '' : ` — ${detail}`}`);
-  if (!cond) failed++;
-  return !!cond;
-}
-async function step(name, fn) {
-  try { await fn(); } catch (e) { check(name, false, `threw ${e?.stack ?? e}`); }
-}
-const j = (v) => JSON.stringify(v);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function waitFor(pred, ms) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) { const v = pred(); if (v) return v; await sleep(20); }
-  return pred();
-}
-
-const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'sdk-check-gmail-'));
-function serverEnv(name) {
-  const data = path.join(scratch, name);
-  fs.mkdirSync(data, { recursive: true });
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: data, MCP_DATA_DIR: data, MCP_LOG_LEVEL: 'debug',
-    GMAIL_FROM_NAME: 'Jetvision Charter Desk' };
-}
-const errorBody = (res) => { try { return JSON.parse(res.content[0].text); } catch { return undefined; } };
 
 const proposal = {
   client_name: 'Ms. Priya Raman', departure_airport: 'KTEB', arrival_airport: 'KVNY', departure_date: '2025-11-15',
@@ -138,53 +107,4 @@ async function suite(client, data) {
   });
 }
 
-async function stdio() {
-  section = 'stdio';
-  const env = serverEnv('stdio');
-  const transport = new StdioClientTransport({ command: BIN, args: [], env, stderr: 'pipe' });
-  const bad = [];
-  readline.createInterface({ input: transport.stderr }).on('line', (line) => {
-    if (VERBOSE) console.error(`  [server] ${line}`);
-    try { JSON.parse(line); } catch { bad.push(line); }
-  });
-  const client = new Client({ name: 'mcp-fleet-sdk-check', version: '1.0.0' }, { capabilities: {} });
-  await client.connect(transport);
-  check('serverInfo names gmail', client.getServerVersion()?.name === 'gmail', j(client.getServerVersion()));
-  await suite(client, env.MCP_DATA_DIR);
-  await client.close();
-  check('stderr is JSON lines only', bad.length === 0, j(bad.slice(0, 3)));
-}
-
-async function http() {
-  section = 'http';
-  const env = serverEnv('http');
-  const token = 'sdk-check-token-0123456789abcdef';
-  const child = spawn(BIN, ['--transport', 'http', '--port', '0'], { env: { ...env, MCP_AUTH_TOKEN: token }, stdio: ['ignore', 'ignore', 'pipe'] });
-  try {
-    const lines = [];
-    readline.createInterface({ input: child.stderr }).on('line', (line) => {
-      if (VERBOSE) console.error(`  [server] ${line}`);
-      try { lines.push(JSON.parse(line)); } catch { /* reported by the stdio run */ }
-    });
-    const ready = await waitFor(() => lines.find((l) => l.addr), 10000);
-    if (!check('HTTP server reports its address', ready)) return;
-    const transport = new StreamableHTTPClientTransport(new URL(`http://${ready.addr}/mcp`),
-      { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
-    const client = new Client({ name: 'mcp-fleet-sdk-check', version: '1.0.0' }, { capabilities: {} });
-    await client.connect(transport);
-    await suite(client, env.MCP_DATA_DIR);
-    await client.close();
-  } finally {
-    child.kill('SIGTERM');
-  }
-}
-
-if (!fs.existsSync(BIN)) {
-  console.error(`no server binary at ${BIN}; run make build (or pass the path)`);
-  process.exit(2);
-}
-await step('stdio', stdio);
-await step('http', http);
-fs.rmSync(scratch, { recursive: true, force: true });
-console.log(failed === 0 ? 'all checks passed' : `${failed} check(s) failed`);
-process.exit(failed === 0 ? 0 : 1);
+await run(suite);

@@ -10,49 +10,19 @@
 //
 // Exit status 0 when every check passes. SDK_CHECK_VERBOSE=1 prints server
 // stderr.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+
+import { errorBody, harness, j, waitFor } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BIN = path.resolve(process.argv[2] ?? path.join(here, '../../bin/sheets-mcp'));
-const VERBOSE = process.env.SDK_CHECK_VERBOSE === '1';
 const TOOLS = ['add_flight_history', 'create_client', 'get_client', 'list_clients', 'read_sheet', 'search_clients', 'update_client'];
 const READ_ONLY = ['get_client', 'list_clients', 'read_sheet', 'search_clients'];
-
-let failed = 0;
-let section = '';
-function check(name, cond, detail = '') {
-  console.log(`${cond ? 'ok  ' : 'FAIL'} ${section}: ${name}${cond ? '' : ` — ${detail}`}`);
-  if (!cond) failed++;
-  return !!cond;
-}
-async function step(name, fn) {
-  try { await fn(); } catch (e) { check(name, false, `threw ${e?.stack ?? e}`); }
-}
-const j = (v) => JSON.stringify(v);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function waitFor(pred, ms) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) { const v = pred(); if (v) return v; await sleep(20); }
-  return pred();
-}
-
-const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'sdk-check-sheets-'));
-function serverEnv(name) {
-  const data = path.join(scratch, name);
-  fs.mkdirSync(data, { recursive: true });
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: data, MCP_DATA_DIR: data, MCP_LOG_LEVEL: 'debug' };
-}
-const errorBody = (res) => { try { return JSON.parse(res.content[0].text); } catch { return undefined; } };
+const { check, step, run } = harness('sheets', BIN, {});
 
 async function suite(client, data) {
   await step('tools/list', async () => {
@@ -125,54 +95,6 @@ async function suite(client, data) {
   });
 }
 
-async function stdio() {
-  section = 'stdio';
-  const env = serverEnv('stdio');
-  const transport = new StdioClientTransport({ command: BIN, args: [], env, stderr: 'pipe' });
-  const bad = [];
-  readline.createInterface({ input: transport.stderr }).on('line', (line) => {
-    if (VERBOSE) console.error(`  [server] ${line}`);
-    try { JSON.parse(line); } catch { bad.push(line); }
-  });
-  const client = new Client({ name: 'mcp-fleet-sdk-check', version: '1.0.0' }, { capabilities: {} });
-  await client.connect(transport);
-  check('serverInfo names sheets', client.getServerVersion()?.name === 'sheets', j(client.getServerVersion()));
+await run(suite, (client) => {
   check('resources capability with subscribe', client.getServerCapabilities()?.resources?.subscribe === true, j(client.getServerCapabilities()));
-  await suite(client, env.MCP_DATA_DIR);
-  await client.close();
-  check('stderr is JSON lines only', bad.length === 0, j(bad.slice(0, 3)));
-}
-
-async function http() {
-  section = 'http';
-  const env = serverEnv('http');
-  const token = 'sdk-check-token-0123456789abcdef';
-  const child = spawn(BIN, ['--transport', 'http', '--port', '0'], { env: { ...env, MCP_AUTH_TOKEN: token }, stdio: ['ignore', 'ignore', 'pipe'] });
-  try {
-    const lines = [];
-    readline.createInterface({ input: child.stderr }).on('line', (line) => {
-      if (VERBOSE) console.error(`  [server] ${line}`);
-      try { lines.push(JSON.parse(line)); } catch { /* reported by the stdio run */ }
-    });
-    const ready = await waitFor(() => lines.find((l) => l.addr), 10000);
-    if (!check('HTTP server reports its address', ready)) return;
-    const transport = new StreamableHTTPClientTransport(new URL(`http://${ready.addr}/mcp`),
-      { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
-    const client = new Client({ name: 'mcp-fleet-sdk-check', version: '1.0.0' }, { capabilities: {} });
-    await client.connect(transport);
-    await suite(client, env.MCP_DATA_DIR);
-    await client.close();
-  } finally {
-    child.kill('SIGTERM');
-  }
-}
-
-if (!fs.existsSync(BIN)) {
-  console.error(`no server binary at ${BIN}; run make build (or pass the path)`);
-  process.exit(2);
-}
-await step('stdio', stdio);
-await step('http', http);
-fs.rmSync(scratch, { recursive: true, force: true });
-console.log(failed === 0 ? 'all checks passed' : `${failed} check(s) failed`);
-process.exit(failed === 0 ? 0 : 1);
+});
