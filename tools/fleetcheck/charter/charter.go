@@ -72,8 +72,8 @@ type Result struct {
 	// EmailPath is the proposal as sent: an .eml file in the local mailbox.
 	EmailPath, EmailMessageID string
 	// WebhookEvents counts the trip's webhook events; WebhookCompleted those
-	// processed.
-	WebhookEvents, WebhookCompleted int
+	// processed, WebhookViaReceiver those the receiver took over HTTP.
+	WebhookEvents, WebhookCompleted, WebhookViaReceiver int
 	// Calls counts tool calls and resource reads; Failed those that failed
 	// (the deliberate refusal is counted in Refused, not Failed).
 	Calls, Failed, Refused int
@@ -261,8 +261,11 @@ func (r *run) line(agent, server, what, result string, took time.Duration) {
 // startWebhooks runs `avinode-mcp webhooks` — the receiver for Avinode's
 // notifications and the processor that fetches what each points to — on a
 // free loopback port, as the deployment's webhook service, and waits until
-// it is healthy. The simulated operators' answers are queued as webhook
-// events in the store it shares with the avinode MCP processes.
+// it is healthy. On the simulated marketplace the service publishes the
+// operators' answers and POSTs each notification to its receiver with the
+// webhook credentials, as Avinode would; the processor then applies it to
+// the store the avinode MCP processes share, whose change feed tells their
+// subscribers.
 func (r *run) startWebhooks(ctx context.Context) error {
 	addr, err := freeAddr()
 	if err != nil {
@@ -308,7 +311,7 @@ func (r *run) startWebhooks(ctx context.Context) error {
 			return fmt.Errorf("the avinode webhook service never became healthy on %s; its log: %s", addr, log.Name())
 		}
 	}
-	r.line("(service)", "avinode", "webhooks", "receiver on "+addr+" and processor running, healthy", 0)
+	r.line("(service)", "avinode", "webhooks", "receiver on "+addr+" (the simulated operators POST to it) and processor, healthy", 0)
 	return nil
 }
 

@@ -81,8 +81,8 @@ func TestWorkflow(t *testing.T) {
 			t.Errorf("ranking not by score: %+v", res.Ranking)
 		}
 	}
-	if res.WebhookEvents < 1 || res.WebhookCompleted < 1 {
-		t.Errorf("webhook events %d, completed %d", res.WebhookEvents, res.WebhookCompleted)
+	if res.WebhookEvents < 1 || res.WebhookCompleted < 1 || res.WebhookViaReceiver != res.WebhookEvents {
+		t.Errorf("webhook events %d, completed %d, through the receiver %d", res.WebhookEvents, res.WebhookCompleted, res.WebhookViaReceiver)
 	}
 	for _, want := range []string{"REFUSED as it must be: PERMISSION_DENIED", "SUCCESS: request", res.EmailPath, "updated → read"} {
 		if !strings.Contains(transcript, want) {

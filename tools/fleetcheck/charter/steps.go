@@ -491,8 +491,11 @@ func (r *run) sendProposal(ctx context.Context) error {
 
 type webhookEvents struct {
 	Events []struct {
-		Status    string `json:"status"`
-		EventType string `json:"event_type"`
+		Status            string `json:"status"`
+		EventType         string `json:"event_type"`
+		Source            string `json:"source"`
+		SourceIP          string `json:"source_ip"`
+		SignatureVerified bool   `json:"signature_verified"`
 	} `json:"events"`
 	Queue map[string]int `json:"queue"`
 }
@@ -513,7 +516,14 @@ func (r *run) monitor(ctx context.Context) error {
 				parts = append(parts, fmt.Sprintf("%d %s", kinds[k], k))
 			}
 		}
-		return fmt.Sprintf("%d events for the trip (%s); dead letter: %d", len(ev.Events), strings.Join(parts, ", "), ev.Queue["dead_letter"])
+		via := 0
+		for _, e := range ev.Events {
+			if e.Source == "avinode" && e.SourceIP != "" {
+				via++
+			}
+		}
+		return fmt.Sprintf("%d events for the trip (%s), %d received over HTTP; dead letter: %d", len(ev.Events),
+			strings.Join(parts, ", "), via, ev.Queue["dead_letter"])
 	})
 	if err != nil {
 		return err
@@ -522,6 +532,9 @@ func (r *run) monitor(ctx context.Context) error {
 	for _, e := range ev.Events {
 		if e.Status == "completed" {
 			r.res.WebhookCompleted++
+		}
+		if e.Source == "avinode" && e.SourceIP != "" {
+			r.res.WebhookViaReceiver++
 		}
 	}
 	var logged rows[idRow]

@@ -122,13 +122,23 @@ func TestServiceInProcess(t *testing.T) {
 	srv := httptest.NewServer(svc.handler)
 	defer srv.Close()
 
-	// A trip on the simulation; its answers published and processed.
+	// A trip on the simulation; its answers published, their notifications
+	// posted to this service's own receiver (as Avinode would post them),
+	// stored and processed.
 	trip, err := svc.mock.CreateTrip(ctx, tripFor())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := svc.mock.Deliver(ctx, ""); err != nil || n == 0 {
-		t.Fatalf("published %d, %v", n, err)
+	published, err := svc.mock.Deliver(ctx, "")
+	if err != nil || published == 0 {
+		t.Fatalf("published %d, %v", published, err)
+	}
+	if n, err := svc.mock.SendNotices(ctx); n != 0 || err == nil {
+		t.Fatalf("posted %d before the receiver listened: %v", n, err)
+	}
+	svc.notices.listening(srv.Listener.Addr())
+	if n, err := svc.mock.SendNotices(ctx); n != published || err != nil {
+		t.Fatalf("posted %d of %d: %v", n, published, err)
 	}
 	if n, err := svc.proc.RunOnce(ctx); err != nil || n == 0 {
 		t.Fatalf("processed %d, %v", n, err)
@@ -136,6 +146,15 @@ func TestServiceInProcess(t *testing.T) {
 	qs, _ := svc.st.Quotes(ctx, store.QuoteFilter{TripID: trip.ID}, store.Now())
 	if len(qs) == 0 {
 		t.Error("no quote stored")
+	}
+	evs, err := svc.st.WebhookEvents(ctx, store.EventFilter{TripID: trip.ID, Limit: 100})
+	if err != nil || len(evs) == 0 {
+		t.Fatalf("events %d, %v", len(evs), err)
+	}
+	for _, e := range evs {
+		if e.Source != store.SourceAvinode || e.SourceIP != "127.0.0.1" {
+			t.Errorf("a simulated notification did not come through the receiver: %+v", e)
+		}
 	}
 	// A delivery through the handler is stored (and pokes the processor).
 	if code := deliver(t, srv.URL, []byte(`{"id":"arfq-9","href":"https://sandbox.avinode.com/api/rfqs/arfq-9","type":"rfqs"}`), hookUser, hookSecret); code != 200 {
@@ -169,6 +188,15 @@ func TestServiceInProcess(t *testing.T) {
 		t.Fatalf("processor role: %v", err)
 	}
 	_ = psvc.st.Close()
+	// On Avinode the simulation's receiver URL is not used (one stack
+	// configuration serves both marketplaces).
+	kenv, s, w, logs = serviceEnv(t, map[string]string{"MCP_DATA_DIR": t.TempDir(), "AVINODE_API_TOKEN": "not-mock",
+		"AVINODE_AUTH_TOKEN": "auth-token-0123456789"}, "--role", "processor", "--mock-webhook-url", "http://127.0.0.1:1/webhooks/avinode")
+	asvc, err := newService(ctx, kenv, s, w)
+	if err != nil || asvc.notices != nil || !strings.Contains(logs.String(), "--mock-webhook-url is not used") {
+		t.Fatalf("a processor on Avinode with --mock-webhook-url: %v, notices %v\n%s", err, asvc != nil && asvc.notices != nil, logs)
+	}
+	_ = asvc.st.Close()
 	// The processor on Avinode without authentication is refused.
 	kenv, s, w, _ = serviceEnv(t, map[string]string{"MCP_DATA_DIR": t.TempDir(), "AVINODE_API_TOKEN": "not-mock"}, "--role", "processor")
 	if _, err := newService(ctx, kenv, s, w); err == nil {
@@ -222,5 +250,61 @@ func TestPublishWorker(t *testing.T) {
 		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Errorf("worker ended with %v", err)
 		}
+	}
+}
+
+// TestProcessorPostsToReceiver: the compose shape on the simulation — a
+// receiver service and a processor service on one store, the processor
+// posting the simulated operators' signed notifications to the receiver's
+// URL (--mock-webhook-url) and then processing what the receiver stored.
+func TestProcessorPostsToReceiver(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	env := map[string]string{"MCP_DATA_DIR": data, "AVINODE_WEBHOOK_CLIENT_ID": hookUser, "AVINODE_WEBHOOK_CLIENT_SECRET": hookSecret,
+		"AVINODE_WEBHOOK_SIGNING_SECRET": "signing-secret-0123456789", "AVINODE_MOCK_FIRST_RESPONSE": "0s", "AVINODE_MOCK_RESPONSE_WINDOW": "0s"}
+	kenv, s, w, _ := serviceEnv(t, env, "--role", "receiver")
+	rsvc, err := newService(ctx, kenv, s, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rsvc.st.Close() })
+	srv := httptest.NewServer(rsvc.handler)
+	defer srv.Close()
+
+	kenv, s, w, _ = serviceEnv(t, env, "--role", "processor", "--mock-webhook-url", srv.URL+"/webhooks/avinode")
+	psvc, err := newService(ctx, kenv, s, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = psvc.st.Close() })
+	trip, err := psvc.mock.CreateTrip(ctx, tripFor())
+	if err != nil {
+		t.Fatal(err)
+	}
+	published, err := psvc.mock.Deliver(ctx, "")
+	if err != nil || published == 0 {
+		t.Fatalf("published %d, %v", published, err)
+	}
+	if n, err := psvc.mock.SendNotices(ctx); n != published || err != nil {
+		t.Fatalf("posted %d of %d: %v", n, published, err)
+	}
+	if n, err := psvc.proc.RunOnce(ctx); err != nil || n == 0 {
+		t.Fatalf("processed %d, %v", n, err)
+	}
+	evs, err := psvc.st.WebhookEvents(ctx, store.EventFilter{TripID: trip.ID, Limit: 100})
+	if err != nil || len(evs) == 0 {
+		t.Fatalf("events %d, %v", len(evs), err)
+	}
+	for _, e := range evs {
+		if !e.SignatureVerified || e.Source != store.SourceAvinode {
+			t.Errorf("event %+v: want a signed notification through the receiver", e)
+		}
+	}
+	// The receiver refusing (wrong credentials) keeps the notifications
+	// for the next round.
+	bad := &noticeSender{clientID: hookUser, clientSecret: "wrong-secret-0123456789", client: http.DefaultClient}
+	bad.listening(srv.Listener.Addr())
+	if err := bad.send(ctx, []byte(`{"id":"arfq-1","href":"x","type":"rfqs"}`)); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("a refused post: %v", err)
 	}
 }

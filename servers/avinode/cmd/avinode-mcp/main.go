@@ -58,6 +58,12 @@ type settings struct {
 	mockFirst, mockWindow       time.Duration
 	mockLatency                 time.Duration
 	mockOperators               int
+
+	// Set by the command being run, not by flags: where the simulated
+	// operators' notifications are posted, and whether this process
+	// leaves publishing their answers to the webhook service.
+	mockNotify    func(ctx context.Context, body []byte) error
+	mockNoPublish bool
 }
 
 func (s *settings) register(f *kit.Flags) {
@@ -125,7 +131,7 @@ func (s *settings) backend(env *kit.Env, st *store.Store) (market.Backend, *mock
 	}
 	if mockMode(key) {
 		m := mock.New(st, mock.Config{FirstResponse: s.mockFirst, ResponseWindow: s.mockWindow, Latency: s.mockLatency,
-			Operators: s.mockOperators})
+			Operators: s.mockOperators, Notify: s.mockNotify, NoPublish: s.mockNoPublish})
 		env.Logger.Info().Str("marketplace", "mock").Msg("no Avinode credentials: serving the simulated marketplace")
 		return m, m, nil
 	}
@@ -230,6 +236,9 @@ func publish(env *kit.Env, m *mock.Market, proc *webhooks.Processor) kit.Worker 
 			if n > 0 && proc != nil {
 				proc.Poke()
 			}
+			if _, err := m.SendNotices(ctx); err != nil && ctx.Err() == nil {
+				env.Logger.Warn().Err(err).Msg("posting the simulated operators' notifications to the receiver failed; retrying")
+			}
 		}
 	}}
 }
@@ -241,6 +250,10 @@ func (s *settings) setup(ctx context.Context, env *kit.Env) ([]kit.Tool, func(),
 		return nil, nil, err
 	}
 	f.Attach(st)
+	// In service mode the webhook service publishes the simulated
+	// operators' answers (and posts their notifications); this process
+	// only applies what is published.
+	s.mockNoPublish = s.processing == processingService
 	b, m, err := s.backend(env, st)
 	if err != nil {
 		_ = st.Close()

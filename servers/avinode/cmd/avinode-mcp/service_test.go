@@ -636,6 +636,10 @@ func TestWebhookCommandLine(t *testing.T) {
 			stderr: []string{"needs Avinode's API"}},
 		{name: "list on the simulation", args: []string{"webhooks-list"}, code: 2, stderr: []string{"needs Avinode's API"}},
 		{name: "deactivate without id", env: live, args: []string{"webhooks-deactivate"}, code: 2, stderr: []string{"usage"}},
+		{name: "bad mock receiver url", env: creds, args: []string{"webhooks", "--mock-webhook-url", "avinode-webhooks:8090"}, code: 2,
+			stderr: []string{"--mock-webhook-url", "absolute http(s) URL"}},
+		{name: "mock receiver url without credentials", args: []string{"webhooks", "--role", "processor",
+			"--mock-webhook-url", "http://127.0.0.1:1/webhooks/avinode"}, code: 2, stderr: []string{"AVINODE_WEBHOOK_CLIENT_SECRET"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -41,6 +41,7 @@ type webhookSettings struct {
 	workers, maxRetries      int
 	lease, poll, retryBase   time.Duration
 	metricsToken             string
+	mockURL                  string
 
 	targetURL, displayName string
 	events                 []string
@@ -81,6 +82,10 @@ func (w *webhookSettings) registerService(f *kit.Flags) {
 		"how long a worker holds an event it took; a worker that dies loses its events to another after this")
 	f.Duration(&w.poll, "poll", []string{"AVINODE_WEBHOOK_POLL"}, webhooks.DefaultPoll, "how often an idle worker looks for due events")
 	f.Secret(&w.metricsToken, "AVINODE_WEBHOOK_METRICS_TOKEN", "bearer token for GET /metrics (unset: /metrics is not served)")
+	f.String(&w.mockURL, "mock-webhook-url", []string{"AVINODE_MOCK_WEBHOOK_URL"}, "",
+		"simulated marketplace: the receiver its operators' notifications are POSTed to, with the webhook credentials, as Avinode posts them "+
+			"(default: this service's own receiver with --role all; a processor without it queues them in the store directly; unused on Avinode)")
+	f.Check("mock-webhook-url", func() error { return checkMockURL(w.mockURL) })
 	f.Check("rate-limit", func() error {
 		r, err := webhooks.ParseRate(w.rateSpec)
 		w.rate = r
@@ -172,6 +177,7 @@ type service struct {
 	mock    *mock.Market
 	proc    *webhooks.Processor
 	handler http.Handler
+	notices *noticeSender // the simulated operators' notifications, when they go over HTTP
 }
 
 func (w *webhookSettings) receives() bool  { return w.role != roleProcessor }
@@ -214,6 +220,21 @@ func newService(ctx context.Context, env *kit.Env, s *settings, w *webhookSettin
 		return nil, err
 	}
 	if w.processes() {
+		key, err := s.key()
+		if err != nil {
+			return fail(err)
+		}
+		switch {
+		case w.mockURL != "" && !mockMode(key):
+			// One stack configuration serves both marketplaces.
+			env.Logger.Info().Msg("--mock-webhook-url is not used: with Avinode credentials, Avinode posts the notifications")
+		case mockMode(key) && (w.mockURL != "" || w.receives()):
+			if w.clientID == "" || w.clientSecret == "" {
+				return fail(&kit.UsageError{Msg: "--mock-webhook-url posts with the receiver's credentials: set AVINODE_WEBHOOK_CLIENT_ID and AVINODE_WEBHOOK_CLIENT_SECRET as the receiver has them"})
+			}
+			svc.notices = newNoticeSender(w)
+			s.mockNotify = svc.notices.send
+		}
 		b, m, err := s.backend(env, st)
 		if err != nil {
 			return fail(err)
@@ -272,7 +293,11 @@ func (svc *service) poke() {
 // start registers the listener and workers; the kit runs them until a
 // signal.
 func (svc *service) start(env *kit.Env, w *webhookSettings) {
-	env.AddListener(kit.Listener{Name: "webhooks", Addr: w.listen, Handler: svc.handler})
+	l := kit.Listener{Name: "webhooks", Addr: w.listen, Handler: svc.handler}
+	if svc.notices != nil && w.mockURL == "" {
+		l.Ready = svc.notices.listening
+	}
+	env.AddListener(l)
 	if svc.proc != nil {
 		env.AddWorker(kit.Worker{Name: "webhook-processor", Run: svc.proc.Run})
 		if svc.mock != nil {

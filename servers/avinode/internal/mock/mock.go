@@ -12,8 +12,10 @@
 //
 // Answers travel the way Avinode's do. When one falls due it is published:
 // the marketplace now shows it, and a webhook pointer notification
-// ({"id","href","type","tripId"}, href under BaseURL) is queued in the store's
-// webhook events, as Avinode would post it to the receiver. The webhook
+// ({"id","href","type","tripId"}, href under BaseURL) goes out — posted to a
+// webhook receiver over HTTP when Config.Notify is set (kept in the store
+// until posted, so none is lost), else queued in the store's webhook events
+// directly, as the receiver would queue it. The webhook
 // processor fetches what the pointer names with SyncRFQ or SyncMessage, which
 // apply the published answer to the store through store.Tx.SaveRFQ and
 // SaveMessage — the steps by which real quotes arrive — so subscribers hear of
@@ -59,6 +61,14 @@ type Config struct {
 	Operators int
 	// Now is the clock (default: the wall clock).
 	Now func() time.Time
+	// Notify, when set, posts a notification body to a webhook receiver, as
+	// Avinode posts its notifications: published answers then keep their
+	// notification in the store until SendNotices has posted it, instead of
+	// queueing it in the store's webhook events directly.
+	Notify func(ctx context.Context, body []byte) error
+	// NoPublish leaves publishing due answers to another process (the
+	// webhook service): this one only applies what is already published.
+	NoPublish bool
 }
 
 // Market is the simulated marketplace; it implements market.Backend.
@@ -328,6 +338,9 @@ func displayID(n int64) string {
 // Deliver publishes the answers due now (of one trip, or all when tripID is
 // empty), each with its webhook pointer, and returns how many it published.
 func (m *Market) Deliver(ctx context.Context, tripID string) (int, error) {
+	if m.cfg.NoPublish {
+		return 0, nil
+	}
 	now := m.now()
 	due, err := m.st.HasDueEventsOf(ctx, now, tripID)
 	if err != nil || !due {
@@ -374,8 +387,37 @@ func (m *Market) publish(ctx context.Context, tx *store.Tx, e store.Event) error
 	if err != nil {
 		return err
 	}
+	if m.cfg.Notify != nil {
+		return tx.SetEventNotice(ctx, e.ID, raw)
+	}
 	_, _, err = tx.EnqueueWebhookEvent(ctx, store.Incoming{Pointer: p, Raw: raw, Source: store.SourceMock, ReceivedAt: m.now()})
 	return err
+}
+
+// SendNotices posts the notifications of published answers that were not
+// posted yet, oldest first, through Config.Notify, and returns how many it
+// posted. It stops at the first failure, leaving that notification and the
+// rest for the next call. Without Notify it does nothing.
+func (m *Market) SendNotices(ctx context.Context) (int, error) {
+	if m.cfg.Notify == nil {
+		return 0, nil
+	}
+	sent := 0
+	for {
+		pending, err := m.st.PendingNotices(ctx, 100)
+		if err != nil || len(pending) == 0 {
+			return sent, err
+		}
+		for _, n := range pending {
+			if err := m.cfg.Notify(ctx, n.Body); err != nil {
+				return sent, fmt.Errorf("posting the notification of event %s: %w", n.EventID, err)
+			}
+			if err := m.st.MarkNoticed(ctx, n.EventID, m.now()); err != nil {
+				return sent, err
+			}
+			sent++
+		}
+	}
 }
 
 // fetch applies the published answers f selects that were not applied yet:
@@ -444,6 +486,9 @@ func (m *Market) Run(ctx context.Context, interval time.Duration, onError func(e
 			return ctx.Err()
 		case <-t.C:
 			if _, err := m.Deliver(ctx, ""); err != nil && ctx.Err() == nil && onError != nil {
+				onError(err)
+			}
+			if _, err := m.SendNotices(ctx); err != nil && ctx.Err() == nil && onError != nil {
 				onError(err)
 			}
 		}

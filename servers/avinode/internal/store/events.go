@@ -198,3 +198,53 @@ func (s *Store) DeliverDue(ctx context.Context, now time.Time, tripID string, li
 	})
 	return applied, err
 }
+
+// SetEventNotice keeps the notification body of a published event, to be
+// posted to a receiver by SendNotices' caller.
+func (t *Tx) SetEventNotice(ctx context.Context, id string, body []byte) error {
+	if _, err := t.q.exec(ctx, `UPDATE mock_events SET notice = ? WHERE id = ?`, string(body), id); err != nil {
+		return fmt.Errorf("store: event %s: %w", id, err)
+	}
+	return nil
+}
+
+// Notice is a notification waiting to be posted.
+type Notice struct {
+	EventID string
+	Body    []byte
+}
+
+// PendingNotices returns up to limit notifications not posted yet, oldest
+// first.
+func (s *Store) PendingNotices(ctx context.Context, limit int) ([]Notice, error) {
+	rows, err := s.reader().query(ctx, `SELECT id, notice FROM mock_events WHERE notice IS NOT NULL AND noticed_at IS NULL
+		ORDER BY due_at, id LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: reading notices: %w", err)
+	}
+	defer rows.Close()
+	var out []Notice
+	for rows.Next() {
+		var n Notice
+		var body string
+		if err := rows.Scan(&n.EventID, &body); err != nil {
+			return nil, fmt.Errorf("store: reading notices: %w", err)
+		}
+		n.Body = []byte(body)
+		out = append(out, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: reading notices: %w", err)
+	}
+	return out, nil
+}
+
+// MarkNoticed records that an event's notification was posted.
+func (s *Store) MarkNoticed(ctx context.Context, id string, at time.Time) error {
+	return s.Update(ctx, func(tx *Tx) error {
+		if _, err := tx.q.exec(ctx, `UPDATE mock_events SET noticed_at = ? WHERE id = ?`, ts(at), id); err != nil {
+			return fmt.Errorf("store: event %s: %w", id, err)
+		}
+		return nil
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -444,4 +445,46 @@ func TestOpenErrors(t *testing.T) {
 	if _, err := store.OpenPostgres(ctx, "::not a url", store.Options{}); err == nil {
 		t.Error("a malformed URL opened")
 	}
+}
+
+// TestNotices: a notification kept with its published event is pending
+// until marked sent, on both databases.
+func TestNotices(t *testing.T) {
+	forEach(t, func(t *testing.T, s *store.Store, _ *changeLog) {
+		ctx := context.Background()
+		update(t, s, func(tx *store.Tx) error {
+			if err := tx.SaveTrip(ctx, sampleTrip("atrip-7")); err != nil {
+				return err
+			}
+			if _, err := tx.SaveRFQ(ctx, store.RFQ{ID: "arfq-7", TripID: "atrip-7", Status: store.RFQUnanswered}); err != nil {
+				return err
+			}
+			for i := range 2 {
+				e := store.Event{ID: fmt.Sprintf("ev-n%d", i), TripID: "atrip-7", RFQID: "arfq-7", Kind: "quote",
+					DueAt: t0.Add(time.Duration(i) * time.Minute), Payload: json.RawMessage(`{}`)}
+				if err := tx.ScheduleEvent(ctx, e); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if n, err := s.PendingNotices(ctx, 10); err != nil || len(n) != 0 {
+			t.Fatalf("pending before publishing: %v, %v", n, err)
+		}
+		if _, err := s.DeliverDue(ctx, t0.Add(time.Hour), "", 10, func(ctx context.Context, tx *store.Tx, e store.Event) error {
+			return tx.SetEventNotice(ctx, e.ID, []byte(`{"id":"`+e.ID+`"}`))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		pending, err := s.PendingNotices(ctx, 10)
+		if err != nil || len(pending) != 2 || pending[0].EventID != "ev-n0" || string(pending[1].Body) != `{"id":"ev-n1"}` {
+			t.Fatalf("pending = %+v, %v", pending, err)
+		}
+		if err := s.MarkNoticed(ctx, "ev-n0", t0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if pending, _ := s.PendingNotices(ctx, 10); len(pending) != 1 || pending[0].EventID != "ev-n1" {
+			t.Errorf("after one was sent: %+v", pending)
+		}
+	})
 }
