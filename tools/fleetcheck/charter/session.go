@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -215,7 +216,7 @@ func text(content []mcp.Content) string {
 // syncWriter serialises the transcript's lines.
 type syncWriter struct {
 	mu sync.Mutex
-	w  interface{ Write([]byte) (int, error) }
+	w  io.Writer
 }
 
 func (s *syncWriter) printf(format string, args ...any) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/webhooks"
+	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 )
 
 // noticeSender posts the simulated operators' notifications to a webhook
@@ -76,14 +77,10 @@ func (n *noticeSender) send(ctx context.Context, body []byte) error {
 	return nil
 }
 
-// redactURL drops credentials a URL may carry before it is logged.
+// redactURL masks the credentials a URL may carry before it is logged.
 func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "the receiver"
-	}
-	u.User = nil
-	return u.String()
+	shown, _ := logging.RedactURL(raw)
+	return shown
 }
 
 // checkMockURL accepts an absolute http or https URL.
