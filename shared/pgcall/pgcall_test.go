@@ -44,24 +44,16 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{superURL: dbURL, role: "u_" + strings.TrimPrefix(u.Path, "/"), admin: admin}
+	e := &env{superURL: dbURL, admin: admin}
+	e.role, e.userURL = pgtest.Role(t, dbURL)
 	if _, err := admin.Exec(ctx, fmt.Sprintf(`
 CREATE TABLE t (id int PRIMARY KEY, name text NOT NULL);
 INSERT INTO t SELECT g, 'row' || g FROM generate_series(1, 150) g;
 CREATE TYPE mood AS ENUM ('ok', 'sad');
-CREATE ROLE %[1]s LOGIN;
 GRANT SELECT, INSERT, UPDATE, DELETE ON t TO %[1]s;
 GRANT CREATE, TEMPORARY ON DATABASE %[2]s TO %[1]s;`, e.role, pgx.Identifier{strings.TrimPrefix(u.Path, "/")}.Sanitize())); err != nil {
 		t.Fatalf("fixture: %v", err)
 	}
-	t.Cleanup(func() {
-		if _, err := admin.Exec(context.Background(), fmt.Sprintf("DROP OWNED BY %[1]s; DROP ROLE %[1]s", e.role)); err != nil {
-			t.Errorf("dropping the test role: %v", err)
-		}
-	})
-	ru := *u
-	ru.User = url.User(e.role)
-	e.userURL = ru.String()
 	return e
 }
 

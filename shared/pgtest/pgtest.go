@@ -41,7 +41,8 @@
 // postgres://postgres@localhost:5432/postgres?sslmode=disable, and no cluster
 // is started: the per-test databases are created and dropped on that server
 // (which must be PostgreSQL 13 or newer), and AdminURL returns PGTEST_URL
-// itself. The role in the URL needs the CREATEDB privilege.
+// itself. The role in the URL needs the CREATEDB privilege, and CREATEROLE
+// for tests that use [Role].
 //
 // # Cleanup
 //
@@ -220,6 +221,35 @@ func (s *server) newDatabase(t testing.TB) string {
 func URL(t testing.TB) string {
 	t.Helper()
 	return get(t).newDatabase(t)
+}
+
+// Role creates a LOGIN role with no privileges (named r_ and 12 random hex
+// digits, so it needs no quoting) for a test that must not connect as the
+// superuser, and returns its name and dbURL with that role as the user.
+// Grants are the caller's. When the test ends the role is dropped, with
+// what it owns in dbURL: roles are cluster-wide, so they are dropped after
+// the test's own later cleanups (closing its pools) and before URL's
+// database goes. With PGTEST_URL, that role needs CREATEROLE.
+func Role(t testing.TB, dbURL string) (name, roleURL string) {
+	t.Helper()
+	s := get(t)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	name = "r_" + hex.EncodeToString(rnd[:])
+	if _, err := s.exec(dbURL, "CREATE ROLE "+name+" LOGIN"); err != nil {
+		t.Fatalf("pgtest: creating role %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if _, err := s.exec(dbURL, "DROP OWNED BY "+name+"; DROP ROLE "+name); err != nil {
+			t.Errorf("pgtest: dropping role %s: %v", name, err)
+		}
+	})
+	u.User = url.User(name)
+	return name, u.String()
 }
 
 // AdminURL returns the URL of the "postgres" database of the shared cluster

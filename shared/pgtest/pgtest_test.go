@@ -218,3 +218,29 @@ func TestDatabaseDroppedAfterTest(t *testing.T) {
 		t.Error("the open session is still running 10s after its database was dropped")
 	}
 }
+
+// TestRole: the role logs in without superuser rights, sees what it is
+// granted, and is gone (with what it owns) when the test ends.
+func TestRole(t *testing.T) {
+	t.Parallel()
+	var name string
+	t.Run("inner", func(t *testing.T) {
+		dbURL := pgtest.URL(t)
+		var roleURL string
+		name, roleURL = pgtest.Role(t, dbURL)
+		if !strings.HasPrefix(name, "r_") || !strings.Contains(roleURL, name+"@") {
+			t.Fatalf("role %q, URL %q", name, roleURL)
+		}
+		psql(t, dbURL, "CREATE TABLE t (x int); GRANT SELECT ON t TO "+name+"; GRANT CREATE ON SCHEMA public TO "+name)
+		if got := psql(t, roleURL, "SELECT current_user || ' ' || (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)"); got != name+" false" {
+			t.Errorf("connected as %q", got)
+		}
+		psql(t, roleURL, "SELECT count(*) FROM t; CREATE TABLE mine (y int)")
+		if _, err := psqlErr(t, roleURL, "INSERT INTO t VALUES (1)"); err == nil {
+			t.Error("the role may write what it was not granted")
+		}
+	})
+	if n := psql(t, pgtest.AdminURL(t), "SELECT count(*) FROM pg_roles WHERE rolname = '"+name+"'"); n != "0" {
+		t.Errorf("role %s still exists after its test", name)
+	}
+}

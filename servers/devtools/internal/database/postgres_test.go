@@ -6,14 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
-	"github.com/rs/zerolog"
 	"io"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/rs/zerolog"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
@@ -54,15 +55,10 @@ func newPGEnv(t testing.TB) *pgEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = admin.Close(context.Background()) })
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := strings.TrimPrefix(u.Path, "/")
-	e := &pgEnv{superURL: dbURL, role: "ro_" + name, alt: "alt_" + name, admin: admin}
+	e := &pgEnv{superURL: dbURL, admin: admin}
+	e.role, e.readerURL = pgtest.Role(t, dbURL)
+	e.alt, _ = pgtest.Role(t, dbURL)
 	setup := pgFixture + fmt.Sprintf(`
-CREATE ROLE %[1]s LOGIN;
-CREATE ROLE %[2]s;
 GRANT %[2]s TO %[1]s;
 GRANT USAGE ON SCHEMA public, other TO %[1]s, %[2]s;
 GRANT SELECT ON ALL TABLES IN SCHEMA public, other TO %[1]s, %[2]s;
@@ -71,18 +67,6 @@ GRANT USAGE, SELECT ON SEQUENCE s TO %[1]s;
 	if _, err := admin.Exec(ctx, setup); err != nil {
 		t.Fatalf("fixture: %v", err)
 	}
-	// Roles are cluster-wide: drop them, after the test's own cleanups
-	// (closing its pools) and before the database goes.
-	t.Cleanup(func() {
-		_, err := admin.Exec(context.Background(), fmt.Sprintf("DROP OWNED BY %[1]s, %[2]s; DROP ROLE %[1]s; DROP ROLE %[2]s",
-			e.role, e.alt))
-		if err != nil {
-			t.Errorf("dropping the test roles: %v", err)
-		}
-	})
-	ru := *u
-	ru.User = url.User(e.role)
-	e.readerURL = ru.String()
 	return e
 }
 

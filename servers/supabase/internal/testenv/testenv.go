@@ -8,10 +8,7 @@ package testenv
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/http/httptest"
-	"net/url"
 	"path/filepath"
 	"testing"
 
@@ -68,11 +65,8 @@ func PostgresURLs(t testing.TB) (admin, app string) {
 	if _, err := conn.Exec(ctx, schemasql.Sample()); err != nil {
 		t.Fatal(err)
 	}
-	var raw [6]byte
-	_, _ = rand.Read(raw[:])
-	role := "app_" + hex.EncodeToString(raw[:])
+	role, app := pgtest.Role(t, admin)
 	for _, st := range []string{
-		"CREATE ROLE " + role + " LOGIN",
 		"GRANT USAGE ON SCHEMA public TO " + role,
 		"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO " + role,
 		"GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO " + role,
@@ -81,12 +75,7 @@ func PostgresURLs(t testing.TB) (admin, app string) {
 			t.Fatalf("%s: %v", st, err)
 		}
 	}
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.User(role)
-	return admin, u.String()
+	return admin, app
 }
 
 // Postgres opens the PostgreSQL backend on a fresh migrated database.
