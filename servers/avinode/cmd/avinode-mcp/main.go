@@ -221,25 +221,13 @@ func (s *settings) inline(mockMarket bool) bool {
 // with their pointers, and the processor is woken for them.
 func publish(env *kit.Env, m *mock.Market, proc *webhooks.Processor) kit.Worker {
 	return kit.Worker{Name: "mock-marketplace", Run: func(ctx context.Context) error {
-		t := time.NewTicker(deliveryInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-t.C:
-			}
-			n, err := m.Deliver(ctx, "")
-			if err != nil && ctx.Err() == nil {
-				env.Logger.Warn().Err(err).Msg("publishing the simulated operators' answers failed; retrying")
-			}
-			if n > 0 && proc != nil {
-				proc.Poke()
-			}
-			if _, err := m.SendNotices(ctx); err != nil && ctx.Err() == nil {
-				env.Logger.Warn().Err(err).Msg("posting the simulated operators' notifications to the receiver failed; retrying")
-			}
+		var poke func(int)
+		if proc != nil {
+			poke = func(int) { proc.Poke() }
 		}
+		return m.Run(ctx, deliveryInterval, poke, func(err error) {
+			env.Logger.Warn().Err(err).Msg("the simulated marketplace could not publish its operators' answers or post their notifications; retrying")
+		})
 	}}
 }
 

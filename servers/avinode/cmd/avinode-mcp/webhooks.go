@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -37,6 +38,7 @@ type webhookSettings struct {
 	rateSpec                 string
 	rate                     webhooks.Rate
 	allow, trusted           []string
+	allowNets, trustedNets   []netip.Prefix // parsed by the flags' checks
 	role                     string
 	workers, maxRetries      int
 	lease, poll, retryBase   time.Duration
@@ -115,8 +117,8 @@ func (w *webhookSettings) registerService(f *kit.Flags) {
 		}
 		return nil
 	})
-	f.Check("allow-sources", func() error { _, err := webhooks.ParsePrefixes(w.allow); return err })
-	f.Check("trusted-proxies", func() error { _, err := webhooks.ParsePrefixes(w.trusted); return err })
+	f.Check("allow-sources", func() (err error) { w.allowNets, err = webhooks.ParsePrefixes(w.allow); return err })
+	f.Check("trusted-proxies", func() (err error) { w.trustedNets, err = webhooks.ParsePrefixes(w.trusted); return err })
 }
 
 // sqliteWorkers is the processor's default concurrency on SQLite: fetches
@@ -201,14 +203,6 @@ func newService(ctx context.Context, env *kit.Env, s *settings, w *webhookSettin
 			env.Redactor.Add(secret)
 		}
 	}
-	allow, err := webhooks.ParsePrefixes(w.allow)
-	if err != nil {
-		return nil, &kit.UsageError{Msg: "--allow-sources: " + err.Error()}
-	}
-	trusted, err := webhooks.ParsePrefixes(w.trusted)
-	if err != nil {
-		return nil, &kit.UsageError{Msg: "--trusted-proxies: " + err.Error()}
-	}
 	st, err := s.openStore(ctx, env, store.Options{})
 	if err != nil {
 		return nil, err
@@ -253,8 +247,8 @@ func newService(ctx context.Context, env *kit.Env, s *settings, w *webhookSettin
 	mux := http.NewServeMux()
 	if w.receives() {
 		rc, err := webhooks.NewReceiver(webhooks.ReceiverConfig{Store: st, ClientID: w.clientID, ClientSecret: w.clientSecret,
-			SigningSecret: w.signingSecret, SignatureHeader: w.signature, MaxBody: int64(w.maxBody), Rate: w.rate, Allow: allow,
-			TrustedProxies: trusted, MaxRetries: w.maxRetries, Logger: env.Logger, Metrics: env.Metrics, OnStored: svc.poke})
+			SigningSecret: w.signingSecret, SignatureHeader: w.signature, MaxBody: int64(w.maxBody), Rate: w.rate, Allow: w.allowNets,
+			TrustedProxies: w.trustedNets, MaxRetries: w.maxRetries, Logger: env.Logger, Metrics: env.Metrics, OnStored: svc.poke})
 		if err != nil {
 			return fail(&kit.UsageError{Msg: err.Error()})
 		}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
@@ -226,10 +227,10 @@ func (f *Feed) check(ctx context.Context, ids []string) {
 			continue
 		}
 		if v.Change != t.v.Change && t.tripSubs > 0 {
-			uris = append(uris, "avinode://trips/"+id)
+			uris = append(uris, market.TripURI(id))
 		}
 		if v.Quotes != t.v.Quotes && t.quoteSubs > 0 {
-			uris = append(uris, "avinode://trips/"+id+quotesSuffix)
+			uris = append(uris, market.QuotesURI(id))
 		}
 		t.v = v
 	}

@@ -123,7 +123,7 @@ func TestOtherProcessChanges(t *testing.T) {
 				}
 				trips = append(trips, trip)
 			}
-			quotesURI, tripURI := tools.QuotesURI(trips[0].ID), tools.TripURI(trips[1].ID)
+			quotesURI, tripURI := market.QuotesURI(trips[0].ID), market.TripURI(trips[1].ID)
 			// One listen stream for both (a client keeps one at a time).
 			listen := func(uris ...string) func() {
 				stop, err := c.Raw().ListenAsync(ctx, mcp.SubscriptionFilter{ResourceSubscriptions: uris}, func(error) {})
@@ -155,7 +155,7 @@ func TestOtherProcessChanges(t *testing.T) {
 				t.Fatal(err)
 			}
 			u.wait(t, tripURI, 1)
-			if got := u.count(tools.QuotesURI(trips[1].ID)); got != 0 {
+			if got := u.count(market.QuotesURI(trips[1].ID)); got != 0 {
 				t.Errorf("an unsubscribed resource was notified %d times", got)
 			}
 

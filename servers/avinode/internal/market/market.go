@@ -171,3 +171,8 @@ func StoreNotFound(err error, field, id, what string) error {
 func Conflict(format string, args ...any) *mcperr.Error {
 	return mcperr.New(mcperr.Conflict, format, args...)
 }
+
+// TripURI and QuotesURI are the MCP resources of a trip: what the tools
+// list and read, and what the change feed tells subscribers of.
+func TripURI(id string) string   { return "avinode://trips/" + id }
+func QuotesURI(id string) string { return "avinode://trips/" + id + "/quotes" }

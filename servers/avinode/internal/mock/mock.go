@@ -475,22 +475,30 @@ func (m *Market) apply(ctx context.Context, tx *store.Tx, e store.Event) error {
 }
 
 // Run publishes due answers every interval until ctx ends, so their
-// pointers reach the webhook processor even when nobody reads. Failures are
+// pointers reach the webhook processor even when nobody reads, and posts
+// their notifications when Config.Notify is set. delivered (when set) hears
+// how many answers each tick published. Failures go to onError and are
 // retried on the next tick; Run returns only when ctx ends.
-func (m *Market) Run(ctx context.Context, interval time.Duration, onError func(error)) error {
+func (m *Market) Run(ctx context.Context, interval time.Duration, delivered func(n int), onError func(error)) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	report := func(err error) {
+		if err != nil && ctx.Err() == nil && onError != nil {
+			onError(err)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
-			if _, err := m.Deliver(ctx, ""); err != nil && ctx.Err() == nil && onError != nil {
-				onError(err)
+			n, err := m.Deliver(ctx, "")
+			report(err)
+			if n > 0 && delivered != nil {
+				delivered(n)
 			}
-			if _, err := m.SendNotices(ctx); err != nil && ctx.Err() == nil && onError != nil {
-				onError(err)
-			}
+			_, err = m.SendNotices(ctx)
+			report(err)
 		}
 	}
 }

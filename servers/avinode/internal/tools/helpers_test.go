@@ -53,7 +53,7 @@ type env struct {
 
 func openStore(t *testing.T, path string, n *kit.Notifier) *store.Store {
 	t.Helper()
-	st, err := store.OpenSQLite(context.Background(), path, store.Options{OnChange: tools.Notify(n)})
+	st, err := store.OpenSQLite(context.Background(), path, store.Options{OnChange: notifyChanges(n)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,3 +352,15 @@ func readResource(t *testing.T, c *mcptest.Client, uri string, v any) {
 }
 
 func futureDate(c *clock, d time.Duration) string { return c.Now().Add(d).Format(time.RFC3339) }
+
+// notifyChanges tells subscribers of a changed trip's resources — the
+// change listener of a store with one writer, as the tests run it (the
+// server itself uses feed.Feed, which also hears other processes).
+func notifyChanges(n *kit.Notifier) func(store.Change) {
+	return func(c store.Change) {
+		n.Updated(market.TripURI(c.TripID))
+		if c.Quotes {
+			n.Updated(market.QuotesURI(c.TripID))
+		}
+	}
+}

@@ -530,7 +530,7 @@ func TestWorkerDelivers(t *testing.T) {
 		"departure_date": time.Now().Add(72 * time.Hour).Format(time.RFC3339)}), &trip)
 	subscribe(t, c, n, trip.Resources.Quotes)
 	p := processor(t, st, m, nil)
-	go func() { done <- m.Run(ctx, 5*time.Millisecond, func(error) { errs++ }) }()
+	go func() { done <- m.Run(ctx, 5*time.Millisecond, nil, func(error) { errs++ }) }()
 	go func() { done <- p.Run(ctx) }()
 	notes.wait(t, trip.Resources.Quotes)
 	// The first answer heard may be a decline: the workers store the quote

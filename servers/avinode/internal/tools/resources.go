@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
@@ -79,7 +80,7 @@ func Templates(d Deps) []kit.ResourceTemplate {
 					if t.DisplayID != "" {
 						name += " (" + t.DisplayID + ")"
 					}
-					out = append(out, kit.ResourceInfo{URI: TripURI(t.ID), Name: name, Title: "Trip " + describeLegs(t.Segments),
+					out = append(out, kit.ResourceInfo{URI: market.TripURI(t.ID), Name: name, Title: "Trip " + describeLegs(t.Segments),
 						MIMEType: "application/json"})
 				}
 				return out, nil

@@ -56,8 +56,6 @@ func All(d Deps) []kit.Tool {
 // Id patterns: Avinode ids are a lower-case prefix, a dash and a number.
 const (
 	tripIDPattern = `^atrip-[0-9]{1,19}$`
-	rfqIDPattern  = `^arfq-[0-9]{1,19}$`
-	anyIDPattern  = `^[a-z]{1,32}-[0-9]{1,19}$`
 	icaoPattern   = `^[A-Z]{4}$`
 )
 
@@ -112,23 +110,7 @@ type resourceURIs struct {
 }
 
 func urisOf(tripID string) resourceURIs {
-	return resourceURIs{Trip: TripURI(tripID), Quotes: QuotesURI(tripID)}
-}
-
-// TripURI and QuotesURI are the resources of a trip.
-func TripURI(id string) string   { return "avinode://trips/" + id }
-func QuotesURI(id string) string { return "avinode://trips/" + id + "/quotes" }
-
-// Notify returns a store change listener that tells subscribers of the
-// changed trip's resources — for a server whose store has one writer (this
-// process); feed.Feed also hears other processes' changes.
-func Notify(n *kit.Notifier) func(store.Change) {
-	return func(c store.Change) {
-		n.Updated(TripURI(c.TripID))
-		if c.Quotes {
-			n.Updated(QuotesURI(c.TripID))
-		}
-	}
+	return resourceURIs{Trip: market.TripURI(tripID), Quotes: market.QuotesURI(tripID)}
 }
 
 // describeLegs renders legs for a message: "KTEB → KVNY on 2026-05-01".

@@ -147,11 +147,11 @@ func createdMessage(mode string, trip *store.Trip, asked int) string {
 		}
 		return msg + fmt.Sprintf("It was sent to %d operators, who answer over the next minutes; the deep link is a placeholder. "+
 			"Tell the user, then call get_quotes with trip_id %s (or subscribe to %s) to see the quotes as they arrive.",
-			asked, trip.ID, QuotesURI(trip.ID))
+			asked, trip.ID, market.QuotesURI(trip.ID))
 	}
 	return fmt.Sprintf("Trip %s was created in Avinode: %s. Give the user the deep_link now: it opens Avinode's marketplace "+
 		"search for this trip, where they choose operators and send the requests for quote. Quotes arrive as operators answer; "+
-		"call get_quotes with trip_id %s (or subscribe to %s) to see them.", ref, describeLegs(trip.Segments), trip.ID, QuotesURI(trip.ID))
+		"call get_quotes with trip_id %s (or subscribe to %s) to see them.", ref, describeLegs(trip.Segments), trip.ID, market.QuotesURI(trip.ID))
 }
 
 // tripRequest checks a create_trip call beyond its schema: airports exist,
