@@ -17,7 +17,9 @@ type request struct {
 	id     []byte
 	method string
 	p      reqParams
-	meta   reqMeta
+	// meta is params._meta, read by serve unless the transport has read it
+	// already (streamable HTTP routes by it).
+	meta *reqMeta
 	// reply sends a message tied to this request before its response: a
 	// progress or log notification, a request to the client. Streamable
 	// HTTP turns the response into an event stream for it.
@@ -260,10 +262,9 @@ func (s *Server) decorate(result []byte, resultType string, cacheable bool, extr
 // serve answers one request. It never panics on input and always returns
 // the answer's bytes (nil only for a stream whose client has gone).
 func (s *Server) serve(ctx context.Context, r *request) reply {
-	if r.p.Meta != nil {
-		r.meta = parseMeta(r.p.Meta)
-	} else {
-		r.meta = reqMeta{logLevel: -1}
+	if r.meta == nil {
+		m := parseMeta(r.p.Meta)
+		r.meta = &m
 	}
 	if r.modernByHeader && !r.meta.modern {
 		// Over HTTP the header and _meta must name the same version; the
@@ -357,7 +358,7 @@ func (s *Server) initialize(r *request) reply {
 	}
 	se := r.sess
 	se.mu.Lock()
-	se.proto, se.caps = version, caps
+	se.caps = caps
 	se.mu.Unlock()
 	se.initialized.Store(true)
 	out := []byte(`{"protocolVersion":`)

@@ -43,12 +43,7 @@ func WriteReference(ctx context.Context, w io.Writer, spec Spec) error {
 	}
 	// The flags first: registering them sets the server's settings to their
 	// defaults, which Setup then reads.
-	f := NewFlags(spec.Name + "-mcp")
-	cfg := Config{serverName: spec.Name}
-	cfg.register(f, spec.DefaultPort)
-	if spec.Flags != nil {
-		spec.Flags(f)
-	}
+	f, _ := serverFlags(spec)
 	if err := f.Parse(nil, getenv); err != nil {
 		return fmt.Errorf("apply %s's default settings: %w", spec.Name, err)
 	}
@@ -68,7 +63,7 @@ func WriteReference(ctx context.Context, w io.Writer, spec Spec) error {
 	writeResources(&b, env.resources, env.templates)
 	fmt.Fprintf(&b, "### Prompt\n\n`%s`: usage guidance for the tools the caller's agent may use, generated from the same definitions.\n\n", DescriptionsPrompt)
 	writeFlagTable(&b, f.Describe())
-	commands := append(append([]Command(nil), spec.Commands...), docsCommand(spec), healthCommand(spec))
+	commands := allCommands(spec)
 	b.WriteString("### Commands\n\n| command | what it does |\n|---|---|\n")
 	fmt.Fprintf(&b, "| `%s-mcp` | serve MCP (stdio by default; `--transport http` for streamable HTTP) |\n", spec.Name)
 	for _, c := range commands {

@@ -9,14 +9,9 @@ import (
 // it parses args and the environment, then runs the server until ctx ends.
 // Flag errors (including ErrHelp and ErrVersion) are returned as is.
 func RunArgs(ctx context.Context, spec Spec, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	f := NewFlags(spec.Name + "-mcp")
-	cfg := Config{serverName: spec.Name}
-	cfg.register(f, spec.DefaultPort)
-	if spec.Flags != nil {
-		spec.Flags(f)
-	}
+	f, cfg := serverFlags(spec)
 	if err := f.Parse(args, getenv); err != nil {
 		return err
 	}
-	return run(ctx, spec, &cfg, IO{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv})
+	return run(ctx, spec, cfg, IO{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv})
 }

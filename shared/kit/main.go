@@ -142,6 +142,9 @@ type Config struct {
 	MaxInflight     int
 	// serverName names the server's own data-dir variable in --help.
 	serverName string
+	// Parsed once, by the flag check and by policy.
+	limiter     *ratelimit.Limiter
+	agentTokens map[string]string
 }
 
 // minTokenLength: a bearer token shorter than this is refused at start-up.
@@ -204,8 +207,8 @@ func (c *Config) register(f *Flags, defaultPort int) {
 		}
 		return nil
 	})
-	f.Check("rate-limit", func() error {
-		_, err := ratelimit.Parse(c.RateLimit)
+	f.Check("rate-limit", func() (err error) {
+		c.limiter, err = ratelimit.Parse(c.RateLimit)
 		return err
 	})
 }
@@ -237,6 +240,7 @@ func (c *Config) policy() (*acl.Policy, error) {
 		if err != nil {
 			return nil, usageErr("MCP_AGENT_TOKENS: %v", err)
 		}
+		c.agentTokens = toks
 		for tok, agent := range toks {
 			if len(tok) < minTokenLength {
 				return nil, usageErr("MCP_AGENT_TOKENS: the token of agent %q is %d characters; use at least %d", agent, len(tok), minTokenLength)
@@ -283,7 +287,7 @@ func MainIO(spec Spec, args []string, io IO) int {
 		// a few percent of CPU. GOGC in the environment still wins.
 		debug.SetGCPercent(defaultGCPercent)
 	}
-	commands := append(append([]Command(nil), spec.Commands...), docsCommand(spec), healthCommand(spec))
+	commands := allCommands(spec)
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		for _, c := range commands {
 			if c.Name == args[0] {
@@ -298,12 +302,7 @@ func MainIO(spec Spec, args []string, io IO) int {
 		fmt.Fprintf(io.Stderr, "%s: unknown command %q%s (commands: %s; see --help)\n", program, args[0], suggest(args[0], names), strings.Join(names, ", "))
 		return 2
 	}
-	f := NewFlags(program)
-	cfg := Config{serverName: spec.Name}
-	cfg.register(f, spec.DefaultPort)
-	if spec.Flags != nil {
-		spec.Flags(f)
-	}
+	f, cfg := serverFlags(spec)
 	switch err := f.Parse(args, io.Getenv); {
 	case errors.Is(err, ErrHelp):
 		f.Usage(io.Stdout, program, spec.Summary)
@@ -318,7 +317,7 @@ func MainIO(spec Spec, args []string, io IO) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, spec, &cfg, io); err != nil {
+	if err := run(ctx, spec, cfg, io); err != nil {
 		fmt.Fprintf(io.Stderr, "%s: %v\n", program, err)
 		var ue *UsageError
 		if errors.As(err, &ue) {
@@ -354,15 +353,9 @@ func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 	if err != nil {
 		return err
 	}
-	limiter, err := ratelimit.Parse(cfg.RateLimit)
-	if err != nil {
-		return usageErr("--rate-limit: %v", err)
-	}
 	red := logging.NewRedactor(cfg.AuthToken)
-	if toks, err := acl.ParseAgentTokens(cfg.AgentTokens); err == nil {
-		for tok := range toks {
-			red.Add(tok)
-		}
+	for tok := range cfg.agentTokens {
+		red.Add(tok)
 	}
 	// Log lines (one audit line per call) are written by one goroutine that
 	// gathers those arriving during a write: one write for many under load.
@@ -382,7 +375,7 @@ func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 	srv, err := New(spec.Info, tools, Options{
 		Policy: policy, ReadOnly: cfg.ReadOnly, Include: cfg.Tools, Exclude: cfg.ExcludeTools,
 		Resources: env.resources, Templates: env.templates, Notifier: env.Notifier,
-		DefaultTimeout: cfg.ToolTimeout, Grace: cfg.Grace, Limiter: limiter, Logger: log, Redactor: red, Metrics: env.Metrics,
+		DefaultTimeout: cfg.ToolTimeout, Grace: cfg.Grace, Limiter: cfg.limiter, Logger: log, Redactor: red, Metrics: env.Metrics,
 		Limits: Limits{MaxCalls: cfg.MaxCalls, MaxSessionCalls: cfg.MaxSessionCalls,
 			MaxMessageBytes: int64(cfg.MaxMessageBytes), MaxInflightBytes: int64(cfg.MaxInflight)},
 	})
@@ -412,6 +405,22 @@ func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 	}
 	g := &group{log: log, health: env.Health, grace: cfg.Grace}
 	return g.run(ctx, serve, env.listeners, env.workers)
+}
+
+// serverFlags are the flags of the server itself: the kit's and spec's.
+func serverFlags(spec Spec) (*Flags, *Config) {
+	f := NewFlags(spec.Name + "-mcp")
+	cfg := &Config{serverName: spec.Name}
+	cfg.register(f, spec.DefaultPort)
+	if spec.Flags != nil {
+		spec.Flags(f)
+	}
+	return f, cfg
+}
+
+// allCommands are spec's commands and the ones every server has.
+func allCommands(spec Spec) []Command {
+	return append(append([]Command(nil), spec.Commands...), docsCommand(spec), healthCommand(spec))
 }
 
 // runCommand runs a subcommand with its own flags.

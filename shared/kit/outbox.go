@@ -149,7 +149,7 @@ func (o *outbox) appendMeta(params []byte) []byte {
 	if o.subID == nil {
 		return params
 	}
-	params = append(params, `,"_meta":{"io.modelcontextprotocol/subscriptionId":`...)
+	params = append(params, `,"_meta":{"`+metaSubID+`":`...)
 	params = append(params, o.subID...)
 	return append(params, '}')
 }

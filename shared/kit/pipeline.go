@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
@@ -362,16 +361,8 @@ func prune(v any, budget *int, depth int) any {
 	return v
 }
 
-func cut(s string) string {
-	if len(s) <= auditArgLimit {
-		return s
-	}
-	n := auditArgLimit
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…(" + strconv.Itoa(len(s)) + " bytes)"
-}
+// cut shortens an audited key or value to auditArgLimit bytes.
+func cut(s string) string { return wire.Truncate(s, auditArgLimit) }
 
 // clientLog sends notifications/message to the caller when it asked for
 // log messages at this level or lower: through logging/setLevel (before

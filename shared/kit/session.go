@@ -39,7 +39,6 @@ type session struct {
 
 	initialized atomic.Bool
 	mu          sync.Mutex
-	proto       string
 	caps        clientCaps
 	level       int // client log level index; -1 until logging/setLevel
 	subs        map[string]bool

@@ -19,7 +19,6 @@ type sessions struct {
 	// reserved counts slots promised to initialize requests still being
 	// served, so that concurrent initializes cannot overshoot max.
 	reserved int
-	gone     map[string]time.Time // recently ended, to answer 404 "terminated"
 	max      int
 	idle     time.Duration
 	now      func() time.Time
@@ -28,7 +27,6 @@ type sessions struct {
 type httpSession struct {
 	id       string
 	agent    string
-	created  time.Time
 	lastSeen time.Time
 	// streams counts open GET/SSE streams; a session with one never idles.
 	streams int
@@ -39,7 +37,7 @@ type httpSession struct {
 const sessionPrefix = "mcp-session-"
 
 func newSessions(srv *Server, max int, idle time.Duration) *sessions {
-	return &sessions{srv: srv, m: map[string]*httpSession{}, gone: map[string]time.Time{}, max: max, idle: idle, now: time.Now}
+	return &sessions{srv: srv, m: map[string]*httpSession{}, max: max, idle: idle, now: time.Now}
 }
 
 // sweepLocked ends idle sessions; the caller holds mu. The sessions' own
@@ -48,13 +46,7 @@ func (s *sessions) sweepLocked(now time.Time) (ended []*session) {
 	for id, se := range s.m {
 		if s.idle > 0 && se.streams == 0 && now.Sub(se.lastSeen) > s.idle {
 			delete(s.m, id)
-			s.gone[id] = now
 			ended = append(ended, se.state)
-		}
-	}
-	for id, t := range s.gone {
-		if now.Sub(t) > time.Hour {
-			delete(s.gone, id)
 		}
 	}
 	return ended
@@ -110,7 +102,7 @@ func (s *sessions) create(agent string, via transport, r *reservation) *httpSess
 	_, _ = rand.Read(b[:])
 	id := sessionPrefix + hex.EncodeToString(b[:])
 	now := s.now()
-	hs := &httpSession{id: id, agent: agent, created: now, lastSeen: now, state: s.srv.newSession(id, agent, via)}
+	hs := &httpSession{id: id, agent: agent, lastSeen: now, state: s.srv.newSession(id, agent, via)}
 	s.mu.Lock()
 	if r != nil && !r.used {
 		r.used = true
@@ -121,46 +113,29 @@ func (s *sessions) create(agent string, via transport, r *reservation) *httpSess
 	return hs
 }
 
-// lookupResult says why a session id was not found.
-type lookupResult int
-
-const (
-	sessionOK lookupResult = iota
-	sessionUnknown
-	sessionEnded
-)
-
-// lookup finds the session id names, for agent, and marks it used.
-func (s *sessions) lookup(id, agent string) (*httpSession, lookupResult) {
+// lookup finds the session id names, for agent, and marks it used; false
+// for an unknown, expired, ended or another agent's session.
+func (s *sessions) lookup(id, agent string) (*httpSession, bool) {
 	now := s.now()
 	s.mu.Lock()
 	hs, ok := s.m[id]
 	var expired *session
 	if ok && s.idle > 0 && hs.streams == 0 && now.Sub(hs.lastSeen) > s.idle {
 		delete(s.m, id)
-		s.gone[id] = now
 		expired, ok = hs.state, false
 	}
-	var res lookupResult
-	switch {
-	case ok && hs.agent == agent:
+	ok = ok && hs.agent == agent
+	if ok {
 		hs.lastSeen = now
-		res = sessionOK
-	case ok:
-		res, hs = sessionUnknown, nil
-	default:
-		hs = nil
-		if _, was := s.gone[id]; was {
-			res = sessionEnded
-		} else {
-			res = sessionUnknown
-		}
 	}
 	s.mu.Unlock()
 	if expired != nil {
 		expired.close()
 	}
-	return hs, res
+	if !ok {
+		return nil, false
+	}
+	return hs, true
 }
 
 // stream marks a stream of hs open (+1) or closed (-1).
@@ -180,7 +155,6 @@ func (s *sessions) terminate(id, agent string) bool {
 		return false
 	}
 	delete(s.m, id)
-	s.gone[id] = s.now()
 	s.mu.Unlock()
 	hs.state.close()
 	return true

@@ -138,8 +138,8 @@ func (f *httpFrontend) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, perr := parseParams(m.Params)
-	var meta reqMeta
-	if perr == nil && p.Meta != nil {
+	meta := reqMeta{logLevel: -1}
+	if perr == nil {
 		meta = parseMeta(p.Meta)
 	}
 	if modernHdr || meta.modern {
@@ -172,7 +172,7 @@ func (f *httpFrontend) post(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusOK, m.ID, wire.CodeInvalidParams, perr.Error())
 		return
 	}
-	f.serveRequest(w, r, hs.state, &request{sess: hs.state, id: m.ID, method: m.Method, p: p, size: len(body), header: r.Header})
+	f.serveRequest(w, r, hs.state, &request{sess: hs.state, id: m.ID, method: m.Method, p: p, meta: &meta, size: len(body), header: r.Header})
 }
 
 // initialize creates a session and answers initialize on it.
@@ -227,7 +227,7 @@ func (f *httpFrontend) postModern(w http.ResponseWriter, r *http.Request, m wire
 	}
 	se := f.s.newSession("", AgentFrom(r.Context()), overStateless)
 	defer se.close()
-	f.serveRequest(w, r, se, &request{sess: se, id: m.ID, method: m.Method, p: p, size: len(body),
+	f.serveRequest(w, r, se, &request{sess: se, id: m.ID, method: m.Method, p: p, meta: &meta, size: len(body),
 		header: r.Header, modernByHeader: true})
 }
 
@@ -362,8 +362,8 @@ func (f *httpFrontend) ownSession(w http.ResponseWriter, r *http.Request) *httpS
 		writeRPCError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Mcp-Session-Id header is required: send initialize first")
 		return nil
 	}
-	hs, res := f.sessions.lookup(sid, AgentFrom(r.Context()))
-	if res != sessionOK {
+	hs, ok := f.sessions.lookup(sid, AgentFrom(r.Context()))
+	if !ok {
 		writeRPCError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "unknown, expired or terminated session")
 		return nil
 	}

@@ -126,21 +126,6 @@ func (t *Tool) Annotations() mcp.ToolAnnotation {
 		IdempotentHint: &idem, OpenWorldHint: &open}
 }
 
-// Definition is the mcp.Tool sent in tools/list.
-func (t *Tool) Definition() mcp.Tool {
-	def := mcp.Tool{
-		Name:           t.Name,
-		Title:          t.Title,
-		Description:    t.Description,
-		RawInputSchema: t.InputSchema,
-		Annotations:    t.Annotations(),
-	}
-	if len(t.OutputSchema) > 0 {
-		def.RawOutputSchema = t.OutputSchema
-	}
-	return def
-}
-
 // annotationsJSON is the annotations object of tools/list.
 type annotationsJSON struct {
 	Title           string `json:"title,omitempty"`
