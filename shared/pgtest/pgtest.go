@@ -252,6 +252,13 @@ func Role(t testing.TB, dbURL string) (name, roleURL string) {
 	return name, u.String()
 }
 
+// PsqlPath returns the psql that pgtest runs: the client of the server the
+// tests use, for tests that run SQL scripts as an operator would.
+func PsqlPath(t testing.TB) string {
+	t.Helper()
+	return get(t).psql
+}
+
 // AdminURL returns the URL of the "postgres" database of the shared cluster
 // (or PGTEST_URL itself), connecting as the superuser "postgres", for tests
 // that need to look at or change the server as a whole. The first call in a

@@ -31,6 +31,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -108,6 +109,16 @@ var agentServers = []struct {
 	{"error_monitor", []string{"avinode", "supabase"}},
 }
 
+// usedServers are the servers the agents use, each once, by name.
+func usedServers() []string {
+	var out []string
+	for _, a := range agentServers {
+		out = append(out, a.servers...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // Run plays the workflow and returns its result. An error means the
 // workflow did not complete; the transcript says where it stopped.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
@@ -159,7 +170,7 @@ func (c *Config) defaults() error {
 	if _, err := os.Stat(c.Policy); err != nil {
 		return fmt.Errorf("charter: the agent policy: %w", err)
 	}
-	for _, s := range []string{"avinode", "gmail", "sheets", "supabase"} {
+	for _, s := range usedServers() {
 		if _, err := os.Stat(c.binary(s)); err != nil {
 			return fmt.Errorf("charter: %s-mcp is not in %s (run make build): %w", s, c.Bin, err)
 		}
@@ -219,8 +230,7 @@ type run struct {
 	client  clientRecord
 	trip    tripCreated
 	quotes  quotesDoc
-	dbIDs   map[string]string // avinode quote id → quotes row id
-	budget  float64
+	stored  map[string]quote // quotes row id → the Avinode quote it holds
 	depDate time.Time
 }
 

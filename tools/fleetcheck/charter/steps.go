@@ -38,7 +38,6 @@ type idRow struct {
 func (r *run) recordRequest(ctx context.Context) error {
 	day := time.Now().UTC().AddDate(0, 0, 21)
 	r.depDate = time.Date(day.Year(), day.Month(), day.Day(), 14, 0, 0, 0, time.UTC)
-	r.budget = budgetUSD
 	var req rows[idRow]
 	err := r.do(ctx, "orchestrator", "supabase", "supabase_insert", map[string]any{
 		"table": "iso_requests",
@@ -368,10 +367,14 @@ func (r *run) scoreQuotes(ctx context.Context) error {
 	if len(stored.Rows) != len(data) {
 		return fmt.Errorf("supabase_insert quotes stored %d rows of %d", len(stored.Rows), len(data))
 	}
-	r.dbIDs = map[string]string{}
+	byAvinodeID := map[string]quote{}
+	for _, q := range r.quotes.Quotes {
+		byAvinodeID[q.QuoteID] = q
+	}
+	r.stored = map[string]quote{}
 	var scoring []map[string]any
 	for i, row := range stored.Rows {
-		r.dbIDs[strings.TrimPrefix(row.Notes, "avinode ")] = row.ID
+		r.stored[row.ID] = byAvinodeID[strings.TrimPrefix(row.Notes, "avinode ")]
 		in := map[string]any{"id": row.ID}
 		for _, k := range []string{"total_price_usd", "safety_rating", "comfort_rating", "flight_time_minutes"} {
 			if v, ok := data[i][k]; ok {
@@ -383,7 +386,7 @@ func (r *run) scoreQuotes(ctx context.Context) error {
 	var scores rows[scoreRow]
 	err = r.do(ctx, agent, "supabase", "supabase_rpc", map[string]any{
 		"function": "calculate_quote_scores",
-		"params":   map[string]any{"quotes": scoring, "client_preferences": map[string]any{"max_budget": r.budget}},
+		"params":   map[string]any{"quotes": scoring, "client_preferences": map[string]any{"max_budget": budgetUSD}},
 	}, &scores, func() string {
 		best := first(scores.Rows)
 		return fmt.Sprintf("calculate_quote_scores: %d scored, best %s at %.0f/100", len(scores.Rows), short(best.QuoteID), best.TotalScore)
@@ -441,23 +444,13 @@ func (r *run) sendProposal(ctx context.Context) error {
 	if len(ranked.Rows) == 0 {
 		return errors.New("ranked_proposals has no rows for the request")
 	}
-	capacity := map[string]int{}
-	for _, q := range r.quotes.Quotes {
-		capacity[r.dbIDs[q.QuoteID]] = q.AircraftCapacity
-	}
 	var aircraft []map[string]any
 	for _, p := range ranked.Rows {
+		q := r.stored[p.QuoteID]
 		r.res.Ranking = append(r.res.Ranking, Ranked{Rank: p.Rank, Operator: p.OperatorName, Aircraft: p.AircraftType,
-			PriceUSD: p.TotalPriceUSD, Score: p.TotalScore})
+			PriceUSD: p.TotalPriceUSD, Score: p.TotalScore, AvinodeQuote: q.QuoteID})
 		aircraft = append(aircraft, map[string]any{"type": p.AircraftType, "operator_name": p.OperatorName, "price_usd": p.TotalPriceUSD,
-			"capacity": capacity[p.QuoteID], "features": fmt.Sprintf("rank %d, score %.0f/100", p.Rank, p.TotalScore)})
-	}
-	for i := range r.res.Ranking {
-		for avi, id := range r.dbIDs {
-			if id == ranked.Rows[i].QuoteID {
-				r.res.Ranking[i].AvinodeQuote = avi
-			}
-		}
+			"capacity": q.AircraftCapacity, "features": fmt.Sprintf("rank %d, score %.0f/100", p.Rank, p.TotalScore)})
 	}
 	validUntil := r.depDate
 	if t, err := time.Parse(time.RFC3339, first(ranked.Rows).ValidUntil); err == nil {
@@ -509,33 +502,25 @@ func (r *run) monitor(ctx context.Context) error {
 		kinds := map[string]int{}
 		for _, e := range ev.Events {
 			kinds[e.EventType]++
+			if e.Status == "completed" {
+				r.res.WebhookCompleted++
+			}
+			if e.Source == "avinode" && e.SourceIP != "" {
+				r.res.WebhookViaReceiver++
+			}
 		}
+		r.res.WebhookEvents = len(ev.Events)
 		var parts []string
 		for _, k := range []string{"quote_received", "rfq_declined", "quote_updated", "unchanged"} {
 			if kinds[k] > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", kinds[k], k))
 			}
 		}
-		via := 0
-		for _, e := range ev.Events {
-			if e.Source == "avinode" && e.SourceIP != "" {
-				via++
-			}
-		}
 		return fmt.Sprintf("%d events for the trip (%s), %d received over HTTP; dead letter: %d", len(ev.Events),
-			strings.Join(parts, ", "), via, ev.Queue["dead_letter"])
+			strings.Join(parts, ", "), r.res.WebhookViaReceiver, ev.Queue["dead_letter"])
 	})
 	if err != nil {
 		return err
-	}
-	r.res.WebhookEvents = len(ev.Events)
-	for _, e := range ev.Events {
-		if e.Status == "completed" {
-			r.res.WebhookCompleted++
-		}
-		if e.Source == "avinode" && e.SourceIP != "" {
-			r.res.WebhookViaReceiver++
-		}
 	}
 	var logged rows[idRow]
 	return r.do(ctx, agent, "supabase", "supabase_insert", map[string]any{

@@ -12,13 +12,7 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/shared/acl"
 	"github.com/mcp-fleet/mcp-fleet/tools/fleetcheck/help"
-)
-
-// Paths inside the server images (see the Dockerfile).
-const (
-	ImagePolicy    = "/etc/mcp-fleet/acl.yaml" // the shipped agent policy
-	ImageDataDir   = "/data"                   // MCP_DATA_DIR
-	ImageWorkspace = "/workspace"              // devtools' root
+	"github.com/mcp-fleet/mcp-fleet/tools/fleetcheck/image"
 )
 
 // Facts are what the entries are checked against.
@@ -341,14 +335,14 @@ func (a *analysis) paths(t *Target, mounts map[string]string) {
 			}
 		case t.Via == ViaContainer && strings.HasPrefix(v, "/"):
 			if !inImage(v, mounts) {
-				a.errf(t.Entry.Name, "%s is neither in the image (%s, %s, %s) nor mounted", v, ImagePolicy, ImageDataDir, ImageWorkspace)
+				a.errf(t.Entry.Name, "%s is neither in the image (%s, %s, %s) nor mounted", v, image.Policy, image.DataDir, image.Workspace)
 			}
 		}
 	}
 }
 
 func inImage(p string, mounts map[string]string) bool {
-	for _, root := range []string{ImagePolicy, ImageDataDir, ImageWorkspace} {
+	for _, root := range []string{image.Policy, image.DataDir, image.Workspace} {
 		if p == root || strings.HasPrefix(p, root+"/") {
 			return true
 		}
@@ -477,7 +471,7 @@ func (a *analysis) container(t *Target) bool {
 	t.Args = args[i+1:]
 	t.Flags = a.flags(e.Name, s, t.Args)
 	a.serverEnv(e.Name, s, t.Env)
-	a.identity(t, ImagePolicy, t.Volumes)
+	a.identity(t, image.Policy, t.Volumes)
 	a.stdioOnly(t)
 	a.paths(t, t.Volumes)
 	a.credentials(t, s)
@@ -498,8 +492,8 @@ func (a *analysis) volume(t *Target, spec string) {
 	if strings.Contains(src, "/") && !strings.HasPrefix(src, "/") && !strings.HasPrefix(src, "${") {
 		a.errf(t.Entry.Name, "-v %s: a host path must be absolute (a name alone is a named volume)", spec)
 	}
-	if dst == ImagePolicy && src != RootPlaceholder+"/configs/acl.yaml" && !strings.HasPrefix(src, "/") {
-		a.errf(t.Entry.Name, "-v %s: mount a policy file over %s", spec, ImagePolicy)
+	if dst == image.Policy && src != RootPlaceholder+"/configs/acl.yaml" && !strings.HasPrefix(src, "/") {
+		a.errf(t.Entry.Name, "-v %s: mount a policy file over %s", spec, image.Policy)
 	}
 	t.Volumes[dst] = src
 }

@@ -29,14 +29,11 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/tools/fleetcheck/dockerfile"
 	"github.com/mcp-fleet/mcp-fleet/tools/fleetcheck/help"
+	"github.com/mcp-fleet/mcp-fleet/tools/fleetcheck/image"
 )
 
-// Paths inside the server images (see the Dockerfile).
-const (
-	policyPath = "/etc/mcp-fleet/acl.yaml"
-	dataDir    = "/data"
-	imageRepo  = "mcp-fleet/" // the repository `make images` names images in
-)
+// imageRepo is the repository `make images` names images in.
+const imageRepo = "mcp-fleet/"
 
 // Load reads the compose file as `docker compose` run in its directory
 // would, with envFile as its .env: variables interpolated from envFile
@@ -396,7 +393,7 @@ func (c *check) mcp(svc types.ServiceConfig, h *help.Server, flags map[string]st
 	c.published(svc, port)
 	acl := value(svc, h, flags, "acl")
 	if acl == "" {
-		c.errf(svc.Name, "runs without the policy (--acl %s)", policyPath)
+		c.errf(svc.Name, "runs without the policy (--acl %s)", image.Policy)
 	} else if !c.mounted(svc, acl, filepath.Join(c.facts.Root, "configs", "acl.yaml")) {
 		c.errf(svc.Name, "--acl %s: mount configs/acl.yaml there, read-only", acl)
 	}
@@ -413,10 +410,10 @@ func (c *check) mcp(svc types.ServiceConfig, h *help.Server, flags map[string]st
 				"(localhost and 127.0.0.1 for this machine's clients and the healthcheck, the service name for the stack's)", strings.Join(hosts, ","), want)
 		}
 	}
-	if v := svc.Environment["MCP_DATA_DIR"]; v == nil || *v != dataDir {
-		c.errf(svc.Name, "MCP_DATA_DIR is not %s", dataDir)
-	} else if !c.volumeAt(svc, dataDir) {
-		c.errf(svc.Name, "no named volume on %s: its state would be lost with the container", dataDir)
+	if v := svc.Environment["MCP_DATA_DIR"]; v == nil || *v != image.DataDir {
+		c.errf(svc.Name, "MCP_DATA_DIR is not %s", image.DataDir)
+	} else if !c.volumeAt(svc, image.DataDir) {
+		c.errf(svc.Name, "no named volume on %s: its state would be lost with the container", image.DataDir)
 	}
 	grace, err := time.ParseDuration(value(svc, h, flags, "shutdown-grace"))
 	if err == nil && (svc.StopGracePeriod == nil || time.Duration(*svc.StopGracePeriod) <= grace) {

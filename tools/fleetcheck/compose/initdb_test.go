@@ -66,14 +66,7 @@ func testInitDB(t *testing.T, p *types.Project, bins map[string]string) {
 		t.Fatalf("init files %v: the roles script must run first", files)
 	}
 
-	psql, err := exec.LookPath("psql")
-	if err != nil {
-		found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/psql")
-		if len(found) == 0 {
-			t.Fatal("psql not found (apt-get install postgresql-client-15)")
-		}
-		psql = found[len(found)-1]
-	}
+	psql := pgtest.PsqlPath(t)
 	vars := map[string]string{
 		"PATH": filepath.Dir(psql) + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HOME": t.TempDir(),
