@@ -25,7 +25,8 @@ REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA public FROM PUBLIC;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO fleet_agent;
 
 -- Tables, sequences and functions a later migration adds (run as this
--- role) get the same grants.
+-- role) get the same grants. Default privileges cannot tell views from
+-- tables: a later migration adding a view revokes INSERT and UPDATE on it.
 ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE ON TABLES TO fleet_agent;
 ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO fleet_agent;
 ALTER DEFAULT PRIVILEGES IN SCHEMA public REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
