@@ -3,7 +3,7 @@
 # postgres container's first start: the image runs the files mounted in
 # /docker-entrypoint-initdb.d in name order, once, on an empty data
 # directory, as the superuser ($POSTGRES_USER) in $POSTGRES_DB. Then come the
-# workflow-state tables (10-…, 20-…: configs/supabase/) and their grants
+# workflow-state tables (10-…, 20-…: servers/supabase/internal/schemasql/) and their grants
 # (30-grants.sql).
 #
 # No server logs in as a superuser:

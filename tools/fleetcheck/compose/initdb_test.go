@@ -56,7 +56,7 @@ func testInitDB(t *testing.T, p *types.Project, bins map[string]string) {
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
 	// Every workflow-state migration must be among them, after the roles.
-	schema, _ := filepath.Glob(filepath.Join(repoRoot(t), "configs", "supabase", "postgres", "*.sql"))
+	schema, _ := filepath.Glob(filepath.Join(repoRoot(t), "servers", "supabase", "internal", "schemasql", "postgres", "*.sql"))
 	for _, s := range schema {
 		if !slices.ContainsFunc(files, func(f initFile) bool { return f.source == s }) {
 			t.Errorf("%s is not mounted in %s: the stack's database would lack it", filepath.Base(s), initDir)

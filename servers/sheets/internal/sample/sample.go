@@ -1,7 +1,7 @@
 // Package sample holds the sample client database a new local workbook
 // starts with: a dozen realistic clients and some of their flights, with the
-// same tabs and columns as the Google Sheets layout. The files are copies of
-// configs/sheets/sample/ (a test keeps them identical).
+// same tabs and columns as the Google Sheets layout (configs/sheets/template/
+// holds their header rows).
 package sample
 
 import "embed"

@@ -1,9 +1,9 @@
 // Package schemasql embeds the workflow-state schema the server ships: the
 // PostgreSQL migrations (applied by `supabase-mcp migrate` and by the local
 // stack), the SQLite migrations of the embedded database, and the sample
-// rows. The files are copies of configs/supabase/, which is their one
-// source; a test fails when a copy differs (go test -run TestCopies -update
-// refreshes them).
+// rows. These files are the schema's one source: the compose stack mounts
+// the PostgreSQL ones into the database's first start, and operators apply
+// them by hand the same way (docs/supabase.md).
 package schemasql
 
 import (
