@@ -18,7 +18,6 @@ import (
 	sheetsapi "google.golang.org/api/sheets/v4"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/clientdb"
-	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/credentials"
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/sample"
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/tools"
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/workbook"
@@ -176,7 +175,7 @@ func (s *settings) open(ctx context.Context, env *kit.Env, seed bool) (workbook.
 // account's when a key is configured, else the person's sign-in.
 func (s *settings) credentials(env *kit.Env, hc *http.Client) (oauth2.TokenSource, string, error) {
 	if s.keyPath != "" {
-		sa, err := credentials.LoadServiceAccount(s.keyPath, hc, workbook.Scope)
+		sa, err := googleauth.LoadServiceAccount(s.keyPath, hc, "", workbook.Scope)
 		if err != nil {
 			return nil, "", err
 		}
@@ -190,7 +189,9 @@ func (s *settings) credentials(env *kit.Env, hc *http.Client) (oauth2.TokenSourc
 	if err != nil {
 		return nil, "", err
 	}
-	u, err := credentials.LoadUser(&s.oauth, path, hc, env.Logger, env.Redactor)
+	s.oauth.Redact(env.Redactor)
+	u, err := googleauth.NewUserSource(googleauth.UserConfig{Settings: &s.oauth, File: googleauth.TokenFile{Path: path},
+		HTTPClient: hc, Command: "sheets-mcp auth", Logger: env.Logger, Redactor: env.Redactor})
 	if err != nil {
 		return nil, "", err
 	}
@@ -202,7 +203,7 @@ func (s *settings) credentials(env *kit.Env, hc *http.Client) (oauth2.TokenSourc
 			env.Logger.Info().Msg("a refresh token is set in the environment but the sign-in stored by `sheets-mcp auth` is used")
 		}
 	}
-	return u.TokenSource, u.Account, nil
+	return u, u.Account(), nil
 }
 
 func (s *settings) db(wb workbook.Workbook, env *kit.Env) *clientdb.DB {

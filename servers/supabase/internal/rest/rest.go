@@ -231,14 +231,7 @@ func (c *Client) Insert(ctx context.Context, q *query.Insert) (*backend.Result, 
 	cp := *q
 	cp.Schema = c.schema(q.Schema)
 	r, err := query.PostgRESTInsert(&cp)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.do(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	return rowsResult(resp.body, 0)
+	return c.write(ctx, r, err)
 }
 
 // Update changes the matching rows; PostgREST refuses, and rolls back,
@@ -247,14 +240,7 @@ func (c *Client) Update(ctx context.Context, q *query.Update) (*backend.Result, 
 	cp := *q
 	cp.Schema = c.schema(q.Schema)
 	r, err := query.PostgRESTUpdate(&cp)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.do(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	return rowsResult(resp.body, 0)
+	return c.write(ctx, r, err)
 }
 
 // Delete removes the matching rows, with the same guard.
@@ -262,6 +248,12 @@ func (c *Client) Delete(ctx context.Context, q *query.Delete) (*backend.Result, 
 	cp := *q
 	cp.Schema = c.schema(q.Schema)
 	r, err := query.PostgRESTDelete(&cp)
+	return c.write(ctx, r, err)
+}
+
+// write sends a rendered write (unless rendering it failed with err) and
+// returns the rows PostgREST answers with.
+func (c *Client) write(ctx context.Context, r *query.Request, err error) (*backend.Result, error) {
 	if err != nil {
 		return nil, err
 	}
