@@ -60,6 +60,19 @@ type Local struct {
 	now  func() time.Time
 	db   *state.SQLite
 	mu   sync.Mutex // writes and inbox scans
+
+	// What earlier scans learned of inbox/ (guarded by mu): the files
+	// already indexed, and those passed over (unreadable, not mail, too
+	// big) as they were then, so a scan queries and reads only new files
+	// or changed ones.
+	indexed map[string]bool
+	skipped map[string]fileStamp
+}
+
+// fileStamp tells whether a file changed since it was last looked at.
+type fileStamp struct {
+	size int64
+	mod  time.Time
 }
 
 // OpenLocal opens (creating it, 0700) the mailbox in cfg.Dir.
@@ -457,28 +470,46 @@ func (l *Local) scanInbox(ctx context.Context) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.indexed == nil {
+		l.indexed, l.skipped = map[string]bool{}, map[string]fileStamp{}
+	}
 	for _, e := range entries {
 		if e.IsDir() || !strings.HasSuffix(strings.ToLower(e.Name()), ".eml") {
 			continue
 		}
 		rel := filepath.Join(InboxDir, e.Name())
+		if l.indexed[rel] {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		stamp := fileStamp{info.Size(), info.ModTime()}
+		if was, ok := l.skipped[rel]; ok && was == stamp {
+			continue
+		}
 		var n int
 		if err := l.db.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE path = ?`, rel).Scan(&n); err != nil {
 			return err
 		}
 		if n > 0 {
+			l.indexed[rel] = true
 			continue
 		}
-		info, err := e.Info()
-		if err != nil || !info.Mode().IsRegular() || info.Size() > maxInboxFile {
+		skip := func() { l.skipped[rel] = stamp }
+		if !info.Mode().IsRegular() || info.Size() > maxInboxFile {
+			skip()
 			continue
 		}
 		raw, err := os.ReadFile(filepath.Join(l.dir, rel))
 		if err != nil {
+			skip()
 			continue
 		}
 		p, err := mailmsg.Parse(raw, false)
 		if err != nil {
+			skip()
 			continue
 		}
 		if p.MessageID == "" {
@@ -495,6 +526,8 @@ func (l *Local) scanInbox(ctx context.Context) error {
 		if err := l.insert(ctx, id, thread, rel, p, len(raw), []string{"INBOX"}, "", l.now()); err != nil {
 			return err
 		}
+		l.indexed[rel] = true
+		delete(l.skipped, rel)
 	}
 	return nil
 }
