@@ -13,5 +13,6 @@ func RunArgs(ctx context.Context, spec Spec, args []string, getenv func(string) 
 	if err := f.Parse(args, getenv); err != nil {
 		return err
 	}
+	cfg.secrets = f.secrets
 	return run(ctx, spec, cfg, IO{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv})
 }

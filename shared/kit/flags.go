@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -25,6 +26,8 @@ type Flags struct {
 	byName map[string]*flagSpec
 	// args are the positional arguments left after Parse.
 	args []string
+	// secrets are the values the Secret flags were given.
+	secrets []string
 }
 
 type flagSpec struct {
@@ -92,10 +95,29 @@ func (f *Flags) Enum(p *string, name string, envs []string, def string, allowed 
 
 // Secret registers a value that is read from the environment only: command
 // lines are visible to every user of the machine in ps.
+//
+// Every value a Secret flag is given goes to the process's log redactor
+// (and, when it is a URL, the password it carries), so a server never has
+// to remember to add its secrets there.
 func (f *Flags) Secret(p *string, env, usage string) {
 	f.add(&flagSpec{name: env, envs: []string{env}, usage: usage, secret: true, envOnly: true,
-		apply: func(v string) error { *p = v; return nil }})
+		apply: func(v string) error {
+			*p = v
+			if v != "" {
+				f.secrets = append(f.secrets, v)
+				if u, err := url.Parse(v); err == nil && u.User != nil {
+					if pw, ok := u.User.Password(); ok && pw != "" {
+						f.secrets = append(f.secrets, pw)
+					}
+				}
+			}
+			return nil
+		}})
 }
+
+// Secrets returns the values the Secret flags were given (and the passwords
+// of those that are URLs): what the log redactor masks.
+func (f *Flags) Secrets() []string { return f.secrets }
 
 // Note documents an environment variable the server reads directly (not
 // through a flag), so that --help and the generated reference list it.

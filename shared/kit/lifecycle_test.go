@@ -249,3 +249,30 @@ func TestHealthCommand(t *testing.T) {
 		t.Fatalf("--help lacks the data directory variables:\n%s", help.String())
 	}
 }
+
+// TestSecretFlagsAreRedacted: the values of a server's Secret flags — and
+// the password inside one that is a URL — never reach its log, though the
+// server did nothing to register them.
+func TestSecretFlagsAreRedacted(t *testing.T) {
+	var key, dbURL string
+	spec := kit.Spec{Info: kit.Info{Name: "secretive", Version: "1"},
+		Flags: func(f *kit.Flags) {
+			f.Secret(&key, "SECRETIVE_KEY", "an API key")
+			f.Secret(&dbURL, "SECRETIVE_DB", "a database URL")
+		},
+		Setup: func(ctx context.Context, env *kit.Env) ([]kit.Tool, func(), error) {
+			env.Logger.Info().Str("key", key).Str("url", dbURL).Str("password", "hunter2-pass-word").Msg("careless")
+			return nil, nil, errors.New("stop here")
+		}}
+	vars := map[string]string{"SECRETIVE_KEY": "sk-live-0123456789abcdef", "SECRETIVE_DB": "postgres://app:hunter2-pass-word@db/x"}
+	var logs lockedBuffer
+	err := kit.RunArgs(context.Background(), spec, nil, func(k string) string { return vars[k] }, strings.NewReader(""), io.Discard, &logs)
+	if err == nil || !strings.Contains(logs.String(), "careless") {
+		t.Fatalf("err %v, logs:\n%s", err, logs.String())
+	}
+	for _, secret := range []string{"sk-live-0123456789abcdef", "hunter2-pass-word"} {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("%q reached the log:\n%s", secret, logs.String())
+		}
+	}
+}

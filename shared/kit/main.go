@@ -145,6 +145,8 @@ type Config struct {
 	// Parsed once, by the flag check and by policy.
 	limiter     *ratelimit.Limiter
 	agentTokens map[string]string
+	// secrets are the Secret flags' values, for the log redactor.
+	secrets []string
 }
 
 // minTokenLength: a bearer token shorter than this is refused at start-up.
@@ -315,6 +317,7 @@ func MainIO(spec Spec, args []string, io IO) int {
 		fmt.Fprintf(io.Stderr, "%s: %v\n", program, err)
 		return 2
 	}
+	cfg.secrets = f.secrets
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, spec, cfg, io); err != nil {
@@ -353,7 +356,7 @@ func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 	if err != nil {
 		return err
 	}
-	red := logging.NewRedactor(cfg.AuthToken)
+	red := logging.NewRedactor(append([]string{cfg.AuthToken}, cfg.secrets...)...)
 	for tok := range cfg.agentTokens {
 		red.Add(tok)
 	}
@@ -455,7 +458,7 @@ func runCommand(spec Spec, c Command, args []string, io IO) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logs := logging.NewBatchWriter(io.Stderr)
-	env := newEnv(spec, io.Getenv, logs, level, logging.NewRedactor())
+	env := newEnv(spec, io.Getenv, logs, level, logging.NewRedactor(f.secrets...))
 	env.Stdout, env.Args = io.Stdout, f.Args()
 	err := c.Run(ctx, env)
 	if err == nil && (len(env.workers) > 0 || len(env.listeners) > 0) {

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,11 +123,6 @@ func (s *settings) backend(env *kit.Env, st *store.Store) (market.Backend, *mock
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, secret := range []string{s.apiToken, s.apiKey, s.authToken, s.clientSecret} {
-		if secret != "" {
-			env.Redactor.Add(secret)
-		}
-	}
 	if mockMode(key) {
 		m := mock.New(st, mock.Config{FirstResponse: s.mockFirst, ResponseWindow: s.mockWindow, Latency: s.mockLatency,
 			Operators: s.mockOperators, Notify: s.mockNotify, NoPublish: s.mockNoPublish})
@@ -149,11 +143,6 @@ func (s *settings) client(env *kit.Env) (*avinode.Client, error) {
 	key, err := s.key()
 	if err != nil {
 		return nil, err
-	}
-	for _, secret := range []string{s.apiToken, s.apiKey, s.authToken, s.clientSecret} {
-		if secret != "" {
-			env.Redactor.Add(secret)
-		}
 	}
 	switch {
 	case mockMode(key) && s.authToken == "" && s.clientID == "":
@@ -176,12 +165,6 @@ func (s *settings) client(env *kit.Env) (*avinode.Client, error) {
 // SQLite file (--db-path, or avinode.db in the data directory).
 func (s *settings) openStore(ctx context.Context, env *kit.Env, opts store.Options) (*store.Store, error) {
 	if s.databaseURL != "" {
-		env.Redactor.Add(s.databaseURL)
-		if u, err := url.Parse(s.databaseURL); err == nil && u.User != nil {
-			if pw, ok := u.User.Password(); ok && pw != "" {
-				env.Redactor.Add(pw)
-			}
-		}
 		if s.dbPath != "" {
 			return nil, &kit.UsageError{Msg: "DATABASE_URL and --db-path (AVINODE_DB_PATH) are both set; set one: the store is either PostgreSQL or an SQLite file"}
 		}

@@ -360,7 +360,8 @@ func TestSetupInProcess(t *testing.T) {
 				t.Fatal(err)
 			}
 			data := t.TempDir()
-			red := logging.NewRedactor()
+			// As kit.Main does: the Secret flags' values go to the redactor.
+			red := logging.NewRedactor(f.Secrets()...)
 			log := logging.New(&bytes.Buffer{}, "error", red, "avinode")
 			env := &kit.Env{Info: s.Info, Metrics: metrics.New("avinode"), Redactor: red, Logger: &log, Notifier: kit.NewNotifier(),
 				Health: kit.NewHealth(), Getenv: func(k string) string {

@@ -198,11 +198,6 @@ func newService(ctx context.Context, env *kit.Env, s *settings, w *webhookSettin
 				len(w.clientSecret), webhooks.MinSecretLength)}
 		}
 	}
-	for _, secret := range []string{w.clientSecret, w.signingSecret, w.metricsToken} {
-		if secret != "" {
-			env.Redactor.Add(secret)
-		}
-	}
 	st, err := s.openStore(ctx, env, store.Options{})
 	if err != nil {
 		return nil, err
@@ -349,7 +344,6 @@ func registerSubscription(ctx context.Context, env *kit.Env, s *settings, w *web
 		return &kit.UsageError{Msg: fmt.Sprintf("AVINODE_WEBHOOK_CLIENT_SECRET is %d characters; use at least %d (for example: openssl rand -hex 24)",
 			len(w.clientSecret), webhooks.MinSecretLength)}
 	}
-	env.Redactor.Add(w.clientSecret)
 	events := w.events
 	if len(events) == 0 {
 		events = avinode.BrokerEventTypes

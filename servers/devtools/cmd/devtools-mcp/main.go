@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -127,14 +126,7 @@ func (s *settings) deps(env *kit.Env) (tools.Deps, error) {
 	d.Database = database.Config{DatabaseURL: s.databaseURL, EmbeddedPath: s.dbPath,
 		DefaultLimit: s.dbDefaultLimit, MaxLimit: s.dbMaxLimit, StatementTimeout: s.dbTimeout,
 		MaxResultBytes: int64(s.dbMaxBytes), MaxConns: s.dbMaxConns, AllowSuperuser: s.dbAllowSuperuser, Logger: env.Logger}
-	if s.databaseURL != "" {
-		env.Redactor.Add(s.databaseURL)
-		if u, err := url.Parse(s.databaseURL); err == nil && u.User != nil {
-			if pw, ok := u.User.Password(); ok {
-				env.Redactor.Add(pw)
-			}
-		}
-	} else if d.Database.EmbeddedPath == "" {
+	if s.databaseURL == "" && d.Database.EmbeddedPath == "" {
 		dir, err := env.DataDir()
 		if err != nil {
 			return d, err

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -158,19 +157,6 @@ func (s *settings) choose() (string, error) {
 	return b, nil
 }
 
-func (s *settings) redact(env *kit.Env) {
-	for _, v := range []string{s.key, s.serviceKey, s.jwt, s.databaseURL} {
-		if v != "" {
-			env.Redactor.Add(v)
-		}
-	}
-	if u, err := url.Parse(s.databaseURL); err == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok && pw != "" {
-			env.Redactor.Add(pw)
-		}
-	}
-}
-
 func (s *settings) open(ctx context.Context, env *kit.Env, policy *backend.Policy) (backend.Backend, error) {
 	kind, err := s.choose()
 	if err != nil {
@@ -219,7 +205,6 @@ func (s *settings) policy() (*backend.Policy, error) {
 
 // migrate applies the shipped schema to DATABASE_URL.
 func (s *settings) migrate(ctx context.Context, env *kit.Env) error {
-	s.redact(env)
 	if s.databaseURL == "" {
 		return errors.New("migrate needs DATABASE_URL (a role that may create tables in the public schema)")
 	}
@@ -252,7 +237,6 @@ func spec() kit.Spec {
 		DefaultPort: 3004,
 		Flags:       s.register,
 		Setup: func(ctx context.Context, env *kit.Env) ([]kit.Tool, func(), error) {
-			s.redact(env)
 			policy, err := s.policy()
 			if err != nil {
 				return nil, nil, err
