@@ -27,6 +27,11 @@ type Limits struct {
 	// cancellations, most calls) are never refused for bytes.
 	MaxInflightBytes int64
 	MaxSessionBytes  int64
+	// MaxResultBytes caps one tool result as sent: its text and its
+	// structuredContent together. The official TypeScript client ends a
+	// stdio session whose line outgrows its buffer, and a model's context
+	// is smaller still, so tools page or cut their output to fit.
+	MaxResultBytes int
 }
 
 // Defaults of Limits.
@@ -37,6 +42,9 @@ const (
 	DefaultMaxMessageBytes  = 16 << 20
 	DefaultMaxInflightBytes = 64 << 20
 	DefaultMaxSessionBytes  = 32 << 20
+	DefaultMaxResultBytes   = 512 << 10
+	// minResultBytes keeps room for an error body and a page of content.
+	minResultBytes = 16 << 10
 	// freeMessageBytes: messages this small skip the byte budget, so a ping
 	// or a cancellation always gets through.
 	freeMessageBytes = 64 << 10
@@ -61,6 +69,10 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxSessionBytes <= 0 {
 		l.MaxSessionBytes = DefaultMaxSessionBytes
 	}
+	if l.MaxResultBytes <= 0 {
+		l.MaxResultBytes = DefaultMaxResultBytes
+	}
+	l.MaxResultBytes = max(l.MaxResultBytes, minResultBytes)
 	if l.MaxSessionBytes > l.MaxInflightBytes {
 		l.MaxSessionBytes = l.MaxInflightBytes
 	}

@@ -367,9 +367,9 @@ func (s *Server) initialize(r *request) reply {
 	out = append(out, s.capabilities()...)
 	out = append(out, `,"serverInfo":`...)
 	out = append(out, s.serverInfo...)
-	if s.info.Instructions != "" {
+	if text := s.instructionsFor(r.sess.agent); text != "" {
 		out = append(out, `,"instructions":`...)
-		out = wire.AppendString(out, s.info.Instructions)
+		out = wire.AppendString(out, text)
 	}
 	return s.ok(r, append(out, '}'), false)
 }
@@ -381,9 +381,9 @@ func (s *Server) discover(r *request) reply {
 	out = append(out, s.capabilities()...)
 	out = append(out, `,"serverInfo":`...)
 	out = append(out, s.serverInfo...)
-	if s.info.Instructions != "" {
+	if text := s.instructionsFor(r.sess.agent); text != "" {
 		out = append(out, `,"instructions":`...)
-		out = wire.AppendString(out, s.info.Instructions)
+		out = wire.AppendString(out, text)
 	}
 	return s.ok(r, append(out, '}'), true)
 }

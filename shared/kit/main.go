@@ -140,6 +140,7 @@ type Config struct {
 	MaxSessionCalls int
 	MaxMessageBytes int
 	MaxInflight     int
+	MaxResultBytes  int
 	// serverName names the server's own data-dir variable in --help.
 	serverName string
 	// Parsed once, by the flag check and by policy.
@@ -183,6 +184,7 @@ func (c *Config) register(f *Flags, defaultPort int) {
 	f.Int(&c.MaxSessionCalls, "max-session-calls", []string{"MCP_MAX_SESSION_CALLS"}, DefaultMaxSessionCalls, "tool calls and reads running at once per session")
 	f.Int(&c.MaxMessageBytes, "max-message-bytes", []string{"MCP_MAX_MESSAGE_BYTES"}, DefaultMaxMessageBytes, "largest JSON-RPC message (stdio line or HTTP body), bytes")
 	f.Int(&c.MaxInflight, "max-inflight-bytes", []string{"MCP_MAX_INFLIGHT_BYTES"}, DefaultMaxInflightBytes, "bytes of messages served at once in the process; more is refused with a retryable error")
+	f.Int(&c.MaxResultBytes, "max-result-bytes", []string{"MCP_MAX_RESULT_BYTES"}, DefaultMaxResultBytes, "largest tool result, bytes as sent (text and structured content together); tools page or cut what is larger and say how to get the rest")
 	f.Note("MCP_DATA_DIR", "root of the servers' local state: <dir>/<server>")
 	f.Note(strings.ToUpper(c.serverName)+"_DATA_DIR", "this server's local state directory (wins over MCP_DATA_DIR)")
 	positive := func(p *int) func() error {
@@ -200,7 +202,8 @@ func (c *Config) register(f *Flags, defaultPort int) {
 		return nil
 	})
 	for name, p := range map[string]*int{"max-sessions": &c.MaxSessions, "max-calls": &c.MaxCalls,
-		"max-session-calls": &c.MaxSessionCalls, "max-message-bytes": &c.MaxMessageBytes, "max-inflight-bytes": &c.MaxInflight} {
+		"max-session-calls": &c.MaxSessionCalls, "max-message-bytes": &c.MaxMessageBytes, "max-inflight-bytes": &c.MaxInflight,
+		"max-result-bytes": &c.MaxResultBytes} {
 		f.Check(name, positive(p))
 	}
 	f.Check("tool-timeout", func() error {
@@ -380,7 +383,8 @@ func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 		Resources: env.resources, Templates: env.templates, Notifier: env.Notifier,
 		DefaultTimeout: cfg.ToolTimeout, Grace: cfg.Grace, Limiter: cfg.limiter, Logger: log, Redactor: red, Metrics: env.Metrics,
 		Limits: Limits{MaxCalls: cfg.MaxCalls, MaxSessionCalls: cfg.MaxSessionCalls,
-			MaxMessageBytes: int64(cfg.MaxMessageBytes), MaxInflightBytes: int64(cfg.MaxInflight)},
+			MaxMessageBytes: int64(cfg.MaxMessageBytes), MaxInflightBytes: int64(cfg.MaxInflight),
+			MaxResultBytes: cfg.MaxResultBytes},
 	})
 	if err != nil {
 		return usageErr("%v", err)

@@ -69,6 +69,9 @@ func (s *Server) callTool(ctx context.Context, r *request) reply {
 		} else if res, err = encodeResult(out); err != nil {
 			log.Error().Err(err).Msg("tool result could not be encoded")
 			failure = mcperr.New(mcperr.Internal, "internal error: the result could not be encoded")
+		} else if limit := s.budget.l.MaxResultBytes; len(res) > limit {
+			failure = tooLarge(t, len(res), limit)
+			res = nil
 		}
 	}
 	if failure != nil {
@@ -171,6 +174,9 @@ func (s *Server) redactErr(err error) error {
 // encodeResult turns a handler's value into a CallToolResult object, encoding
 // the value once: its JSON is both the text (escaped) and structuredContent.
 func encodeResult(v any) ([]byte, error) {
+	if f, ok := v.(fencedResult); ok {
+		v = f.untrusted()
+	}
 	switch t := v.(type) {
 	case string:
 		return textResult(t, nil), nil

@@ -41,8 +41,8 @@ func (s *Server) getPrompt(r *request) reply {
 func (s *Server) Describe(agent string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s tools\n\n", s.info.Name)
-	if s.info.Instructions != "" {
-		b.WriteString(s.info.Instructions)
+	if text := s.instructionsFor(agent); text != "" {
+		b.WriteString(text)
 		b.WriteString("\n\n")
 	}
 	b.WriteString("Errors come back as a JSON object {code, message, data{field, value, expected, retryable}}: fix the named field for VALIDATION_ERROR, wait retry_after_seconds for RATE_LIMIT_ERROR, and do not repeat a call whose error says retryable=false.\n")
@@ -50,7 +50,7 @@ func (s *Server) Describe(agent string) string {
 		if !s.allowed(agent, t.Name) {
 			continue
 		}
-		fmt.Fprintf(&b, "\n## %s\n%s\n", t.Name, t.Description)
+		fmt.Fprintf(&b, "\n## %s\n%s\n", t.Name, s.forAgent(agent, t.Description))
 		fmt.Fprintf(&b, "Effect: %s", t.Effect)
 		if t.Effect != ReadOnly && t.Idempotent {
 			b.WriteString(", idempotent")
@@ -59,7 +59,7 @@ func (s *Server) Describe(agent string) string {
 			b.WriteString(", reaches outside systems")
 		}
 		b.WriteString(".\n")
-		for _, line := range argLines(t.InputSchema) {
+		for _, line := range argLines(t.advertised) {
 			b.WriteString(line)
 			b.WriteByte('\n')
 		}
@@ -112,4 +112,53 @@ func argLines(schema json.RawMessage) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// instructionsFor is the server's instructions as the agent may read them.
+func (s *Server) instructionsFor(agent string) string {
+	return s.forAgent(agent, s.info.Instructions)
+}
+
+// forAgent drops from text each sentence that names a tool of this server
+// the agent may not call: guidance about a tool it cannot use only
+// misleads the model ("send with send_email" to an agent without it).
+func (s *Server) forAgent(agent, text string) string {
+	if text == "" || s.opts.Policy == nil {
+		return text
+	}
+	var b strings.Builder
+	for _, sentence := range sentences(text) {
+		if s.namesForbidden(agent, sentence) {
+			continue
+		}
+		b.WriteString(sentence)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// namesForbidden reports whether text names a tool of this server, served
+// or not, that the agent may not call.
+func (s *Server) namesForbidden(agent, text string) bool {
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool {
+		return (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '_'
+	}) {
+		if s.toolNames[w] && (s.byName[w] == nil || !s.allowed(agent, w)) {
+			return true
+		}
+	}
+	return false
+}
+
+// sentences splits text after each ". " (keeping the space), so joining
+// them gives the text back.
+func sentences(text string) []string {
+	var out []string
+	for {
+		i := strings.Index(text, ". ")
+		if i < 0 {
+			return append(out, text)
+		}
+		out = append(out, text[:i+2])
+		text = text[i+2:]
+	}
 }

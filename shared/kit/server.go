@@ -88,11 +88,15 @@ type Server struct {
 	serverInfo []byte
 	// watches are the stop functions of resource template watches, by URI.
 	watches watchSet
+	// toolNames are all the tools the server defines, served or not.
+	toolNames map[string]bool
 }
 
 type registered struct {
 	Tool
 	schema *validate.Schema
+	// advertised is the portable projection of the input schema.
+	advertised json.RawMessage
 	// def is the tool's tools/list entry, encoded once.
 	def   []byte
 	slots chan struct{} // nil: no per-tool cap
@@ -141,6 +145,7 @@ func New(info Info, tools []Tool, opts Options) (*Server, error) {
 		}
 		known[t.Name] = true
 	}
+	s.toolNames = known
 	for _, list := range [][]string{opts.Include, opts.Exclude} {
 		for _, n := range list {
 			if !known[n] {
@@ -158,11 +163,11 @@ func New(info Info, tools []Tool, opts Options) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: %w", t.Name, err)
 		}
-		def, err := t.listJSON()
+		def, advertised, err := t.listJSON()
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: %w", t.Name, err)
 		}
-		r := &registered{Tool: t, schema: schema, def: def}
+		r := &registered{Tool: t, schema: schema, def: def, advertised: advertised}
 		if t.MaxConcurrent > 0 {
 			r.slots = make(chan struct{}, t.MaxConcurrent)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	jsonschema "github.com/mcp-fleet/mcp-fleet/shared/schema"
 )
 
 // Effect says what a tool does to the world. It is mandatory: the kit derives
@@ -41,12 +42,22 @@ type Tool struct {
 	Name        string
 	Title       string
 	Description string
-	// InputSchema is the JSON Schema of the arguments; the kit validates every
-	// call against it before the handler runs.
+	// InputSchema is the full JSON Schema of the arguments; the kit validates
+	// every call against it before the handler runs, and tools/list
+	// advertises its portable projection (schema.Advertise). NewTool
+	// derives it from the argument type.
 	InputSchema json.RawMessage
-	// OutputSchema, when set, describes the structured result.
+	// OutputSchema describes structuredContent; NewTool derives it from the
+	// result type.
 	OutputSchema json.RawMessage
-	Effect       Effect
+	// Vars are the values of "{name}" placeholders in the argument type's
+	// tags (limits set by flags), for NewTool.
+	Vars jsonschema.Vars
+	// Paging tells a caller whose result was over the result budget how to
+	// ask for less ("read a window with offset and limit"). A tool whose
+	// results can be large says it; the kit puts it in the error.
+	Paging string
+	Effect Effect
 	// Idempotent: repeating the call with the same arguments has no further
 	// effect. Ignored for ReadOnly tools, which always are.
 	Idempotent bool
@@ -65,6 +76,10 @@ type Tool struct {
 	// body, a request body), and may hold secrets no key name reveals.
 	AuditOmit []string
 	Handler   Handler
+
+	// defErr is why NewTool could not build the definition; the
+	// registration check reports it.
+	defErr error
 }
 
 // Handler does a tool's work. It returns a value that the kit sends as JSON
@@ -92,6 +107,9 @@ func validToolName(s string) bool {
 // check verifies a definition at registration, so a malformed tool is a
 // start-up error and never a runtime surprise.
 func (t *Tool) check() error {
+	if t.defErr != nil {
+		return fmt.Errorf("tool %q: %w", t.Name, t.defErr)
+	}
 	if !validToolName(t.Name) {
 		return fmt.Errorf("tool %q: a name is a lowercase letter, then up to 63 of a-z 0-9 _", t.Name)
 	}
@@ -135,18 +153,24 @@ type annotationsJSON struct {
 	OpenWorldHint   bool   `json:"openWorldHint"`
 }
 
-// listJSON is the tool's entry in tools/list, encoded once at registration.
-func (t *Tool) listJSON() ([]byte, error) {
+// listJSON is the tool's entry in tools/list, encoded once at registration:
+// the input schema as advertised, its portable projection.
+func (t *Tool) listJSON() (def, advertised []byte, err error) {
+	advertised, err = jsonschema.Project(t.InputSchema)
+	if err != nil {
+		return nil, nil, err
+	}
 	a := t.Annotations()
-	return json.Marshal(struct {
+	def, err = json.Marshal(struct {
 		Name         string          `json:"name"`
 		Title        string          `json:"title,omitempty"`
 		Description  string          `json:"description"`
 		InputSchema  json.RawMessage `json:"inputSchema"`
 		OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 		Annotations  annotationsJSON `json:"annotations"`
-	}{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, annotationsJSON{
+	}{t.Name, t.Title, t.Description, advertised, t.OutputSchema, annotationsJSON{
 		Title: t.Title, ReadOnlyHint: *a.ReadOnlyHint, DestructiveHint: *a.DestructiveHint,
 		IdempotentHint: *a.IdempotentHint, OpenWorldHint: *a.OpenWorldHint,
 	}})
+	return def, advertised, err
 }

@@ -17,7 +17,7 @@
 // minItems, maxItems, uniqueItems, minProperties, maxProperties, enum (values
 // separated by |), default, format, and type (object, array, string, number,
 // integer or boolean; for a json.RawMessage or any field whose JSON type is
-// known, several joined by |). A pattern, which may hold any character,
+// known, several joined by | become an anyOf). A pattern, which may hold any character,
 // has a tag of its own. "{name}" in a tag value or a description is replaced
 // by Vars[name], so a limit set by a flag appears in the schema and in the
 // text the model reads; a name missing from Vars is an error at start-up.
@@ -173,6 +173,10 @@ func dropNull(s *jsonschema.Schema) {
 	}
 }
 
+// Expand replaces each {name} in text with vars[name]; a name missing from
+// vars is an error.
+func Expand(text string, vars Vars) (string, error) { return expand(text, vars) }
+
 // expand replaces {name} with vars[name].
 func expand(text string, vars Vars) (string, error) {
 	var b strings.Builder
@@ -279,7 +283,12 @@ func applyTag(s *jsonschema.Schema, t reflect.Type, tag string, vars Vars) error
 			if len(types) == 1 {
 				s.Type, s.Types = types[0], nil
 			} else {
-				s.Type, s.Types = "", types
+				// A type array is refused by Gemini and by OpenAI's strict
+				// mode; anyOf of single types means the same to everyone.
+				s.Type, s.Types = "", nil
+				for _, t := range types {
+					s.AnyOf = append(s.AnyOf, &jsonschema.Schema{Type: t})
+				}
 			}
 		case "enum":
 			s.Enum = nil

@@ -157,7 +157,7 @@ func TestTypeTagAndEmptyStruct(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(raw), `"filters":{"type":"object","description":"column filters"}`) ||
-		!strings.Contains(string(raw), `"value":{"type":["string","number"]}`) {
+		!strings.Contains(string(raw), `"value":{"anyOf":[{"type":"string"},{"type":"number"}]}`) {
 		t.Fatalf("type tag: %s", raw)
 	}
 	type bad struct {

@@ -1,0 +1,96 @@
+package kit
+
+import (
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+)
+
+// A tool result travels twice: as structuredContent, and as the same JSON
+// escaped once more in the text content, for clients that read only text.
+// The result budget (Limits.MaxResultBytes, --max-result-bytes) caps the
+// two together. Tools whose output can be large (files, command output,
+// pages, rows, mail) fit their content into Room with Clip and CostJSON,
+// say that they cut it, and say how to get the rest; the kit refuses any
+// result still over the budget with an error that says how to ask for less,
+// so no single answer can end a client's session.
+
+// resultReserve is the part of the budget kept for the envelope, the
+// fence around untrusted content and a tool's own small fields.
+const resultReserve = 4 << 10
+
+// ResultBudget is the most bytes this call's result may take as sent.
+func (c *Call) ResultBudget() int {
+	if c.srv == nil {
+		return DefaultMaxResultBytes
+	}
+	return c.srv.budget.l.MaxResultBytes
+}
+
+// Room is the cost (see Cost) a handler may spend on the variable part of
+// its result: the budget less a reserve for everything else.
+func (c *Call) Room() int { return c.ResultBudget() - resultReserve }
+
+// Cost is what the string s costs in a result: its JSON escape in
+// structuredContent plus that escape escaped again in the text.
+func Cost(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		n += byteCost(s[i])
+	}
+	return n
+}
+
+// byteCost: structured escape (encoding/json, which also escapes <, > and
+// & as \u003c…) and the text's escape of that.
+func byteCost(b byte) int {
+	switch {
+	case b == '"' || b == '\\':
+		return 2 + 4
+	case b == '\n' || b == '\r' || b == '\t':
+		return 2 + 3
+	case b < 0x20 || b == '<' || b == '>' || b == '&':
+		return 6 + 7
+	}
+	return 2
+}
+
+// Clip returns the longest prefix of s, cut at a character boundary, whose
+// Cost is at most limit, and whether anything was cut.
+func Clip(s string, limit int) (string, bool) {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		n += byteCost(s[i])
+		if n > limit {
+			for i > 0 && !utf8.RuneStart(s[i]) {
+				i--
+			}
+			return s[:i], true
+		}
+	}
+	return s, false
+}
+
+// CostJSON is what an encoded JSON value costs in a result (see Cost).
+func CostJSON(b []byte) int {
+	n := 2 * len(b)
+	for _, c := range b {
+		if c == '"' || c == '\\' {
+			n++
+		}
+	}
+	return n
+}
+
+// tooLarge is the error for a result over the budget.
+func tooLarge(t *registered, size, limit int) *mcperr.Error {
+	how := t.Paging
+	if how == "" {
+		how = "narrow the request"
+	}
+	e := mcperr.New(mcperr.Validation, "the result of %s is %d bytes, over this server's result budget of %d bytes (--max-result-bytes): %s",
+		t.Name, size, limit, how)
+	e.Expected = "a request whose result fits " + strconv.Itoa(limit) + " bytes"
+	return e.WithRetryable(false)
+}

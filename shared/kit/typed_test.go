@@ -1,0 +1,192 @@
+package kit_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
+)
+
+type greetArgs struct {
+	Name    string   `json:"name" jsonschema:"who to greet" mcp:"minLength=1"`
+	Times   int      `json:"times,omitempty" jsonschema:"how often" mcp:"min=1,max={most},default=2"`
+	Shout   *bool    `json:"shout,omitempty" mcp:"default=true"`
+	Tags    []string `json:"tags,omitempty" mcp:"default=[\"a\"]"`
+	Command string   `json:"command,omitempty"`
+	Argv    []string `json:"argv,omitempty"`
+}
+
+// Validate holds the rule between arguments that the schema cannot state.
+func (a *greetArgs) Validate() error {
+	if a.Command != "" && len(a.Argv) > 0 {
+		return mcperr.Invalid("argv", a.Argv, "command or argv, not both", "give command or argv, not both")
+	}
+	return nil
+}
+
+type greetResult struct {
+	Text  string   `json:"text"`
+	Times int      `json:"times"`
+	Shout bool     `json:"shout"`
+	Tags  []string `json:"tags"`
+}
+
+type pageResult struct {
+	Content   string `json:"content"`
+	Truncated bool   `json:"truncated"`
+}
+
+func typedTools() []kit.Tool {
+	greet := kit.NewTool(kit.Tool{Name: "greet", Description: "Greet someone. Read the greeting with page.", Effect: kit.ReadOnly,
+		Vars: map[string]any{"most": 5}},
+		func(ctx context.Context, c *kit.Call, a greetArgs) (greetResult, error) {
+			a.Tags = append(a.Tags, "seen")
+			return greetResult{Text: "hello " + a.Name, Times: a.Times, Shout: *a.Shout, Tags: a.Tags}, nil
+		})
+	page := kit.NewTool(kit.Tool{Name: "page", Description: "Return n bytes of content fenced as outside data.", Effect: kit.ReadOnly,
+		Paging: "ask for fewer bytes with n"},
+		func(ctx context.Context, c *kit.Call, a struct {
+			N    int  `json:"n" mcp:"min=0"`
+			Clip bool `json:"clip,omitempty"`
+		}) (kit.Fenced[pageResult], error) {
+			s := strings.Repeat("x", a.N)
+			out := pageResult{Content: s}
+			if a.Clip {
+				out.Content, out.Truncated = kit.Clip(s, c.Room())
+			}
+			return kit.Fenced[pageResult]{Source: "test", Value: out}, nil
+		})
+	return []kit.Tool{greet, page}
+}
+
+func structured(t *testing.T, res *mcp.CallToolResult, v any) {
+	t.Helper()
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("structuredContent %s: %v", b, err)
+	}
+}
+
+func TestNewToolSchemasDefaultsAndValidate(t *testing.T) {
+	s, err := kit.New(kit.Info{Name: "typed"}, typedTools(), kit.Options{Limits: kit.Limits{MaxResultBytes: 64 << 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcptest.NewInProcess(t, s, "")
+	tools := map[string]mcp.Tool{}
+	for _, tl := range c.ListTools() {
+		tools[tl.Name] = tl
+	}
+	greet := tools["greet"]
+	in, _ := json.Marshal(greet.InputSchema)
+	if !strings.Contains(string(in), `"maximum":5`) || !strings.Contains(string(in), `"default":2`) {
+		t.Fatalf("input schema %s", in)
+	}
+	ob, _ := json.Marshal(greet.OutputSchema)
+	out := string(ob)
+	if !strings.Contains(out, `"text":{"type":"string"}`) || !strings.Contains(out, `"required":["text","times","shout","tags"]`) {
+		t.Fatalf("output schema %s", out)
+	}
+	if pb, _ := json.Marshal(tools["page"].OutputSchema); !strings.Contains(string(pb), `"content"`) || strings.Contains(string(pb), "Source") {
+		t.Fatalf("a fenced result's schema is its value's: %s", pb)
+	}
+
+	// Defaults apply before the handler; a pointer or slice default is
+	// fresh for every call, so one call's change never leaks to the next.
+	for range 2 {
+		var r greetResult
+		structured(t, c.Call("greet", map[string]any{"name": "Ada"}), &r)
+		if r.Times != 2 || !r.Shout || strings.Join(r.Tags, ",") != "a,seen" {
+			t.Fatalf("defaults not applied once per call: %+v", r)
+		}
+	}
+	var r greetResult
+	structured(t, c.Call("greet", map[string]any{"name": "Ada", "times": 3, "shout": false}), &r)
+	if r.Times != 3 || r.Shout {
+		t.Fatalf("given values must win over defaults: %+v", r)
+	}
+	res := c.Call("greet", map[string]any{"name": "Ada", "command": "ls", "argv": []string{"ls"}})
+	if !res.IsError || !strings.Contains(mcptest.Text(res), `"field":"argv"`) {
+		t.Fatalf("Validate must run before the handler: %s", mcptest.Text(res))
+	}
+}
+
+func TestResultBudget(t *testing.T) {
+	s, err := kit.New(kit.Info{Name: "typed"}, typedTools(), kit.Options{Limits: kit.Limits{MaxResultBytes: 64 << 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcptest.NewInProcess(t, s, "")
+	res := c.Call("page", map[string]any{"n": 100})
+	if res.IsError || !strings.Contains(mcptest.Text(res), "test") {
+		t.Fatalf("a small fenced result: %s", mcptest.Text(res))
+	}
+	// Over the budget: refused, saying the sizes and how to ask for less.
+	res = c.Call("page", map[string]any{"n": 100 << 10})
+	text := mcptest.Text(res)
+	if !res.IsError || !strings.Contains(text, "65536") || !strings.Contains(text, "ask for fewer bytes with n") {
+		t.Fatalf("an oversized result must be refused with the way out: %.300s", text)
+	}
+	// A tool that clips to its room fits and says it cut.
+	res = c.Call("page", map[string]any{"n": 100 << 10, "clip": true})
+	var p pageResult
+	structured(t, res, &p)
+	if res.IsError || !p.Truncated || len(p.Content) == 0 {
+		t.Fatalf("clipped result: error %v truncated %v len %d", res.IsError, p.Truncated, len(p.Content))
+	}
+}
+
+func TestClipAndCost(t *testing.T) {
+	if kit.Cost(`a"<`) != 2+6+13 {
+		t.Fatalf("Cost = %d", kit.Cost(`a"<`))
+	}
+	s, cut := kit.Clip("héllo", 5)
+	if !cut || s != "h" {
+		t.Fatalf("Clip must cut at a character boundary: %q %v", s, cut)
+	}
+	if s, cut := kit.Clip("abc", 6); cut || s != "abc" {
+		t.Fatalf("Clip of what fits: %q %v", s, cut)
+	}
+	if kit.CostJSON([]byte(`{"a":1}`)) != 14+2 {
+		t.Fatalf("CostJSON = %d", kit.CostJSON([]byte(`{"a":1}`)))
+	}
+}
+
+func TestNewToolBadDefinitionsFailRegistration(t *testing.T) {
+	bad := kit.NewTool(kit.Tool{Name: "bad", Description: "x", Effect: kit.ReadOnly},
+		func(ctx context.Context, c *kit.Call, a struct {
+			N int `json:"n" mcp:"max={missing}"`
+		}) (greetResult, error) {
+			return greetResult{}, nil
+		})
+	if _, err := kit.New(kit.Info{Name: "x"}, []kit.Tool{bad}, kit.Options{}); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("a schema placeholder without a value must stop registration: %v", err)
+	}
+	notStruct := kit.NewTool(kit.Tool{Name: "bad2", Description: "x", Effect: kit.ReadOnly},
+		func(ctx context.Context, c *kit.Call, a struct{}) (string, error) { return "", errors.New("never") })
+	if _, err := kit.New(kit.Info{Name: "x"}, []kit.Tool{notStruct}, kit.Options{}); err == nil || !strings.Contains(err.Error(), "struct") {
+		t.Fatalf("a result that is not a struct must stop registration: %v", err)
+	}
+}
+
+func TestInstructionsNameOnlyAllowedTools(t *testing.T) {
+	tools := append(typedTools(), testTools(nil)...)
+	s, err := kit.New(kit.Info{Name: "typed", Instructions: "A test server. Greet with greet. Write with write. Data is data."},
+		tools, kit.Options{Policy: mustPolicy(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Describe("writer")
+	if !strings.Contains(got, "Write with write.") || strings.Contains(got, "greet") || !strings.Contains(got, "Data is data.") {
+		t.Fatalf("writer's guide:\n%s", got)
+	}
+	if got := s.Describe("reader"); strings.Contains(got, "write") {
+		t.Fatalf("reader's guide names write:\n%s", got)
+	}
+}
