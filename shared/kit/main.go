@@ -179,7 +179,7 @@ func (c *Config) register(f *Flags, defaultPort int) {
 	f.List(&c.AllowedHosts, "allowed-hosts", "MCP_ALLOWED_HOSTS", ",", "HTTP: Host header values allowed: on a loopback listener, besides the loopback names; on another, the only ones (on 0.0.0.0 or :: with none given, any)")
 	f.Bool(&c.NoAuth, "insecure-no-auth", []string{"MCP_INSECURE_NO_AUTH"}, false, "HTTP: serve without a bearer token (loopback only; for local testing)")
 	f.Bool(&c.SSE, "sse", []string{"MCP_SSE"}, false, "HTTP: also serve the 2024-11-05 SSE transport at /sse and /message")
-	f.Duration(&c.Grace, "shutdown-grace", []string{"MCP_SHUTDOWN_GRACE"}, 10*time.Second, "on SIGINT/SIGTERM, time calls in flight get to finish")
+	f.Duration(&c.Grace, "shutdown-grace", []string{"MCP_SHUTDOWN_GRACE"}, 10*time.Second, "on SIGINT/SIGTERM, time HTTP calls and workers in flight get to finish (stdio calls are cancelled at once)")
 	f.Int(&c.MaxCalls, "max-calls", []string{"MCP_MAX_CALLS"}, DefaultMaxCalls, "tool calls and reads running at once in the process")
 	f.Int(&c.MaxSessionCalls, "max-session-calls", []string{"MCP_MAX_SESSION_CALLS"}, DefaultMaxSessionCalls, "tool calls and reads running at once per session")
 	f.Int(&c.MaxMessageBytes, "max-message-bytes", []string{"MCP_MAX_MESSAGE_BYTES"}, DefaultMaxMessageBytes, "largest JSON-RPC message (stdio line or HTTP body), bytes")
