@@ -84,7 +84,7 @@ func (s *Settings) CheckClient() error {
 		missing = append(missing, s.prefix+"_CLIENT_SECRET or GOOGLE_CLIENT_SECRET")
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("signing in with a Google account needs the OAuth client: set %s", strings.Join(missing, " and "))
+		return &kit.UsageError{Msg: fmt.Sprintf("signing in with a Google account needs the OAuth client: set %s", strings.Join(missing, " and "))}
 	}
 	return nil
 }
