@@ -683,7 +683,7 @@ func TestMainInProcess(t *testing.T) {
 	}{
 		{"help", []string{"--help"}, nil, 0, "DEVTOOLS_ROOTS", ""},
 		{"version", []string{"--version"}, nil, 0, "devtools-mcp dev", ""},
-		{"missing root", nil, map[string]string{"DEVTOOLS_ROOTS": missing}, 1, "", missing},
+		{"missing root", nil, map[string]string{"DEVTOOLS_ROOTS": missing}, 2, "", missing},
 		{"bad flag", []string{"--nope"}, nil, 2, "", "nope"},
 	}
 	for _, tc := range tests {
