@@ -39,7 +39,9 @@ build: ## build every server into bin/
 	done
 
 demo: build ## play the charter workflow end to end: six agents over stdio on the local backends (state in .demo/)
-	@$(GO) run ./tools/fleetcheck/cmd/charter-demo --bin bin --policy configs/acl.yaml --dir .demo
+	@# The error monitor's webhook-queue review is an opt-in widening of the policy.
+	@$(GO) run ./tools/fleetcheck/cmd/charter-demo --bin bin --policy configs/acl.yaml \
+	  --grant configs/acl.d/error-monitor-webhook-queue.yaml --dir .demo
 
 postgres: ## make sure PostgreSQL binaries are installed (tests start their own throwaway cluster)
 	@bash scripts/ensure-postgres.sh

@@ -2,6 +2,12 @@
 // call which tool, and which HTTP bearer token speaks for which agent. A
 // configured policy fails closed — an agent it does not name gets nothing —
 // and every mistake in the file is a load error, never a silent grant.
+//
+// A policy is one policy file (agents, their tools, their tokens),
+// optionally followed by grant files: each widens the policy for one
+// workflow step it names (`step:`), by adding tools to agents the policy
+// already has. A deployment opts into a widening by listing its grant file
+// after the policy; the policy alone is the least-privilege default.
 package acl
 
 import (
@@ -12,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -23,6 +30,17 @@ type Policy struct {
 	agents map[string]*agent
 	// tokens maps sha256(token) → agent.
 	tokens map[[32]byte]string
+	// grants are the grant files applied, in order.
+	grants []Grant
+}
+
+// Grant is one grant file applied to a policy.
+type Grant struct {
+	Path string
+	// Step is the workflow step the file says needs its tools.
+	Step string
+	// Tools are the tools it adds, by agent.
+	Tools map[string][]string
 }
 
 type agent struct {
@@ -32,9 +50,14 @@ type agent struct {
 	resources map[string]bool
 }
 
+// fileFormat is a policy file (agents) or a grant file (step and grants).
 type fileFormat struct {
 	Version int                  `yaml:"version"`
 	Agents  map[string]agentSpec `yaml:"agents"`
+	// Step names the workflow step a grant file's tools are for.
+	Step string `yaml:"step"`
+	// Grants are the tools a grant file adds, by agent.
+	Grants map[string][]string `yaml:"grants"`
 }
 
 type agentSpec struct {
@@ -81,8 +104,11 @@ func validToolName(s string) bool {
 	return true
 }
 
-// Load reads a policy file.
-func Load(path string) (*Policy, error) {
+// Load reads a policy file and then the grant files that widen it, in
+// order. The first path must be a policy file and every other a grant file;
+// a grant to an agent the policy does not name, a file given twice, or a
+// grant file without its step is an error.
+func Load(path string, grants ...string) (*Policy, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read ACL policy: %w", err)
@@ -91,12 +117,24 @@ func Load(path string) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ACL policy %s: %w", path, err)
 	}
+	seen := map[string]bool{filepath.Clean(path): true}
+	for _, g := range grants {
+		if seen[filepath.Clean(g)] {
+			return nil, fmt.Errorf("ACL grant file %s is given twice", g)
+		}
+		seen[filepath.Clean(g)] = true
+		raw, err := os.ReadFile(g)
+		if err != nil {
+			return nil, fmt.Errorf("read ACL grant file: %w", err)
+		}
+		if err := p.applyGrant(g, raw); err != nil {
+			return nil, fmt.Errorf("ACL grant file %s: %w", g, err)
+		}
+	}
 	return p, nil
 }
 
-// Parse reads a policy from YAML. Unknown keys are errors: a misspelt "tols:"
-// must not quietly give an agent nothing, or worse.
-func Parse(raw []byte) (*Policy, error) {
+func decode(raw []byte) (*fileFormat, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	dec.KnownFields(true)
 	var f fileFormat
@@ -105,6 +143,59 @@ func Parse(raw []byte) (*Policy, error) {
 	}
 	if f.Version != 1 {
 		return nil, fmt.Errorf("version must be 1, got %d", f.Version)
+	}
+	return &f, nil
+}
+
+// applyGrant adds a grant file's tools to the policy's agents.
+func (p *Policy) applyGrant(path string, raw []byte) error {
+	f, err := decode(raw)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(f.Agents) > 0:
+		return errors.New("has agents: it is a policy file, and only the first file may be one (the others are grant files: step and grants)")
+	case strings.TrimSpace(f.Step) == "":
+		return errors.New("step: say which workflow step needs these tools")
+	case len(f.Grants) == 0:
+		return errors.New("grants: no tools granted")
+	}
+	g := Grant{Path: path, Step: strings.TrimSpace(f.Step), Tools: map[string][]string{}}
+	for name, tools := range f.Grants {
+		a, ok := p.agents[name]
+		if !ok {
+			return fmt.Errorf("grants: agent %q is not in the policy (agents: %s)", name, strings.Join(p.Agents(), ", "))
+		}
+		if len(tools) == 0 {
+			return fmt.Errorf("grants: agent %q: no tools", name)
+		}
+		for _, t := range tools {
+			if !validToolName(t) {
+				return fmt.Errorf("grants: agent %q: tool %q is not a valid tool name", name, t)
+			}
+		}
+		for _, t := range tools {
+			a.tools[t] = true
+		}
+		g.Tools[name] = append([]string(nil), tools...)
+	}
+	p.grants = append(p.grants, g)
+	return nil
+}
+
+// Grants lists the grant files applied to the policy, in order.
+func (p *Policy) Grants() []Grant { return append([]Grant(nil), p.grants...) }
+
+// Parse reads a policy from YAML. Unknown keys are errors: a misspelt "tols:"
+// must not quietly give an agent nothing, or worse.
+func Parse(raw []byte) (*Policy, error) {
+	f, err := decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	if f.Step != "" || len(f.Grants) > 0 {
+		return nil, errors.New("this is a grant file (step and grants): give it after the policy file it widens")
 	}
 	if len(f.Agents) == 0 {
 		return nil, errors.New("no agents defined")

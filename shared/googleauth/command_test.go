@@ -80,7 +80,7 @@ func TestAuthCommandErrors(t *testing.T) {
 	var out, stderr bytes.Buffer
 	code := kit.Main(authSpec(&ro), []string{"auth"}, func(k string) string { return map[string]string{"MCP_DATA_DIR": t.TempDir()}[k] },
 		strings.NewReader(""), &out, &stderr)
-	if code != 1 || !strings.Contains(stderr.String(), "GMAIL_CLIENT_ID or GOOGLE_CLIENT_ID") {
+	if code != 2 || !strings.Contains(stderr.String(), "GMAIL_CLIENT_ID or GOOGLE_CLIENT_ID") {
 		t.Errorf("no client: %d %s", code, stderr.String())
 	}
 	stderr.Reset()

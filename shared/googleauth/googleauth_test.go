@@ -445,7 +445,10 @@ func TestSettings(t *testing.T) {
 	if strings.Contains(red.String("x ssecret grt"), "ssecret") {
 		t.Error("not redacted")
 	}
-	for _, bad := range []string{"http://evil.example.com/token", "ftp://x", "::"} {
+	// Plain http only to this machine, decided on the parsed host: a name
+	// that starts like a loopback address is someone else's machine.
+	for _, bad := range []string{"http://evil.example.com/token", "ftp://x", "::", "http://127.example.com/token",
+		"http://127.0.0.1@evil.com/token", "http://localhost.evil.com/token"} {
 		var s2 googleauth.Settings
 		fl := kit.NewFlags("x")
 		s2.Register(fl, "GMAIL", false)

@@ -3,11 +3,11 @@ package googleauth
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
+	"github.com/mcp-fleet/mcp-fleet/shared/urlrule"
 )
 
 // Google's OAuth 2.0 endpoints.
@@ -84,7 +84,7 @@ func (s *Settings) CheckClient() error {
 		missing = append(missing, s.prefix+"_CLIENT_SECRET or GOOGLE_CLIENT_SECRET")
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("signing in with a Google account needs the OAuth client: set %s", strings.Join(missing, " and "))
+		return &kit.UsageError{Msg: fmt.Sprintf("signing in with a Google account needs the OAuth client: set %s", strings.Join(missing, " and "))}
 	}
 	return nil
 }
@@ -98,17 +98,14 @@ func firstSet(vs ...string) string {
 	return ""
 }
 
+// checkURL: the OAuth endpoints receive the client secret and tokens, so
+// they take the fleet's rule for credentialed URLs.
 func checkURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+	if err := urlrule.Check(raw); err != nil {
+		if errors.Is(err, urlrule.ErrInsecure) {
+			return fmt.Errorf("want https (plain http only to a loopback address), got %q", raw)
+		}
 		return errors.New("want an http(s) URL such as " + DefaultTokenURL)
 	}
-	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
-		return fmt.Errorf("want https (plain http only to a loopback address), got %q", raw)
-	}
 	return nil
-}
-
-func isLoopbackHost(h string) bool {
-	return h == "localhost" || h == "127.0.0.1" || h == "::1" || strings.HasPrefix(h, "127.")
 }

@@ -1011,3 +1011,42 @@ func TestHTTPHandlerDirect(t *testing.T) {
 		t.Fatalf("initialize through the recorder: %d %s", w.Code, w.Body)
 	}
 }
+
+// TestHTTPPostNeedsJSONContentType: the streamable HTTP transport says a
+// POST carries a JSON-RPC message as application/json; a POST that does not
+// say so (no Content-Type, or another type) is refused with 415 before its
+// body is read, and application/json with parameters is accepted.
+func TestHTTPPostNeedsJSONContentType(t *testing.T) {
+	base := startHTTP(t, newServer(t, kit.Options{}), kit.HTTPOptions{AuthToken: httpToken})
+	for ct, want := range map[string]int{
+		"":                                  http.StatusUnsupportedMediaType,
+		"text/plain":                        http.StatusUnsupportedMediaType,
+		"application/x-www-form-urlencoded": http.StatusUnsupportedMediaType,
+		"application/jsonx":                 http.StatusUnsupportedMediaType,
+		"application/json":                  http.StatusOK,
+		"application/json; charset=utf-8":   http.StatusOK,
+		"Application/JSON":                  http.StatusOK,
+	} {
+		req, err := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(legacyInit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+httpToken)
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Content-Type %q: status %d, want %d (%s)", ct, resp.StatusCode, want, body)
+		}
+		if want == http.StatusUnsupportedMediaType && !strings.Contains(string(body), "application/json") {
+			t.Errorf("Content-Type %q: the refusal %s does not say what is wanted", ct, body)
+		}
+	}
+}

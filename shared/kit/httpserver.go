@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
+	"github.com/mcp-fleet/mcp-fleet/shared/urlrule"
 )
 
 // HTTPOptions configure the HTTP side: streamable HTTP at /mcp, /healthz,
@@ -65,14 +66,7 @@ type httpFrontend struct {
 	background sync.WaitGroup
 }
 
-func isLoopbackHost(h string) bool {
-	h = strings.Trim(h, "[]")
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
+func isLoopbackHost(h string) bool { return urlrule.IsLoopbackHost(h) }
 
 // checkHTTPOptions refuses configurations that would expose tools without
 // authentication.

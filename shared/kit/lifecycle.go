@@ -12,6 +12,10 @@ import (
 	"github.com/rs/zerolog"
 )
 
+// errShuttingDown is the cause with which a stdio server cancels the calls
+// in flight when it is told to stop: their errors then say why.
+var errShuttingDown = errors.New("the server is shutting down")
+
 // Worker is a background task that runs as long as the server: a webhook
 // processor, a poller, a cache refresher. Run should return nil only once
 // ctx has ended; returning earlier, with or without an error, means the

@@ -119,7 +119,7 @@ type Config struct {
 	Transport       string
 	Host            string
 	Port            int
-	ACLFile         string
+	ACLFiles        []string
 	Agent           string
 	AuthToken       string
 	AgentTokens     string
@@ -163,8 +163,9 @@ func (c *Config) register(f *Flags, defaultPort int) {
 	f.Enum(&c.Transport, "transport", []string{"MCP_TRANSPORT"}, "stdio", []string{"stdio", "http"}, "transport: stdio, or http (streamable HTTP at /mcp)")
 	f.String(&c.Host, "host", []string{"MCP_HOST"}, "127.0.0.1", "HTTP listen address")
 	f.Int(&c.Port, "port", []string{"MCP_PORT", "MCP_HTTP_PORT"}, defaultPort, "HTTP listen port (0 picks a free one)")
-	f.String(&c.ACLFile, "acl", []string{"MCP_ACL_FILE"}, "", "agent-to-tool policy file (YAML); when set it is enforced")
-	f.String(&c.Agent, "agent", []string{"MCP_AGENT"}, "", "agent this stdio connection acts as (needs --acl)")
+	f.List(&c.ACLFiles, "acl", "MCP_ACL_FILE", string(os.PathListSeparator),
+		"agent-to-tool policy file (YAML), then any grant files that widen it (repeat --acl, or separate with "+string(os.PathListSeparator)+"); when set it is enforced")
+	f.String(&c.Agent, "agent", []string{"MCP_AGENT"}, "", "agent this stdio connection acts as (needs --acl; stdio only: over HTTP the bearer token names the agent)")
 	f.Secret(&c.AuthToken, "MCP_AUTH_TOKEN", fmt.Sprintf("bearer token for HTTP when no ACL policy is used (at least %d characters)", minTokenLength))
 	f.Secret(&c.AgentTokens, "MCP_AGENT_TOKENS", "agent=token pairs, comma separated, binding HTTP tokens to policy agents")
 	f.Bool(&c.ReadOnly, "read-only", []string{"MCP_READ_ONLY"}, false, "serve only tools that change nothing")
@@ -179,7 +180,7 @@ func (c *Config) register(f *Flags, defaultPort int) {
 	f.List(&c.AllowedHosts, "allowed-hosts", "MCP_ALLOWED_HOSTS", ",", "HTTP: Host header values allowed: on a loopback listener, besides the loopback names; on another, the only ones (on 0.0.0.0 or :: with none given, any)")
 	f.Bool(&c.NoAuth, "insecure-no-auth", []string{"MCP_INSECURE_NO_AUTH"}, false, "HTTP: serve without a bearer token (loopback only; for local testing)")
 	f.Bool(&c.SSE, "sse", []string{"MCP_SSE"}, false, "HTTP: also serve the 2024-11-05 SSE transport at /sse and /message")
-	f.Duration(&c.Grace, "shutdown-grace", []string{"MCP_SHUTDOWN_GRACE"}, 10*time.Second, "on SIGINT/SIGTERM, time calls in flight get to finish")
+	f.Duration(&c.Grace, "shutdown-grace", []string{"MCP_SHUTDOWN_GRACE"}, 10*time.Second, "on SIGINT/SIGTERM, time HTTP calls and workers in flight get to finish (stdio calls are cancelled at once)")
 	f.Int(&c.MaxCalls, "max-calls", []string{"MCP_MAX_CALLS"}, DefaultMaxCalls, "tool calls and reads running at once in the process")
 	f.Int(&c.MaxSessionCalls, "max-session-calls", []string{"MCP_MAX_SESSION_CALLS"}, DefaultMaxSessionCalls, "tool calls and reads running at once per session")
 	f.Int(&c.MaxMessageBytes, "max-message-bytes", []string{"MCP_MAX_MESSAGE_BYTES"}, DefaultMaxMessageBytes, "largest JSON-RPC message (stdio line or HTTP body), bytes")
@@ -224,7 +225,13 @@ func (c *Config) policy() (*acl.Policy, error) {
 	if c.AuthToken != "" && len(c.AuthToken) < minTokenLength {
 		return nil, usageErr("MCP_AUTH_TOKEN is %d characters; use at least %d (for example: openssl rand -hex 24)", len(c.AuthToken), minTokenLength)
 	}
-	if c.ACLFile == "" {
+	if c.Transport == "http" && c.Agent != "" {
+		// Over HTTP each request's agent is the one its bearer token is
+		// bound to; a process-wide agent would be ignored, and whoever set
+		// it would believe every connection acts as that agent.
+		return nil, usageErr("MCP_AGENT/--agent %q is set with the HTTP transport: it names the agent of a stdio connection only; over HTTP each request acts as the agent its bearer token is bound to (MCP_AGENT_TOKENS or token_sha256 in the policy): unset it", c.Agent)
+	}
+	if len(c.ACLFiles) == 0 {
 		if c.Agent != "" {
 			return nil, usageErr("MCP_AGENT/--agent is set but no ACL policy is configured (--acl or MCP_ACL_FILE): an identity without a policy would grant everything")
 		}
@@ -233,12 +240,12 @@ func (c *Config) policy() (*acl.Policy, error) {
 		}
 		return nil, nil
 	}
-	p, err := acl.Load(c.ACLFile)
+	p, err := acl.Load(c.ACLFiles[0], c.ACLFiles[1:]...)
 	if err != nil {
-		return nil, usageErr("--acl %s: %v", c.ACLFile, err)
+		return nil, usageErr("--acl %s: %v", strings.Join(c.ACLFiles, string(os.PathListSeparator)), err)
 	}
 	if c.Agent != "" && !p.HasAgent(c.Agent) {
-		return nil, usageErr("--agent %q is not in the ACL policy %s (known: %s)%s", c.Agent, c.ACLFile, strings.Join(p.Agents(), ", "), suggest(c.Agent, p.Agents()))
+		return nil, usageErr("--agent %q is not in the ACL policy %s (known: %s)%s", c.Agent, c.ACLFiles[0], strings.Join(p.Agents(), ", "), suggest(c.Agent, p.Agents()))
 	}
 	if c.AgentTokens != "" {
 		toks, err := acl.ParseAgentTokens(c.AgentTokens)
@@ -371,12 +378,21 @@ func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 	defer env.cleanup()
 	env.ReadOnly = cfg.ReadOnly
 	log := env.Logger
+	if policy != nil {
+		for _, g := range policy.Grants() {
+			log.Info().Str("grant_file", g.Path).Str("step", g.Step).Interface("tools", g.Tools).
+				Msg("an ACL grant file widens the policy")
+		}
+	}
 	tools, cleanup, err := spec.Setup(ctx, env)
 	if err != nil {
 		return err
 	}
 	if cleanup != nil {
 		defer cleanup()
+	}
+	if err := checkPolicyTools(policy, cfg.ACLFiles, tools); err != nil {
+		return err
 	}
 	srv, err := New(spec.Info, tools, Options{
 		Policy: policy, ReadOnly: cfg.ReadOnly, Include: cfg.Tools, Exclude: cfg.ExcludeTools,
@@ -407,11 +423,44 @@ func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 				"Add it to your client (Claude Desktop, Claude Code, Cursor, VS Code — see configs/clients/), or try it with the\n"+
 				"MCP Inspector: npx @modelcontextprotocol/inspector %s. Press Ctrl-D to quit.\n", spec.Name, os.Args[0])
 		}
-		log.Info().Str("agent", cfg.Agent).Strs("tools", srv.ToolNames()).Msg("serving stdio")
+		log.Info().Str("agent", cfg.Agent).Strs("tools", srv.effectiveTools(cfg.Agent)).Msg("serving stdio")
 		serve = func(ctx context.Context) error { return srv.ServeStdio(ctx, cfg.Agent, io.Stdin, io.Stdout) }
 	}
 	g := &group{log: log, health: env.Health, grace: cfg.Grace}
 	return g.run(ctx, serve, env.listeners, env.workers)
+}
+
+// checkPolicyTools refuses a policy that grants a tool no server of the
+// fleet has — a misspelt name would otherwise grant nothing, silently. One
+// policy covers every server, so a tool this server lacks is fine when
+// another server has it; the server's own tools count too, for servers
+// outside the fleet's list. It also logs which grant files widen the
+// policy, and for which step.
+func checkPolicyTools(p *acl.Policy, files []string, tools []Tool) error {
+	if p == nil {
+		return nil
+	}
+	own := map[string]bool{}
+	for _, t := range tools {
+		own[t.Name] = true
+	}
+	unknown := p.UnknownTools(func(name string) bool { return own[name] })
+	if len(unknown) == 0 {
+		return nil
+	}
+	candidates := acl.FleetToolNames()
+	for name := range own {
+		candidates = append(candidates, name)
+	}
+	msgs := make([]string, 0, len(unknown))
+	for _, u := range unknown {
+		file := files[0]
+		if u.Grant != "" {
+			file = u.Grant
+		}
+		msgs = append(msgs, fmt.Sprintf("%s: agent %q is granted %q, which no server of the fleet has%s", file, u.Agent, u.Tool, suggest(u.Tool, candidates)))
+	}
+	return usageErr("ACL policy: unknown tool names (a misspelt tool would grant nothing):\n  %s", strings.Join(msgs, "\n  "))
 }
 
 // serverFlags are the flags of the server itself: the kit's and spec's.

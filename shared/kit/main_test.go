@@ -229,6 +229,8 @@ func TestMainVersion(t *testing.T) {
 func TestMainRefusesBadConfiguration(t *testing.T) {
 	aclFile := writeFile(t, "acl.yaml", demoPolicy)
 	badACL := writeFile(t, "bad.yaml", "version: 1\nagents:\n  reader:\n    tols: [peek]\n")
+	misspelt := writeFile(t, "misspelt.yaml", "version: 1\nagents:\n  reader:\n    tools: [peak, send_email]\n")
+	badGrant := writeFile(t, "grant.yaml", "version: 1\nstep: test\ngrants:\n  reader: [seach_emails]\n")
 	cases := []struct {
 		name string
 		args []string
@@ -255,6 +257,13 @@ func TestMainRefusesBadConfiguration(t *testing.T) {
 		{"missing ACL", []string{"--acl", filepath.Join(t.TempDir(), "none.yaml"), "--agent", "reader"}, nil, 2, []string{"read ACL policy"}},
 		{"malformed agent tokens", nil, map[string]string{"MCP_ACL_FILE": aclFile, "MCP_AGENT": "reader", "MCP_AGENT_TOKENS": "reader"}, 2, []string{"agent=token"}},
 		{"token for an unknown agent", nil, map[string]string{"MCP_ACL_FILE": aclFile, "MCP_AGENT": "reader", "MCP_AGENT_TOKENS": "ghost=ghost-token-0123456789"}, 2, []string{`"ghost"`}},
+		{"misspelt tool in the policy", nil, map[string]string{"MCP_ACL_FILE": misspelt, "MCP_AGENT": "reader"}, 2,
+			[]string{misspelt, `agent "reader" is granted "peak"`, `did you mean "peek"?`}},
+		{"misspelt tool in a grant file", nil, map[string]string{"MCP_ACL_FILE": aclFile + string(os.PathListSeparator) + badGrant, "MCP_AGENT": "reader"}, 2,
+			[]string{badGrant, `"seach_emails"`, `did you mean "search_emails"?`}},
+		{"a grant file given first", []string{"--acl", badGrant, "--agent", "reader"}, nil, 2, []string{"grant file", "after the policy"}},
+		{"agent with the HTTP transport", nil, map[string]string{"MCP_TRANSPORT": "http", "MCP_PORT": "0", "MCP_ACL_FILE": aclFile,
+			"MCP_AGENT": "reader", "MCP_AGENT_TOKENS": "reader=reader-token-0123456789"}, 2, []string{"MCP_AGENT", "stdio connection only", "bearer token"}},
 		{"bad rate limit", nil, map[string]string{"MCP_RATE_LIMIT": "lots"}, 2, []string{`rate limit "lots"`}},
 		{"unknown tool", nil, map[string]string{"MCP_TOOLS": "peek,nope"}, 2, []string{`"nope"`}},
 		{"unknown excluded tool", []string{"--exclude-tools", "nope"}, nil, 2, []string{`"nope"`}},
@@ -597,6 +606,50 @@ func TestMainToolSelection(t *testing.T) {
 				t.Fatalf("Env.ReadOnly = %v, want %v", d.env.ReadOnly, want)
 			}
 		})
+	}
+}
+
+// TestMainPolicyAcrossTheFleet: one policy covers every server, so a tool of
+// another server of the fleet (send_email here) is no error; a grant file
+// after the policy widens it; and the start-up line lists the agent's
+// effective tools on this server, not every tool the server has.
+func TestMainPolicyAcrossTheFleet(t *testing.T) {
+	aclFile := writeFile(t, "fleet.yaml", "version: 1\nagents:\n  reader:\n    tools: [peek, send_email]\n  writer:\n    tools: [peek]\n")
+	grant := writeFile(t, "grant.yaml", "version: 1\nstep: the writer's changes\ngrants:\n  writer: [poke]\n")
+	for _, tc := range []struct {
+		agent, acl, want string
+	}{
+		{"reader", aclFile, "peek"},
+		{"writer", aclFile, "peek"},
+		{"writer", aclFile + string(os.PathListSeparator) + grant, "peek,poke"},
+	} {
+		d := &demo{}
+		p := startStdio(t, d.spec(), nil, map[string]string{"MCP_ACL_FILE": tc.acl, "MCP_AGENT": tc.agent})
+		handshake(p)
+		if got := listedNames(t, p.request(2, "tools/list", "")); got != tc.want {
+			t.Fatalf("%s under %s sees %q, want %q", tc.agent, tc.acl, got, tc.want)
+		}
+		if code := p.close(); code != 0 {
+			t.Fatalf("exit %d: %s", code, p.stderr.String())
+		}
+		var logged []string
+		for _, line := range strings.Split(p.stderr.String(), "\n") {
+			if strings.Contains(line, `"serving stdio"`) {
+				var m struct {
+					Tools []string `json:"tools"`
+				}
+				if err := json.Unmarshal([]byte(line), &m); err != nil {
+					t.Fatal(err)
+				}
+				logged = m.Tools
+			}
+		}
+		if got := strings.Join(logged, ","); got != tc.want {
+			t.Errorf("%s: the start-up line lists tools %q, want its effective tools %q", tc.agent, got, tc.want)
+		}
+		if strings.Contains(tc.acl, grant) && !strings.Contains(p.stderr.String(), "the writer's changes") {
+			t.Errorf("the grant file's step is not logged:\n%s", p.stderr.String())
+		}
 	}
 }
 

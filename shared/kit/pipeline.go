@@ -154,6 +154,9 @@ func (s *Server) classify(ctx context.Context, err error, timeout time.Duration)
 	if ctx.Err() != nil {
 		var e *mcperr.Error
 		if !errors.As(err, &e) {
+			if errors.Is(context.Cause(ctx), errShuttingDown) {
+				return mcperr.New(mcperr.Cancelled, "%s", errShuttingDown.Error()).WithRetryable(true).WithCause(err)
+			}
 			return mcperr.New(mcperr.Cancelled, "the request was cancelled by the client").WithCause(err)
 		}
 	}

@@ -261,6 +261,18 @@ func (s *Server) ToolNames() []string {
 	return out
 }
 
+// effectiveTools lists the served tools agent may call: under a policy its
+// grants on this server, else every served tool.
+func (s *Server) effectiveTools(agent string) []string {
+	out := []string{}
+	for _, name := range s.ToolNames() {
+		if s.allowed(agent, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // hasResources: the resources capability is declared only when there are.
 func (s *Server) hasResources() bool { return len(s.resources)+len(s.templates) > 0 }
 

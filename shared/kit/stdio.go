@@ -29,10 +29,14 @@ import (
 // drains the session's outbox.
 func (s *Server) ServeStdio(ctx context.Context, agent string, in io.Reader, out io.Writer) error {
 	stop := ctx
-	// Calls run under their own context: a shutdown signal (stop) lets
-	// calls in flight finish within the grace period; a closed stdin means
-	// the client is gone and stops them at once.
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	// Calls run under their own context, cancelled at once both when stdin
+	// closes (the client is gone) and at a shutdown signal (stop): a stdio
+	// server stops because its one client, or whoever started it for that
+	// client, is done with it, so no one will read what a call would still
+	// produce. At a signal the cause says so (errShuttingDown) and the
+	// calls' errors read "the server is shutting down".
+	ctx, cancelCause := context.WithCancelCause(context.WithoutCancel(ctx))
+	cancel := func() { cancelCause(context.Canceled) }
 	defer cancel()
 	w := &lineWriter{w: out}
 	sess := s.newSession("stdio", agent, overStdio)
@@ -62,8 +66,9 @@ func (s *Server) ServeStdio(ctx context.Context, agent string, in io.Reader, out
 		return err
 	case <-stop.Done():
 	}
-	// Shutting down: admit no new request, give those in flight the grace
-	// period, then cancel them.
+	// Shutting down: admit no new request and cancel those in flight; a
+	// handler that ignores its context gets the grace period to return.
+	cancelCause(errShuttingDown)
 	done := make(chan struct{})
 	go func() { inflight.closeAndWait(); close(done) }()
 	timer := time.NewTimer(s.grace())
@@ -72,9 +77,8 @@ func (s *Server) ServeStdio(ctx context.Context, agent string, in io.Reader, out
 	case <-done:
 		return nil
 	case <-timer.C:
-		cancel()
 		<-done
-		return fmt.Errorf("calls still running after the %s grace period were cancelled", s.grace())
+		return fmt.Errorf("calls still ran more than the %s grace period after they were cancelled at shutdown", s.grace())
 	}
 }
 

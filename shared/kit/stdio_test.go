@@ -221,3 +221,52 @@ func TestStdioConcurrentRequests(t *testing.T) {
 		t.Fatalf("want no answer to the cancelled call 10, only to ping 14; got %v", m)
 	}
 }
+
+// TestStdioShutdownCancelsCallsInFlight: at a shutdown signal a stdio
+// server cancels its calls in flight at once — its client is done with it —
+// instead of letting them run out the grace period, and their error says
+// why: the server is shutting down, not "cancelled by the client".
+func TestStdioShutdownCancelsCallsInFlight(t *testing.T) {
+	pr := &probe{}
+	tools := testTools(pr)
+	tools[3].Timeout = time.Minute
+	s, err := kit.New(kit.Info{Name: "t"}, tools, kit.Options{Grace: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	outR, outW := io.Pipe()
+	p := &stdioPeer{in: inW, out: bufio.NewScanner(outR), done: make(chan error, 1)}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go func() { p.done <- s.ServeStdio(ctx, "", inR, outW); _ = outW.Close() }()
+	p.send(t, initLine)
+	p.recv(t)
+	p.send(t, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":"tok"}}}`)
+	if m := p.recv(t); m["method"] != "notifications/progress" {
+		t.Fatalf("want a progress notification, got %v", m)
+	}
+	t0 := time.Now()
+	stop()
+	m := p.recv(t)
+	if took := time.Since(t0); took > 5*time.Second {
+		t.Fatalf("the call ran %v after the signal (grace 30s): not cancelled at once", took)
+	}
+	res, _ := m["result"].(map[string]any)
+	if m["id"] != float64(5) || res["isError"] != true {
+		t.Fatalf("answer to the call in flight: %v", m)
+	}
+	sc, _ := res["structuredContent"].(map[string]any)
+	if sc["code"] != "CANCELLED" || sc["message"] != "the server is shutting down" {
+		t.Errorf("error %v, want CANCELLED: the server is shutting down", sc)
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ServeStdio did not return after its calls were cancelled")
+	}
+}

@@ -94,7 +94,10 @@ func (f *httpFrontend) busy(w http.ResponseWriter) {
 }
 
 func (f *httpFrontend) post(w http.ResponseWriter, r *http.Request) {
-	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
+	// A POST carries one JSON-RPC message as application/json (the
+	// transport's rule, which every MCP client follows); anything else —
+	// no Content-Type included — is refused before the body is read.
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 			writeRPCError(w, http.StatusUnsupportedMediaType, nil, wire.CodeInvalidRequest, "Content-Type must be application/json")
 			return

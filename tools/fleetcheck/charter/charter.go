@@ -35,6 +35,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/acl"
 )
 
 // Config says where the servers are and where the run keeps its state.
@@ -43,6 +45,11 @@ type Config struct {
 	Bin string
 	// Policy is the agent policy file the servers enforce (configs/acl.yaml).
 	Policy string
+	// Grants are the opt-in grant files (configs/acl.d/) that widen the
+	// policy for this run, given to every server after it. The workflow
+	// needs one: the error monitor's review of the webhook queue
+	// (configs/acl.d/error-monitor-webhook-queue.yaml).
+	Grants []string
 	// Dir holds the run's state: the servers' data directories and logs. It is
 	// created, or emptied when a previous run left it; any other non-empty
 	// directory is refused, so a mistyped path never loses someone's files.
@@ -53,6 +60,8 @@ type Config struct {
 	// created, for every operator to answer before ranking the quotes in
 	// hand (default 5s).
 	QuoteWait time.Duration
+	// steps are the grant files' names and steps, for the transcript.
+	steps []string
 	// FirstResponse and ResponseWindow pace the simulated operators (default
 	// 1s and 2s): the first answer after FirstResponse, the others within
 	// ResponseWindow.
@@ -170,6 +179,21 @@ func (c *Config) defaults() error {
 	if _, err := os.Stat(c.Policy); err != nil {
 		return fmt.Errorf("charter: the agent policy: %w", err)
 	}
+	for i, g := range c.Grants {
+		abs, err := filepath.Abs(g)
+		if err != nil {
+			return err
+		}
+		c.Grants[i] = abs
+	}
+	p, err := acl.Load(c.Policy, c.Grants...)
+	if err != nil {
+		return fmt.Errorf("charter: the agent policy: %w", err)
+	}
+	c.steps = nil
+	for _, g := range p.Grants() {
+		c.steps = append(c.steps, filepath.Base(g.Path)+" — "+g.Step)
+	}
 	for _, s := range usedServers() {
 		if _, err := os.Stat(c.binary(s)); err != nil {
 			return fmt.Errorf("charter: %s-mcp is not in %s (run make build): %w", s, c.Bin, err)
@@ -248,14 +272,20 @@ func (r *run) env(agent string) []string {
 		"AVINODE_MOCK_RESPONSE_WINDOW=" + r.cfg.ResponseWindow.String(),
 	}
 	if agent != "" {
-		e = append(e, "MCP_ACL_FILE="+r.cfg.Policy, "MCP_AGENT="+agent)
+		e = append(e, "MCP_ACL_FILE="+strings.Join(append([]string{r.cfg.Policy}, r.cfg.Grants...), string(os.PathListSeparator)),
+			"MCP_AGENT="+agent)
 	}
 	return e
 }
 
 func (r *run) header() {
 	r.out.printf("mcp-fleet charter demo: six agents, four servers over stdio, local backends, no credentials\n")
-	r.out.printf("state and logs: %s\n\n", r.cfg.Dir)
+	r.out.printf("state and logs: %s\n", r.cfg.Dir)
+	r.out.printf("agent policy:   %s (the least-privilege default)\n", r.cfg.Policy)
+	for _, s := range r.cfg.steps {
+		r.out.printf("  widened by:   %s\n", s)
+	}
+	r.out.printf("\n")
 	r.out.printf("  %6s  %-17s  %-8s  %-22s  %s\n", "time", "agent", "server", "tool", "result")
 }
 

@@ -46,6 +46,17 @@ func policy(t *testing.T) string {
 	return p
 }
 
+// grants are the opt-in grant files the workflow needs (the error
+// monitor's webhook-queue review), as `make demo` gives them.
+func grants(t *testing.T) []string {
+	t.Helper()
+	p, err := filepath.Abs("../../../configs/acl.d/error-monitor-webhook-queue.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{p}
+}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if binDir != "" {
@@ -59,7 +70,7 @@ func TestMain(m *testing.M) {
 func TestWorkflow(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	var out bytes.Buffer
-	res, err := Run(context.Background(), Config{Bin: servers(t), Policy: policy(t), Dir: dir, Out: &out})
+	res, err := Run(context.Background(), Config{Bin: servers(t), Policy: policy(t), Grants: grants(t), Dir: dir, Out: &out})
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
@@ -84,7 +95,8 @@ func TestWorkflow(t *testing.T) {
 	if res.WebhookEvents < 1 || res.WebhookCompleted < 1 || res.WebhookViaReceiver != res.WebhookEvents {
 		t.Errorf("webhook events %d, completed %d, through the receiver %d", res.WebhookEvents, res.WebhookCompleted, res.WebhookViaReceiver)
 	}
-	for _, want := range []string{"REFUSED as it must be: PERMISSION_DENIED", "SUCCESS: request", res.EmailPath, "updated → read"} {
+	for _, want := range []string{"REFUSED as it must be: PERMISSION_DENIED", "SUCCESS: request", res.EmailPath, "updated → read",
+		"widened by:   error-monitor-webhook-queue.yaml — Reporting failed Avinode webhook events"} {
 		if !strings.Contains(transcript, want) {
 			t.Errorf("transcript lacks %q:\n%s", want, transcript)
 		}
@@ -165,13 +177,28 @@ func TestPolicyThatAllowsTooMuch(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	res, err := Run(context.Background(), Config{Bin: servers(t), Policy: p, Dir: filepath.Join(t.TempDir(), "run"), Out: &out,
+	res, err := Run(context.Background(), Config{Bin: servers(t), Policy: p, Grants: grants(t), Dir: filepath.Join(t.TempDir(), "run"), Out: &out,
 		QuoteWait: 3 * time.Second})
 	if err == nil || !strings.Contains(err.Error(), "was not refused") {
 		t.Fatalf("err = %v, want the refusal check to fail\n%s", err, out.String())
 	}
 	if res.Refused != 0 || res.Failed != 1 || !strings.Contains(out.String(), "NOT REFUSED") || !strings.Contains(out.String(), "FAILED:") {
 		t.Errorf("refused %d failed %d\n%s", res.Refused, res.Failed, out.String())
+	}
+}
+
+// TestWorkflowWithThePolicyAlone: the least-privilege policy does not let
+// the error monitor read the webhook queue; without the opt-in grant file
+// the demo fails at that step, naming the file it needs.
+func TestWorkflowWithThePolicyAlone(t *testing.T) {
+	var out bytes.Buffer
+	_, err := Run(context.Background(), Config{Bin: servers(t), Policy: policy(t), Dir: filepath.Join(t.TempDir(), "run"), Out: &out,
+		QuoteWait: 3 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "error-monitor-webhook-queue.yaml") {
+		t.Fatalf("err = %v, want the missing grant named\n%s", err, out.String())
+	}
+	if strings.Contains(out.String(), "widened by") {
+		t.Errorf("the transcript claims a widening:\n%s", out.String())
 	}
 }
 

@@ -519,6 +519,11 @@ func (r *run) monitor(ctx context.Context) error {
 		return fmt.Sprintf("%d events for the trip (%s), %d received over HTTP; dead letter: %d", len(ev.Events),
 			strings.Join(parts, ", "), r.res.WebhookViaReceiver, ev.Queue["dead_letter"])
 	})
+	var ce *callError
+	if errors.As(err, &ce) && ce.Body.Code == mcperr.PermissionDeny {
+		return fmt.Errorf("the error monitor may not read the webhook queue: give the servers the opt-in grant file "+
+			"configs/acl.d/error-monitor-webhook-queue.yaml after the policy (charter-demo --grant): %w", err)
+	}
 	if err != nil {
 		return err
 	}

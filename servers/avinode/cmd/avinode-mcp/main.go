@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/avinode"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/feed"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
@@ -167,6 +169,10 @@ func (s *settings) openStore(ctx context.Context, env *kit.Env, opts store.Optio
 	if s.databaseURL != "" {
 		if s.dbPath != "" {
 			return nil, &kit.UsageError{Msg: "DATABASE_URL and --db-path (AVINODE_DB_PATH) are both set; set one: the store is either PostgreSQL or an SQLite file"}
+		}
+		if _, err := pgx.ParseConfig(s.databaseURL); err != nil {
+			// The parser's message may quote the URL, password included.
+			return nil, &kit.UsageError{Msg: "DATABASE_URL is not a valid PostgreSQL URL (expected postgres://user:password@host:port/database?options)"}
 		}
 		st, err := store.OpenPostgres(ctx, s.databaseURL, opts)
 		if err != nil {

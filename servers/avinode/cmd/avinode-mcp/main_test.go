@@ -195,21 +195,29 @@ func TestACL(t *testing.T) {
 	t.Parallel()
 	bin := binary(t)
 	acl := aclFile(t)
-	flight := []string{"cancel_trip", "create_trip", "create_watch", "get_messages", "get_quotes", "get_rfq", "get_trip",
-		"list_watches", "search_airports", "search_empty_legs", "send_message"}
+	// The policy alone grants flight_search no cancelling and no operator
+	// messages, and the error monitor no avinode tool: those are the
+	// opt-in grant files of configs/acl.d.
+	flight := []string{"create_trip", "create_watch", "get_quotes", "get_rfq", "get_trip",
+		"list_watches", "search_airports", "search_empty_legs"}
+	grant := func(name string) string { return filepath.Join(filepath.Dir(acl), "acl.d", name+".yaml") }
 	tests := []struct {
 		agent     string
+		grants    []string
 		tools     []string
 		resources bool // may read the trip resources
 	}{
-		{"flight_search", flight, true},
-		{"proposal_analysis", []string{"get_quotes", "get_rfq"}, true},
-		{"orchestrator", nil, false},
-		{"communication", nil, false},
-		{"client_data", nil, false},
-		{"error_monitor", []string{"list_webhook_events"}, false},
-		{"operator", []string{"list_webhook_events", "requeue_webhook_event"}, false},
-		{"developer", nil, false},
+		{"flight_search", nil, flight, true},
+		{"flight_search", []string{grant("flight-search-cancel-trips"), grant("flight-search-operator-messages")},
+			sorted(append([]string{"cancel_trip", "get_messages", "send_message"}, flight...)), true},
+		{"proposal_analysis", nil, []string{"get_quotes", "get_rfq"}, true},
+		{"orchestrator", nil, nil, false},
+		{"communication", nil, nil, false},
+		{"client_data", nil, nil, false},
+		{"error_monitor", nil, nil, false},
+		{"error_monitor", []string{grant("error-monitor-webhook-queue")}, []string{"list_webhook_events"}, false},
+		{"operator", nil, []string{"list_webhook_events", "requeue_webhook_event"}, false},
+		{"developer", nil, nil, false},
 	}
 	// One trip to read, created without a policy.
 	data := t.TempDir()
@@ -219,9 +227,14 @@ func TestACL(t *testing.T) {
 	}
 	mcptest.OK(t, owner.Call("create_trip", map[string]any{"departure_airport": "KTEB", "arrival_airport": "KBOS", "passengers": 2, "departure_date": in(2)}), &trip)
 	for _, tc := range tests {
-		t.Run(tc.agent, func(t *testing.T) {
+		name := tc.agent
+		if len(tc.grants) > 0 {
+			name += "+grants"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			c := mcptest.StartStdio(t, bin, append(mockEnv(data), "MCP_ACL_FILE="+acl, "MCP_AGENT="+tc.agent))
+			files := strings.Join(append([]string{acl}, tc.grants...), string(os.PathListSeparator))
+			c := mcptest.StartStdio(t, bin, append(mockEnv(data), "MCP_ACL_FILE="+files, "MCP_AGENT="+tc.agent))
 			if got := sorted(c.ToolNames()); !slices.Equal(got, tc.tools) {
 				t.Errorf("tools = %q, want %q", got, tc.tools)
 			}
@@ -304,6 +317,8 @@ func TestCommandLine(t *testing.T) {
 		{name: "negative timeout", env: []string{"AVINODE_TIMEOUT=0s"}, code: 2, stderr: []string{"AVINODE_TIMEOUT"}},
 		{name: "bad duration", env: []string{"AVINODE_MOCK_FIRST_RESPONSE=3"}, code: 2, stderr: []string{"did you mean 3s"}},
 		{name: "unwritable store", args: []string{"--db-path", "/proc/avinode.db"}, code: 1, stderr: []string{"avinode store"}},
+		{name: "malformed DATABASE_URL", env: []string{"DATABASE_URL=postgres://fleet:hunter2-db-secret@127.0.0.1:notaport/avinode"}, code: 2,
+			stderr: []string{"DATABASE_URL is not a valid PostgreSQL URL"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -625,6 +625,8 @@ func TestWebhookCommandLine(t *testing.T) {
 		{name: "register without url", env: append(live, creds...), args: []string{"webhooks-register"}, code: 2, stderr: []string{"--url is required"}},
 		{name: "register over http", env: append(live, creds...), args: []string{"webhooks-register", "--url", "http://hooks.example.com/webhooks/avinode"},
 			code: 2, stderr: []string{"https"}},
+		{name: "register over http to a lookalike host", env: append(live, creds...), args: []string{"webhooks-register", "--url", "http://127.example.com/webhooks/avinode"},
+			code: 2, stderr: []string{"https"}},
 		{name: "register a bad url", env: append(live, creds...), args: []string{"webhooks-register", "--url", "::"}, code: 2, stderr: []string{"absolute"}},
 		{name: "register an unknown event", env: append(live, creds...), args: []string{"webhooks-register", "--url", "https://h.example.com/w",
 			"--events", "TripChatFromSeler"}, code: 2, stderr: []string{"TripChatFromSeller"}},

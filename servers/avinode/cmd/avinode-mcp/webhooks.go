@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -20,6 +19,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/webhooks"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/urlrule"
 )
 
 // Roles of the webhook service (--role).
@@ -299,17 +299,11 @@ func (svc *service) start(env *kit.Env, w *webhookSettings) {
 
 // checkTarget accepts an https URL, or http to a loopback address.
 func checkTarget(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
+	if u, err := url.Parse(raw); err != nil || u.Host == "" {
 		return fmt.Errorf("--url %q is not an absolute URL", raw)
 	}
-	switch u.Scheme {
-	case "https":
+	if urlrule.Check(raw) == nil {
 		return nil
-	case "http":
-		if ip := net.ParseIP(u.Hostname()); (ip != nil && ip.IsLoopback()) || u.Hostname() == "localhost" {
-			return nil
-		}
 	}
 	return fmt.Errorf("--url %q must use https (Avinode posts credentials with every notification; plain http only to a loopback address)", raw)
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/retry"
 	"github.com/mcp-fleet/mcp-fleet/shared/upstream"
+	"github.com/mcp-fleet/mcp-fleet/shared/urlrule"
 )
 
 // Base URLs of the API.
@@ -145,21 +146,15 @@ func (c tokenClock) Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// checkBaseURL: every request carries the API token and the bearer JWT.
 func checkBaseURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
+	if u, err := url.Parse(raw); err != nil || u.Host == "" {
 		return fmt.Errorf("avinode: the API URL %q is not an absolute URL", raw)
 	}
-	switch u.Scheme {
-	case "https":
-		return nil
-	case "http":
-		host := u.Hostname()
-		if host == "localhost" || strings.HasPrefix(host, "127.") || host == "::1" {
-			return nil
-		}
+	if urlrule.Check(raw) != nil {
+		return fmt.Errorf("avinode: the API URL %q must use https (plain http only to a loopback address)", raw)
 	}
-	return fmt.Errorf("avinode: the API URL %q must use https (plain http only to a loopback address)", raw)
+	return nil
 }
 
 // sentTimestamp formats the request time as Avinode expects: ISO 8601 UTC.

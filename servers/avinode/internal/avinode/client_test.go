@@ -241,13 +241,16 @@ func TestConfig(t *testing.T) {
 		{"half oauth", avinode.Config{APIToken: "x", ClientID: "id"}, "authentication token"},
 		{"plain http", avinode.Config{APIToken: "x", AuthToken: "y", BaseURL: "http://avinode.example.com/api"}, "https"},
 		{"not a url", avinode.Config{APIToken: "x", AuthToken: "y", BaseURL: "sandbox"}, "absolute"},
+		// A host that merely starts like a loopback address is not one.
+		{"http to 127.example.com", avinode.Config{APIToken: "x", AuthToken: "y", BaseURL: "http://127.example.com/api"}, "https"},
+		{"http via userinfo", avinode.Config{APIToken: "x", AuthToken: "y", BaseURL: "http://127.0.0.1@evil.com/api"}, "https"},
 	}
 	for _, tc := range tests {
 		if _, err := avinode.New(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
-	for _, ok := range []string{"", avinode.ProductionURL, "http://127.0.0.1:9/api", "http://localhost:9/api"} {
+	for _, ok := range []string{"", avinode.ProductionURL, "http://127.0.0.1:9/api", "http://localhost:9/api", "http://[::1]:9/api"} {
 		if _, err := avinode.New(avinode.Config{APIToken: "x", AuthToken: "y", BaseURL: ok}); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}

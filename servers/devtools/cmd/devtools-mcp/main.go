@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -104,6 +105,20 @@ func (s *settings) deps(env *kit.Env) (tools.Deps, error) {
 		}
 		d.Roots = []string{wd}
 	}
+	// A configured root that is not a directory is a configuration error
+	// (exit 2), told before anything opens it.
+	for _, r := range s.roots {
+		if st, err := os.Stat(r); err != nil || !st.IsDir() {
+			why := "not a directory"
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				why = pe.Err.Error()
+			} else if err != nil {
+				why = err.Error()
+			}
+			return d, &kit.UsageError{Msg: fmt.Sprintf("devtools roots: cannot open root directory %q: %s (--root or DEVTOOLS_ROOTS)", r, why)}
+		}
+	}
 	d.Shell.Programs = s.shellPrograms
 	d.Shell.Allow = s.shellAllow
 	d.Shell.Env = s.shellEnv
@@ -114,7 +129,7 @@ func (s *settings) deps(env *kit.Env) (tools.Deps, error) {
 
 	cidrs, err := webguard.ParseCIDRs(s.webAllow...)
 	if err != nil {
-		return d, err
+		return d, &kit.UsageError{Msg: err.Error()}
 	}
 	d.Web = webguard.Config{AllowCIDRs: cidrs, MaxResponseBytes: int64(s.webMaxResponse),
 		MaxFetchBytes: int64(s.webMaxFetch), MaxRequestBodyBytes: int64(s.webMaxRequest),

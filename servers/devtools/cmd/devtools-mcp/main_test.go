@@ -409,12 +409,13 @@ func TestCommandLine(t *testing.T) {
 			stderr: []string{`"nosuch"`, "developer"}, zeroStdout: true},
 		{name: "MCP_AGENT without an ACL", env: []string{"MCP_AGENT=developer"}, code: 2, stderr: []string{"MCP_AGENT", "ACL"}, zeroStdout: true},
 		{name: "ACL without an agent", env: []string{"MCP_ACL_FILE=" + aclFile(t)}, code: 2, stderr: []string{"MCP_AGENT"}, zeroStdout: true},
-		{name: "missing root directory in the env", env: []string{"DEVTOOLS_ROOTS=" + missing}, code: 1,
+		{name: "missing root directory in the env", env: []string{"DEVTOOLS_ROOTS=" + missing}, code: 2,
 			stderr: []string{"devtools-mcp:", "cannot open root directory", missing}, zeroStdout: true},
-		{name: "missing root directory among others", env: []string{"DEVTOOLS_ROOTS=" + t.TempDir() + string(os.PathListSeparator) + missing}, code: 1,
+		{name: "missing root directory among others", env: []string{"DEVTOOLS_ROOTS=" + t.TempDir() + string(os.PathListSeparator) + missing}, code: 2,
 			stderr: []string{"cannot open root directory", missing}, zeroStdout: true},
-		{name: "missing root directory as a flag", args: []string{"--root", missing}, code: 1, stderr: []string{missing}, zeroStdout: true},
-		{name: "a root that is a file", args: []string{"--root", file}, code: 1, stderr: []string{file}, zeroStdout: true},
+		{name: "missing root directory as a flag", args: []string{"--root", missing}, code: 2, stderr: []string{missing}, zeroStdout: true},
+		{name: "a root that is a file", args: []string{"--root", file}, code: 2, stderr: []string{file}, zeroStdout: true},
+		{name: "bad web CIDR", env: []string{"DEVTOOLS_WEB_ALLOW_CIDRS=notacidr"}, code: 2, stderr: []string{"DEVTOOLS_WEB_ALLOW_CIDRS", "notacidr"}, zeroStdout: true},
 		{name: "unknown flag", args: []string{"--rooot", "/tmp"}, code: 2, stderr: []string{"rooot"}, zeroStdout: true},
 		{name: "stray argument", args: []string{"/tmp"}, code: 2, stderr: []string{`"/tmp"`}, zeroStdout: true},
 		{name: "no watches allowed", args: []string{"--watch-max-files", "0"}, code: 2, stderr: []string{"--watch-max-files", "positive"}, zeroStdout: true},
@@ -682,7 +683,7 @@ func TestMainInProcess(t *testing.T) {
 	}{
 		{"help", []string{"--help"}, nil, 0, "DEVTOOLS_ROOTS", ""},
 		{"version", []string{"--version"}, nil, 0, "devtools-mcp dev", ""},
-		{"missing root", nil, map[string]string{"DEVTOOLS_ROOTS": missing}, 1, "", missing},
+		{"missing root", nil, map[string]string{"DEVTOOLS_ROOTS": missing}, 2, "", missing},
 		{"bad flag", []string{"--nope"}, nil, 2, "", "nope"},
 	}
 	for _, tc := range tests {

@@ -11,18 +11,32 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 )
 
-// TestShippedPolicy: with configs/acl.yaml only the communication agent
-// has every gmail tool, the error monitor may send (and list templates),
-// and no other agent sees or calls any.
+// TestShippedPolicy: with configs/acl.yaml the communication agent sends,
+// drafts and checks what it sent — searching the mailbox and reading
+// threads and attachments only with the opt-in grant file
+// configs/acl.d/communication-mailbox.yaml — the error monitor may send
+// (and list templates), and no other agent sees or calls any gmail tool.
 func TestShippedPolicy(t *testing.T) {
-	p, err := acl.Load(filepath.Join("..", "..", "..", "..", "configs", "acl.yaml"))
+	configs := filepath.Join("..", "..", "..", "..", "configs")
+	p, err := acl.Load(filepath.Join(configs, "acl.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := localServer(t)
 	want := map[string][]string{
-		"communication": slices.Sorted(slices.Values(tools.Names)),
+		"communication": {"create_draft", "get_email", "list_templates", "send_email", "send_template_email"},
 		"error_monitor": {"list_templates", "send_email", "send_template_email"},
+	}
+	c := s.connect(t, p, "communication")
+	for _, tool := range []string{"search_emails", "get_thread_history", "get_attachment"} {
+		mcptest.FailCode(t, c.Call(tool, map[string]any{"query": "x", "thread_id": "x", "message_id": "x", "attachment_id": "x"}), mcperr.PermissionDeny)
+	}
+	wide, err := acl.Load(filepath.Join(configs, "acl.yaml"), filepath.Join(configs, "acl.d", "communication-mailbox.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.connect(t, wide, "communication").ToolNames(); !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(tools.Names))) {
+		t.Errorf("communication with the mailbox grant sees %v, want every gmail tool", got)
 	}
 	for _, agent := range append(p.Agents(), "nobody") {
 		t.Run(agent, func(t *testing.T) {

@@ -164,9 +164,15 @@ func TestStdioGoogle(t *testing.T) {
 func TestStdioACL(t *testing.T) {
 	t.Parallel()
 	aclFile := repoFile(t, "configs", "acl.yaml")
+	// The policy alone: the reading tools; with the opt-in grant file, all seven.
 	c := mcptest.StartStdio(t, mcptest.Build(t, pkg), []string{"MCP_DATA_DIR=" + t.TempDir(), "MCP_ACL_FILE=" + aclFile, "MCP_AGENT=client_data"})
-	if got := c.ToolNames(); len(got) != 7 {
+	if got := c.ToolNames(); len(got) != 4 {
 		t.Errorf("client_data sees %v", got)
+	}
+	grant := repoFile(t, "configs", "acl.d", "client-data-sheet-writes.yaml")
+	c = mcptest.StartStdio(t, mcptest.Build(t, pkg), []string{"MCP_DATA_DIR=" + t.TempDir(), "MCP_ACL_FILE=" + aclFile + string(os.PathListSeparator) + grant, "MCP_AGENT=client_data"})
+	if got := c.ToolNames(); len(got) != 7 {
+		t.Errorf("client_data with the sheet-writes grant sees %v", got)
 	}
 	c = mcptest.StartStdio(t, mcptest.Build(t, pkg), []string{"MCP_DATA_DIR=" + t.TempDir(), "MCP_ACL_FILE=" + aclFile, "MCP_AGENT=communication"})
 	if got := c.ToolNames(); len(got) != 0 {
@@ -191,7 +197,7 @@ func TestCommandLine(t *testing.T) {
 		{name: "init --help", args: []string{"init", "--help"}, stdout: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH"}},
 		{name: "spreadsheet without credentials", env: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID=" + sid}, code: 2, stderr: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH", "sheets-mcp auth"}},
 		{name: "auth --help", args: []string{"auth", "--help"}, stdout: []string{"GOOGLE_SHEETS_CLIENT_ID", "--read-only", "--open-browser"}},
-		{name: "auth without a client", args: []string{"auth"}, code: 1, stderr: []string{"GOOGLE_SHEETS_CLIENT_ID or GOOGLE_CLIENT_ID"}},
+		{name: "auth without a client", args: []string{"auth"}, code: 2, stderr: []string{"GOOGLE_SHEETS_CLIENT_ID or GOOGLE_CLIENT_ID"}},
 		{name: "key without spreadsheet", env: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH=" + keyPath}, code: 2, stderr: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID"}},
 		{name: "bad spreadsheet id", env: []string{"CLIENT_DATABASE_SHEET_ID=not an id", "GOOGLE_SERVICE_ACCOUNT_KEY_PATH=" + keyPath}, code: 2, stderr: []string{"not an id"}},
 		{name: "missing key file", env: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID=" + sid, "GOOGLE_SERVICE_ACCOUNT_KEY_PATH=/nonexistent/key.json"}, code: 1, stderr: []string{"/nonexistent/key.json", "no such file"}},

@@ -14,15 +14,29 @@ import (
 )
 
 // TestShippedPolicy: with the repository's configs/acl.yaml only the
-// client-data agent sees and calls the sheets tools and reads client
-// records; every other agent gets neither.
+// client-data agent sees and calls the sheets tools — the reading ones;
+// writing the sheet needs the opt-in grant file
+// configs/acl.d/client-data-sheet-writes.yaml — and reads client records;
+// every other agent gets neither.
 func TestShippedPolicy(t *testing.T) {
-	p, err := acl.Load(filepath.Join("..", "..", "..", "..", "configs", "acl.yaml"))
+	configs := filepath.Join("..", "..", "..", "..", "configs")
+	p, err := acl.Load(filepath.Join(configs, "acl.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := localServer(t)
-	want := slices.Sorted(slices.Values(tools.Names))
+	want := []string{"get_client", "list_clients", "read_sheet", "search_clients"}
+	writes := []string{"add_flight_history", "create_client", "update_client"}
+	for _, tool := range writes {
+		mcptest.FailCode(t, s.connect(t, p, "client_data").Call(tool, map[string]any{"identifier": "CL-001"}), mcperr.PermissionDeny)
+	}
+	wide, err := acl.Load(filepath.Join(configs, "acl.yaml"), filepath.Join(configs, "acl.d", "client-data-sheet-writes.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(slices.Values(s.connect(t, wide, "client_data").ToolNames())); !slices.Equal(got, slices.Sorted(slices.Values(tools.Names))) {
+		t.Errorf("client_data with the sheet-writes grant sees %v, want every sheets tool", got)
+	}
 	for _, agent := range p.Agents() {
 		t.Run(agent, func(t *testing.T) {
 			c := s.connect(t, p, agent)

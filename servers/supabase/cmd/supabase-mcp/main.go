@@ -157,10 +157,13 @@ func (s *settings) choose() (string, error) {
 	return b, nil
 }
 
+// usage marks a configuration error: the process exits 2, as for a bad flag.
+func usage(err error) error { return &kit.UsageError{Msg: err.Error()} }
+
 func (s *settings) open(ctx context.Context, env *kit.Env, policy *backend.Policy) (backend.Backend, error) {
 	kind, err := s.choose()
 	if err != nil {
-		return nil, err
+		return nil, usage(err)
 	}
 	switch kind {
 	case "rest":
@@ -168,20 +171,20 @@ func (s *settings) open(ctx context.Context, env *kit.Env, policy *backend.Polic
 		c, err := rest.New(rest.Config{URL: s.supabaseURL, Key: key, JWT: s.jwt, Schemas: policy.Schemas, Version: env.Info.Version,
 			Timeout: s.timeout, Logger: env.Logger, Redactor: env.Redactor})
 		if err != nil {
-			return nil, err
+			return nil, usage(err) // New sends nothing: only the URL or the key can be wrong
 		}
 		return c, nil
 	case "postgres":
 		db, err := postgres.Open(postgres.Config{URL: s.databaseURL, Schemas: policy.Schemas, ReadOnly: env.ReadOnly,
 			Timeout: s.timeout, MaxConns: s.maxConns, AllowPrivileged: s.allowSuperuser})
 		if err != nil {
-			return nil, err
+			return nil, usage(err) // Open connects lazily: only the URL can be wrong
 		}
 		env.AddHealthCheck("database", db.Check)
 		return db, nil
 	}
 	if len(policy.Schemas) != 1 || policy.Schemas[0] != embedded.Schema {
-		return nil, fmt.Errorf("the embedded database has one schema, %q; --schemas cannot expose others", embedded.Schema)
+		return nil, usage(fmt.Errorf("the embedded database has one schema, %q; --schemas cannot expose others", embedded.Schema))
 	}
 	path := s.dbPath
 	if path == "" {
@@ -198,7 +201,7 @@ func (s *settings) policy() (*backend.Policy, error) {
 	p := &backend.Policy{Schemas: s.schemas, AllowTables: s.allowTables, DenyTables: s.denyTables,
 		AllowFunctions: s.allowFunctions, DenyFunctions: s.denyFunctions}
 	if err := p.Check(); err != nil {
-		return nil, err
+		return nil, usage(err)
 	}
 	return p, nil
 }
@@ -206,7 +209,7 @@ func (s *settings) policy() (*backend.Policy, error) {
 // migrate applies the shipped schema to DATABASE_URL.
 func (s *settings) migrate(ctx context.Context, env *kit.Env) error {
 	if s.databaseURL == "" {
-		return errors.New("migrate needs DATABASE_URL (a role that may create tables in the public schema)")
+		return usage(errors.New("migrate needs DATABASE_URL (a role that may create tables in the public schema)"))
 	}
 	conn, err := pgx.Connect(ctx, s.databaseURL)
 	if err != nil {

@@ -152,7 +152,9 @@ func env(m map[string]string) func(string) string {
 }
 
 // TestConfiguration: every half-made or ambiguous configuration is a
-// start-up error naming what to set.
+// start-up error naming what to set, and exits 2 like any bad flag or
+// value: a configuration error is never reported as a failure while
+// running (exit 1).
 func TestConfiguration(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
@@ -162,20 +164,21 @@ func TestConfiguration(t *testing.T) {
 		code int
 		want string
 	}{
-		{"both backends", nil, map[string]string{"SUPABASE_URL": "https://x.supabase.co", "SUPABASE_KEY": "k", "DATABASE_URL": "postgres://a@b/c"}, 1, "choose one"},
-		{"url without key", nil, map[string]string{"SUPABASE_URL": "https://x.supabase.co"}, 1, "SUPABASE_KEY"},
-		{"key without url", nil, map[string]string{"SUPABASE_KEY": "k"}, 1, "SUPABASE_URL"},
-		{"two keys", nil, map[string]string{"SUPABASE_URL": "https://x.supabase.co", "SUPABASE_KEY": "a", "SUPABASE_SERVICE_ROLE_KEY": "b"}, 1, "set one"},
-		{"postgres without url", []string{"--backend", "postgres"}, nil, 1, "DATABASE_URL"},
-		{"bad url", nil, map[string]string{"SUPABASE_URL": "ftp://x", "SUPABASE_KEY": "k"}, 1, "http(s)"},
-		{"system schema", []string{"--schemas", "pg_catalog"}, nil, 1, "database system"},
-		{"embedded other schema", []string{"--schemas", "app"}, nil, 1, "one schema"},
-		{"bad pattern", []string{"--deny-tables", "a.b.c"}, nil, 1, "pattern"},
+		{"both backends", nil, map[string]string{"SUPABASE_URL": "https://x.supabase.co", "SUPABASE_KEY": "k", "DATABASE_URL": "postgres://a@b/c"}, 2, "choose one"},
+		{"url without key", nil, map[string]string{"SUPABASE_URL": "https://x.supabase.co"}, 2, "SUPABASE_KEY"},
+		{"key without url", nil, map[string]string{"SUPABASE_KEY": "k"}, 2, "SUPABASE_URL"},
+		{"two keys", nil, map[string]string{"SUPABASE_URL": "https://x.supabase.co", "SUPABASE_KEY": "a", "SUPABASE_SERVICE_ROLE_KEY": "b"}, 2, "set one"},
+		{"postgres without url", []string{"--backend", "postgres"}, nil, 2, "DATABASE_URL"},
+		{"bad url", nil, map[string]string{"SUPABASE_URL": "ftp://x", "SUPABASE_KEY": "k"}, 2, "http(s)"},
+		{"system schema", []string{"--schemas", "pg_catalog"}, nil, 2, "database system"},
+		{"embedded other schema", []string{"--schemas", "app"}, nil, 2, "one schema"},
+		{"bad pattern", []string{"--deny-tables", "a.b.c"}, nil, 2, "pattern"},
+		{"malformed postgres url", nil, map[string]string{"DATABASE_URL": "postgres://a@b:notaport/c"}, 2, "not valid"},
 		{"typo in read-only", nil, map[string]string{"MCP_READ_ONLY": "ture"}, 2, "true or false"},
 		{"typo in backend", []string{"--backend", "postgress"}, nil, 2, "postgres"},
 		{"limits", []string{"--default-limit", "5000"}, nil, 2, "max-limit"},
 		{"zero guard", []string{"--max-affected-rows", "0"}, nil, 2, "positive"},
-		{"migrate without url", []string{"migrate"}, nil, 1, "DATABASE_URL"},
+		{"migrate without url", []string{"migrate"}, nil, 2, "DATABASE_URL"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,7 +2,12 @@
 // local backends — six agents, each a real MCP client over stdio with its own
 // identity in the agent policy — and prints the transcript (`make demo`):
 //
-//	charter-demo [--bin bin] [--policy configs/acl.yaml] [--dir .demo] [--quote-wait 5s]
+//	charter-demo [--bin bin] [--policy configs/acl.yaml] [--grant configs/acl.d/x.yaml]... [--dir .demo] [--quote-wait 5s]
+//
+// The workflow's error-monitor step reads the avinode webhook queue, which
+// the least-privilege policy does not grant: `make demo` passes the opt-in
+// grant file configs/acl.d/error-monitor-webhook-queue.yaml, and the
+// transcript names it.
 //
 // It exits 0 when the workflow completed with no failed call (the one call
 // refused by the policy on purpose aside), 1 otherwise, 2 on bad usage.
@@ -33,6 +38,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := charter.Config{Out: stdout}
 	fs.StringVar(&cfg.Bin, "bin", "bin", "directory of the built servers (make build)")
 	fs.StringVar(&cfg.Policy, "policy", "configs/acl.yaml", "the agent policy the servers enforce")
+	fs.Func("grant", "an opt-in grant file (configs/acl.d/) widening the policy; repeat for more", func(v string) error {
+		cfg.Grants = append(cfg.Grants, v)
+		return nil
+	})
 	fs.StringVar(&cfg.Dir, "dir", ".demo", "the run's state and logs: created, or emptied when a previous run left it")
 	fs.DurationVar(&cfg.QuoteWait, "quote-wait", 5*time.Second, "longest wait for every operator to answer before ranking the quotes in hand")
 	if err := fs.Parse(args); err != nil {

@@ -1,0 +1,71 @@
+package acl
+
+import (
+	"slices"
+	"sort"
+)
+
+// One policy file covers the fleet's five servers, so a server that meets a
+// tool name it does not serve cannot tell, from its own tools alone, a tool
+// of another server from a misspelt name that would silently grant nothing.
+// fleetTools (fleet_tools.go, generated from the built servers and checked
+// against them by tools/fleetcheck) lets it tell: a name no server of the
+// fleet has is a mistake.
+
+// FleetTools returns the tools of every server of the fleet, by server.
+func FleetTools() map[string][]string {
+	out := make(map[string][]string, len(fleetTools))
+	for s, tools := range fleetTools {
+		out[s] = slices.Clone(tools)
+	}
+	return out
+}
+
+// FleetTool reports whether some server of the fleet has a tool named name.
+func FleetTool(name string) bool {
+	for _, tools := range fleetTools {
+		if slices.Contains(tools, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// FleetToolNames lists every tool of the fleet, sorted.
+func FleetToolNames() []string {
+	var out []string
+	for _, tools := range fleetTools {
+		out = append(out, tools...)
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// UnknownTool is a tool a policy grants that the fleet does not have.
+type UnknownTool struct {
+	Agent, Tool string
+	// Grant is the grant file that names it; empty for the policy file.
+	Grant string
+}
+
+// UnknownTools lists the tools the policy grants that neither the fleet
+// nor known (the calling server's own tools, which a server outside the
+// fleet's list may have) has, by agent and tool, sorted.
+func (p *Policy) UnknownTools(known func(string) bool) []UnknownTool {
+	var out []UnknownTool
+	for _, name := range p.Agents() {
+		for _, t := range p.Tools(name) {
+			if FleetTool(t) || (known != nil && known(t)) {
+				continue
+			}
+			u := UnknownTool{Agent: name, Tool: t}
+			for _, g := range p.grants {
+				if slices.Contains(g.Tools[name], t) {
+					u.Grant = g.Path
+				}
+			}
+			out = append(out, u)
+		}
+	}
+	return out
+}
