@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/xeipuuv/gojsonschema"
@@ -227,6 +228,16 @@ func describe(e gojsonschema.ResultError) string {
 		return fmt.Sprintf("%s is required", f)
 	case "additional_property_not_allowed":
 		return fmt.Sprintf("%s is not a known argument", f)
+	case "array_max_items":
+		// The limit, and how far over it the call is: a model fixes it in one
+		// retry.
+		if v, ok := e.Value().([]any); ok {
+			return fmt.Sprintf("%s: too many items: %d > %v", f, len(v), e.Details()["max"])
+		}
+	case "string_lte":
+		if v, ok := e.Value().(string); ok {
+			return fmt.Sprintf("%s: too long: %d characters > %v", f, utf8.RuneCountInString(v), e.Details()["max"])
+		}
 	}
 	d := e.Description()
 	if strings.HasPrefix(d, f+" ") {

@@ -696,7 +696,7 @@ func (s *Server) list(q *request) (any, *apiError) {
 			labels = append(labels, map[string]string{"SENT": "sent", "DRAFT": "drafts", "INBOX": "inbox"}[l])
 		}
 		d := &query.Doc{From: p.From, To: strings.Join(p.To, ","), Cc: strings.Join(p.Cc, ","), Bcc: strings.Join(p.Bcc, ","),
-			Subject: p.Subject, Body: p.Text + mailmsg.HTMLToText(p.HTML), Date: m.Internal, Labels: labels, MessageID: p.MessageID, Filenames: names}
+			Subject: p.Subject, Body: p.Text + mailmsg.HTMLToText(p.HTML), Date: m.Internal, Labels: labels, MessageID: p.MessageID, Filenames: names, Me: q.box.email}
 		if parsed.Match(d) {
 			hits = append(hits, m)
 		}

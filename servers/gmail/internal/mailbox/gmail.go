@@ -311,7 +311,7 @@ func (g *Gmail) Search(ctx context.Context, q string, max int, pageToken string)
 			slots <- struct{}{}
 			defer func() { <-slots }()
 			m, err := g.svc.Users.Messages.Get(g.user, ref.Id).Format("metadata").
-				MetadataHeaders("From", "To", "Subject", "Date").Context(ctx).Do()
+				MetadataHeaders("From", "To", "Subject", "Date", "Message-ID").Context(ctx).Do()
 			if err != nil {
 				mu.Lock()
 				if first == nil {
@@ -406,6 +406,9 @@ func summaryFromAPI(m *gmail.Message) Summary {
 		}
 		s.To = addresses(header(hs, "To"))
 		s.Subject = mailmsg.DecodeHeader(header(hs, "Subject"))
+		if ids := mailmsg.MessageIDs(header(hs, "Message-ID")); len(ids) > 0 {
+			s.MessageID = ids[0]
+		}
 		s.HasAttachments = strings.EqualFold(m.Payload.MimeType, "multipart/mixed")
 	}
 	return s

@@ -165,7 +165,8 @@ func (l *Local) store(ctx context.Context, raw []byte, threadID, sub string, lab
 	if sub == DraftsDir {
 		s.DraftID = "r" + id
 	}
-	if err := l.insert(ctx, id, thread, rel, p, len(raw), labels, s.DraftID, l.now()); err != nil {
+	now := l.now()
+	if err := l.insert(ctx, id, thread, rel, p, len(raw), labels, s.DraftID, now, dated{at: now, fromHeader: true}); err != nil {
 		_ = os.Remove(filepath.Join(l.dir, rel))
 		return nil, err
 	}
@@ -203,10 +204,17 @@ func (l *Local) threadFor(ctx context.Context, p *mailmsg.Parsed, want string) (
 	return "", nil
 }
 
-// insert indexes a message. Its place in time is when the mailbox got it
-// (as Gmail's internalDate): to the millisecond, so a thread's order is
-// the order of arrival.
-func (l *Local) insert(ctx context.Context, id, thread, rel string, p *mailmsg.Parsed, size int, labels []string, draftID string, received time.Time) error {
+// dated is the date a message shows and is searched by, and whether it
+// comes from its Date header.
+type dated struct {
+	at         time.Time
+	fromHeader bool
+}
+
+// insert indexes a message. Its place in a thread is when the mailbox got
+// it (as Gmail's internalDate): to the millisecond, so a thread's order is
+// the order of arrival. Its date is shown.
+func (l *Local) insert(ctx context.Context, id, thread, rel string, p *mailmsg.Parsed, size int, labels []string, draftID string, received time.Time, shown dated) error {
 	body := p.Text
 	if body == "" && p.HTML != "" {
 		body = mailmsg.HTMLToText(p.HTML)
@@ -229,9 +237,9 @@ func (l *Local) insert(ctx context.Context, id, thread, rel string, p *mailmsg.P
 		date = l.now()
 	}
 	_, err := l.db.ExecContext(ctx, `INSERT INTO messages (id, thread_id, rfc_message_id, in_reply_to, refs, from_addr, to_addrs, cc_addrs,
-		bcc_addrs, subject, date_ms, snippet, body, filenames, labels, draft_id, path, size) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		bcc_addrs, subject, date_ms, snippet, body, filenames, labels, draft_id, path, size, shown_ms, date_from_header) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		id, thread, p.MessageID, p.InReplyTo, strings.Join(p.References, " "), p.From, strings.Join(p.To, "\n"), strings.Join(p.Cc, "\n"),
-		strings.Join(p.Bcc, "\n"), p.Subject, date.UnixMilli(), snippet, body, strings.Join(names, "\n"), strings.Join(labels, " "), draftID, rel, size)
+		strings.Join(p.Bcc, "\n"), p.Subject, date.UnixMilli(), snippet, body, strings.Join(names, "\n"), strings.Join(labels, " "), draftID, rel, size, shown.at.UnixMilli(), shown.fromHeader)
 	if err != nil {
 		return fmt.Errorf("mailbox: indexing %s: %w", rel, err)
 	}
@@ -260,16 +268,25 @@ func writeFileAtomic(path string, data []byte) error {
 
 type row struct {
 	id, thread, msgID, inReplyTo, refs, from, to, cc, bcc, subject string
-	dateMS                                                         int64
+	dateMS, shownMS                                                int64
+	fromHeader                                                     bool
 	snippet, body, filenames, labels, path                         string
 }
 
-const rowColumns = `id, thread_id, rfc_message_id, in_reply_to, refs, from_addr, to_addrs, cc_addrs, bcc_addrs, subject, date_ms, snippet, body, filenames, labels, path`
+// date is the message's date: its Date header's, as indexed.
+func (r *row) date() time.Time {
+	if r.shownMS != 0 {
+		return time.UnixMilli(r.shownMS).UTC()
+	}
+	return time.UnixMilli(r.dateMS).UTC()
+}
+
+const rowColumns = `id, thread_id, rfc_message_id, in_reply_to, refs, from_addr, to_addrs, cc_addrs, bcc_addrs, subject, date_ms, snippet, body, filenames, labels, path, shown_ms, date_from_header`
 
 func scanRow(sc interface{ Scan(...any) error }) (*row, error) {
 	var r row
 	err := sc.Scan(&r.id, &r.thread, &r.msgID, &r.inReplyTo, &r.refs, &r.from, &r.to, &r.cc, &r.bcc, &r.subject, &r.dateMS,
-		&r.snippet, &r.body, &r.filenames, &r.labels, &r.path)
+		&r.snippet, &r.body, &r.filenames, &r.labels, &r.path, &r.shownMS, &r.fromHeader)
 	return &r, err
 }
 
@@ -322,10 +339,13 @@ func (l *Local) message(r *row) (*Message, error) {
 		return nil, err
 	}
 	m := &Message{ID: r.id, ThreadID: r.thread, MessageID: p.MessageID, InReplyTo: p.InReplyTo, References: p.References,
-		From: p.From, To: p.To, Cc: p.Cc, Bcc: p.Bcc, ReplyTo: p.ReplyTo, Subject: p.Subject, Date: time.UnixMilli(r.dateMS).UTC(),
+		From: p.From, To: p.To, Cc: p.Cc, Bcc: p.Bcc, ReplyTo: p.ReplyTo, Subject: p.Subject, Date: r.date(),
 		Snippet: r.snippet, Labels: strings.Fields(r.labels), Text: p.Text, HTML: p.HTML, Attachments: []AttachmentMeta{}}
 	for _, part := range p.Parts {
 		m.Attachments = append(m.Attachments, AttachmentMeta{AttachmentID: part.PartID, Filename: part.Filename, ContentType: part.ContentType, Size: part.Size})
+	}
+	if !r.fromHeader {
+		m.DateNote = "the message has no readable Date header; date is when its file was written to the inbox directory"
 	}
 	return m, nil
 }
@@ -405,7 +425,7 @@ func (l *Local) Search(ctx context.Context, q string, max int, pageToken string)
 		}
 		labels := strings.Fields(r.labels)
 		doc := &query.Doc{From: r.from, To: r.to, Cc: r.cc, Bcc: r.bcc, Subject: r.subject, Body: r.body,
-			Date: time.UnixMilli(r.dateMS), Labels: labelNames(labels), MessageID: r.msgID, Filenames: lines(r.filenames)}
+			Date: r.date(), Labels: labelNames(labels), MessageID: r.msgID, Filenames: lines(r.filenames), Me: l.addr}
 		if !parsed.Match(doc) {
 			continue
 		}
@@ -413,8 +433,8 @@ func (l *Local) Search(ctx context.Context, q string, max int, pageToken string)
 		if matched <= offset || len(page.Messages) >= max {
 			continue
 		}
-		page.Messages = append(page.Messages, Summary{ID: r.id, ThreadID: r.thread, From: r.from, To: lines(r.to), Subject: r.subject,
-			Date: time.UnixMilli(r.dateMS).UTC(), Snippet: r.snippet, HasAttachments: r.filenames != "", Labels: labels})
+		page.Messages = append(page.Messages, Summary{ID: r.id, ThreadID: r.thread, MessageID: r.msgID, From: r.from, To: lines(r.to), Subject: r.subject,
+			Date: r.date(), Snippet: r.snippet, HasAttachments: r.filenames != "", Labels: labels})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -523,7 +543,11 @@ func (l *Local) scanInbox(ctx context.Context) error {
 		if thread == "" {
 			thread = id
 		}
-		if err := l.insert(ctx, id, thread, rel, p, len(raw), []string{"INBOX"}, "", l.now()); err != nil {
+		shown := dated{at: p.Date, fromHeader: true}
+		if p.Date.IsZero() {
+			shown = dated{at: info.ModTime()}
+		}
+		if err := l.insert(ctx, id, thread, rel, p, len(raw), []string{"INBOX"}, "", l.now(), shown); err != nil {
 			return err
 		}
 		l.indexed[rel] = true

@@ -68,18 +68,20 @@ type Ref struct {
 
 // Message is a whole message as read.
 type Message struct {
-	ID          string           `json:"id"`
-	ThreadID    string           `json:"thread_id"`
-	MessageID   string           `json:"message_id"`
-	InReplyTo   string           `json:"in_reply_to,omitempty"`
-	References  []string         `json:"references,omitempty"`
-	From        string           `json:"from"`
-	To          []string         `json:"to"`
-	Cc          []string         `json:"cc,omitempty"`
-	Bcc         []string         `json:"bcc,omitempty"`
-	ReplyTo     []string         `json:"reply_to,omitempty"`
-	Subject     string           `json:"subject"`
-	Date        time.Time        `json:"date"`
+	ID         string    `json:"id"`
+	ThreadID   string    `json:"thread_id"`
+	MessageID  string    `json:"message_id"`
+	InReplyTo  string    `json:"in_reply_to,omitempty"`
+	References []string  `json:"references,omitempty"`
+	From       string    `json:"from"`
+	To         []string  `json:"to"`
+	Cc         []string  `json:"cc,omitempty"`
+	Bcc        []string  `json:"bcc,omitempty"`
+	ReplyTo    []string  `json:"reply_to,omitempty"`
+	Subject    string    `json:"subject"`
+	Date       time.Time `json:"date"`
+	// DateNote says where date comes from when it is not the Date header.
+	DateNote    string           `json:"date_note,omitempty"`
 	Snippet     string           `json:"snippet,omitempty"`
 	Labels      []string         `json:"labels,omitempty"`
 	Text        string           `json:"-"`
@@ -99,6 +101,7 @@ type AttachmentMeta struct {
 type Summary struct {
 	ID             string    `json:"id"`
 	ThreadID       string    `json:"thread_id"`
+	MessageID      string    `json:"message_id"`
 	From           string    `json:"from"`
 	To             []string  `json:"to"`
 	Subject        string    `json:"subject"`

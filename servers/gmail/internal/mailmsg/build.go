@@ -374,13 +374,40 @@ func checkAttachment(i int, a Attachment) error {
 	return nil
 }
 
-// encodeText makes an unstructured header value (a subject) ASCII: as is
-// when it already is, else RFC 2047 encoded words.
+// maxWord is the longest word of an unstructured header value written as
+// it is: a longer one could not be folded to 78 characters a line.
+const maxWord = 60
+
+// encodeText makes an unstructured header value (a subject) ASCII and
+// foldable: as is when it is ASCII in words of at most maxWord, else RFC
+// 2047 encoded words (each at most 75 characters, with spaces between them
+// to fold at; readers join adjacent encoded words without the space).
 func encodeText(s string) string {
-	if isPrintableASCII(s) {
+	if isPrintableASCII(s) && !hasLongWord(s) && !strings.Contains(s, "=?") {
 		return s
 	}
-	return mime.QEncoding.Encode("utf-8", s)
+	if !isPrintableASCII(s) {
+		// Go's encoder splits the text into words of at most 75
+		// characters.
+		return mime.QEncoding.Encode("utf-8", s)
+	}
+	// ASCII that Go's encoder would leave as it is: B-encode it in chunks.
+	var words []string
+	for len(s) > 0 {
+		n := min(len(s), 45) // 60 base64 characters: a 72-character word
+		words = append(words, "=?utf-8?b?"+base64.StdEncoding.EncodeToString([]byte(s[:n]))+"?=")
+		s = s[n:]
+	}
+	return strings.Join(words, " ")
+}
+
+func hasLongWord(s string) bool {
+	for _, w := range strings.Split(s, " ") {
+		if len(w) > maxWord {
+			return true
+		}
+	}
+	return false
 }
 
 func isPrintableASCII(s string) bool {
@@ -424,27 +451,28 @@ func (h *headerWriter) add(name, value string) {
 	writeFolded(h.b, name, value)
 }
 
-// writeFolded writes "Name: value" folded at spaces so that lines stay
-// within 78 characters where the value allows it (and never beyond 998).
+// writeFolded writes "Name: value" folded at its spaces (RFC 5322 2.2.3:
+// unfolding removes only the CRLF) so that lines stay within 78 characters
+// where the value allows it, and within 998 always. The fold may come
+// right after the colon, before the first word.
 func writeFolded(b *bytes.Buffer, name, value string) {
-	line := len(name) + 2
 	b.WriteString(name)
-	b.WriteString(": ")
-	words := strings.Split(value, " ")
-	for i, w := range words {
-		if i > 0 {
-			if line+1+len(w) > 78 && line > 1 {
-				b.WriteString("\r\n ")
-				line = 1
-			} else {
-				b.WriteByte(' ')
-				line++
-			}
+	b.WriteByte(':')
+	line := len(name) + 1
+	for _, w := range strings.Split(value, " ") {
+		if line+1+len(w) > 78 && line > 1 {
+			b.WriteString("\r\n")
+			line = 0
 		}
-		for len(w) > 990 { // an unbreakable word: cut it hard (only huge ids)
-			b.WriteString(w[:990])
+		b.WriteByte(' ')
+		line++
+		for line+len(w) > 998 {
+			// A word no space breaks (every value written here is checked
+			// to have none this long; this is the last line of defence).
+			cut := 998 - line
+			b.WriteString(w[:cut])
 			b.WriteString("\r\n ")
-			w, line = w[990:], 1
+			w, line = w[cut:], 1
 		}
 		b.WriteString(w)
 		line += len(w)
@@ -562,7 +590,9 @@ func SafeFilename(name string) string {
 		}
 		return r
 	}, name)
-	name = strings.TrimLeft(strings.TrimSpace(name), ".")
+	// No leading dot (a hidden file, or "." and ".."), and no trailing dots
+	// or spaces, which some systems drop, making two names one.
+	name = strings.TrimRight(strings.TrimLeft(strings.TrimSpace(name), "."), ". ")
 	if name == "" || name == "/" {
 		name = "attachment"
 	}

@@ -1,13 +1,18 @@
 // Package query reads the part of Gmail's search syntax the local mailbox
 // understands — from:, to:, cc:, bcc:, subject:, has:attachment,
 // filename:, after:, before:, older_than:, newer_than:, in: and label:,
-// rfc822msgid:, "quoted phrases", free words and -negation — and matches
-// messages against it. Anything else is refused with the operator named,
-// rather than silently ignored.
+// rfc822msgid:, "quoted phrases", free words, -negation, OR (also |),
+// {a b} (any of), (a b) (all of) and operator:(…) groups, with from:me and
+// to:me meaning the mailbox's own address — and matches messages against
+// it as Gmail does: words match whole words, not parts of them, and OR
+// binds tighter than the implicit AND ("a b OR c" is a and (b or c)).
+// Anything else is refused with the operator named, rather than silently
+// ignored or matched as text.
 package query
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,19 +21,49 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
-// Term is one condition; all terms of a query must hold.
+// Term is one condition.
 type Term struct {
 	// Field is "" for free text, else the operator (from, subject…).
 	Field string
 	Value string
-	Neg   bool
 	// Time is the bound of after/before/older_than/newer_than.
 	Time time.Time
+	// words are Value's words, for whole-word matching.
+	words []string
 }
+
+// node is a condition: a term, or all/any of other nodes, or a negation.
+type node interface {
+	match(d *Doc) bool
+}
+
+type allOf []node
+type anyOf []node
+type not struct{ n node }
+
+func (a allOf) match(d *Doc) bool {
+	for _, n := range a {
+		if !n.match(d) {
+			return false
+		}
+	}
+	return true
+}
+
+func (a anyOf) match(d *Doc) bool {
+	for _, n := range a {
+		if n.match(d) {
+			return true
+		}
+	}
+	return false
+}
+
+func (n not) match(d *Doc) bool { return !n.n.match(d) }
 
 // Query is a parsed search.
 type Query struct {
-	Terms []Term
+	root node
 }
 
 // Doc is what a message offers to matching.
@@ -40,6 +75,10 @@ type Doc struct {
 	Labels            []string
 	MessageID         string
 	Filenames         []string
+	// Me is the mailbox's own address: what from:me and to:me name.
+	Me string
+
+	words map[string][]string // field → its words, made on first use
 }
 
 var supported = []string{"from", "to", "cc", "bcc", "subject", "has", "filename", "after", "before", "older_than", "newer_than", "in", "label", "rfc822msgid"}
@@ -51,71 +90,232 @@ func Parse(q string, now time.Time) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Query{}
-	for _, tok := range toks {
-		t := Term{Neg: tok.neg}
-		if tok.key == "" {
-			if !tok.quoted && (tok.val == "OR" || tok.val == "AND" || strings.ContainsAny(tok.val, "{}()")) {
-				return nil, mcperr.Invalid("query", q, "terms that must all match", "the local mailbox does not support %q in a search; list terms that must all match", tok.val)
-			}
-			t.Value = strings.ToLower(tok.val)
-			out.Terms = append(out.Terms, t)
-			continue
+	p := &parser{q: q, toks: toks, now: now}
+	root, err := p.all("")
+	if err != nil {
+		return nil, err
+	}
+	if p.i < len(p.toks) {
+		return nil, p.fail("a closing %s without an opening one", p.toks[p.i].val)
+	}
+	return &Query{root: root}, nil
+}
+
+type tokKind int
+
+const (
+	tWord tokKind = iota
+	tPhrase
+	tOpen  // ( or {
+	tClose // ) or }
+	tOr    // OR or |
+	tNeg   // - before a term
+)
+
+type token struct {
+	kind tokKind
+	key  string // operator: before a word, phrase or group
+	val  string
+}
+
+type parser struct {
+	q    string
+	toks []token
+	i    int
+	now  time.Time
+}
+
+func (p *parser) fail(format string, a ...any) error {
+	return mcperr.Invalid("query", p.q, "Gmail search syntax this mailbox understands", "the search %q cannot be read: "+format, append([]any{p.q}, a...)...)
+}
+
+// all reads terms up to the closing bracket close ("" for the end) and
+// returns their conjunction.
+func (p *parser) all(key string) (node, error) {
+	var out allOf
+	for p.i < len(p.toks) && p.toks[p.i].kind != tClose {
+		n, err := p.or(key)
+		if err != nil {
+			return nil, err
 		}
-		key := strings.ToLower(tok.key)
-		t.Field, t.Value = key, strings.ToLower(tok.val)
-		switch key {
-		case "from", "to", "cc", "bcc", "subject", "filename", "rfc822msgid":
-		case "has":
-			if t.Value != "attachment" {
-				return nil, mcperr.Invalid("query", q, "has:attachment", "the local mailbox supports has:attachment only, not has:%s", tok.val)
-			}
-		case "in", "label":
-			t.Field = "label"
-			if t.Value == "draft" {
-				t.Value = "drafts"
-			}
-		case "after", "before":
-			d, err := parseDate(tok.val)
-			if err != nil {
-				return nil, mcperr.Invalid("query", q, "a date such as 2025/11/15", "%s:%s is not a date (use YYYY/MM/DD)", key, tok.val)
-			}
-			t.Time = d
-		case "older_than", "newer_than":
-			d, err := parseAge(tok.val)
-			if err != nil {
-				return nil, mcperr.Invalid("query", q, "an age such as 7d, 2m or 1y", "%s:%s is not an age (a number and d, m or y)", key, tok.val)
-			}
-			t.Time = d(now)
-		default:
-			return nil, mcperr.Invalid("query", q, "operators "+strings.Join(supported, ", "),
-				"the local mailbox does not support the search operator %s: (it supports %s)", tok.key, strings.Join(supported, ", "))
-		}
-		out.Terms = append(out.Terms, t)
+		out = append(out, n)
+	}
+	if len(out) == 1 {
+		return out[0], nil
 	}
 	return out, nil
 }
 
-type token struct {
-	key, val    string
-	neg, quoted bool
+// or reads one term and the terms joined to it by OR.
+func (p *parser) or(key string) (node, error) {
+	first, err := p.unary(key)
+	if err != nil {
+		return nil, err
+	}
+	alts := anyOf{first}
+	for p.i < len(p.toks) && p.toks[p.i].kind == tOr {
+		p.i++
+		if p.i >= len(p.toks) || p.toks[p.i].kind == tClose {
+			return nil, p.fail("OR has nothing after it")
+		}
+		n, err := p.unary(key)
+		if err != nil {
+			return nil, err
+		}
+		alts = append(alts, n)
+	}
+	if len(alts) == 1 {
+		return first, nil
+	}
+	return alts, nil
+}
+
+func (p *parser) unary(key string) (node, error) {
+	t := p.toks[p.i]
+	switch t.kind {
+	case tNeg:
+		p.i++
+		if p.i >= len(p.toks) || p.toks[p.i].kind == tClose || p.toks[p.i].kind == tOr {
+			return nil, p.fail("- has nothing after it")
+		}
+		n, err := p.unary(key)
+		if err != nil {
+			return nil, err
+		}
+		return not{n}, nil
+	case tOr:
+		return nil, p.fail("OR has nothing before it")
+	case tOpen:
+		if t.key != "" {
+			if key != "" {
+				return nil, p.fail("%s: inside %s:( )", t.key, key)
+			}
+			key = t.key
+		}
+		p.i++
+		var n node
+		var err error
+		if t.val == "{" {
+			var alts anyOf
+			for p.i < len(p.toks) && p.toks[p.i].kind != tClose {
+				m, err := p.or(key)
+				if err != nil {
+					return nil, err
+				}
+				alts = append(alts, m)
+			}
+			n = alts
+		} else {
+			n, err = p.all(key)
+			if err != nil {
+				return nil, err
+			}
+		}
+		want := map[string]string{"(": ")", "{": "}"}[t.val]
+		if p.i >= len(p.toks) || p.toks[p.i].val != want {
+			return nil, p.fail("%s is not closed by %s", t.val, want)
+		}
+		p.i++
+		if g, ok := n.(allOf); ok && len(g) == 0 {
+			return nil, p.fail("%s%s is empty", t.val, want)
+		}
+		if g, ok := n.(anyOf); ok && len(g) == 0 {
+			return nil, p.fail("%s%s is empty", t.val, want)
+		}
+		return n, nil
+	}
+	p.i++
+	if t.key != "" && key != "" {
+		return nil, p.fail("%s: inside %s:( )", t.key, key)
+	}
+	if t.key == "" {
+		t.key = key
+	}
+	return p.term(t)
+}
+
+func (p *parser) term(tok token) (node, error) {
+	if tok.key == "" {
+		if tok.kind == tWord && (tok.val == "AND") {
+			return allOf{}, nil
+		}
+		if tok.kind == tWord && (tok.val == "AROUND" || tok.val == "NEAR") {
+			return nil, mcperr.Invalid("query", p.q, "words, phrases, operators, OR and groups", "the local mailbox does not support %s in a search", tok.val)
+		}
+		if len(words(tok.val)) == 0 {
+			return nil, mcperr.Invalid("query", p.q, "words with letters or digits", "%q has no letter or digit to search for", tok.val)
+		}
+		return Term{Value: strings.ToLower(tok.val), words: words(tok.val)}, nil
+	}
+	key := strings.ToLower(tok.key)
+	t := Term{Field: key, Value: strings.ToLower(tok.val), words: words(tok.val)}
+	switch key {
+	case "from", "to", "cc", "bcc", "subject", "filename":
+		if len(t.words) == 0 {
+			return nil, mcperr.Invalid("query", p.q, "words with letters or digits", "%s:%s has no letter or digit to search for", key, tok.val)
+		}
+	case "rfc822msgid":
+	case "has":
+		if t.Value != "attachment" {
+			return nil, mcperr.Invalid("query", p.q, "has:attachment", "the local mailbox supports has:attachment only, not has:%s", tok.val)
+		}
+	case "in", "label":
+		t.Field = "label"
+		if t.Value == "draft" {
+			t.Value = "drafts"
+		}
+	case "after", "before":
+		d, err := parseDate(tok.val)
+		if err != nil {
+			return nil, mcperr.Invalid("query", p.q, "a date such as 2025/11/15", "%s:%s is not a date (use YYYY/MM/DD)", key, tok.val)
+		}
+		t.Time = d
+	case "older_than", "newer_than":
+		d, err := parseAge(tok.val)
+		if err != nil {
+			return nil, mcperr.Invalid("query", p.q, "an age such as 7d, 2m or 1y", "%s:%s is not an age (a number and d, m or y)", key, tok.val)
+		}
+		t.Time = d(p.now)
+	default:
+		return nil, mcperr.Invalid("query", p.q, "operators "+strings.Join(supported, ", "),
+			"the local mailbox does not support the search operator %s: (it supports %s)", tok.key, strings.Join(supported, ", "))
+	}
+	return t, nil
+}
+
+func isPunct(r rune) bool {
+	return r == '(' || r == ')' || r == '{' || r == '}' || r == '|' || r == '"'
 }
 
 func tokenize(q string) ([]token, error) {
 	var out []token
 	r := []rune(q)
 	for i := 0; i < len(r); {
-		if unicode.IsSpace(r[i]) {
+		c := r[i]
+		switch {
+		case unicode.IsSpace(c):
+			i++
+			continue
+		case c == '(' || c == '{':
+			out = append(out, token{kind: tOpen, val: string(c)})
+			i++
+			continue
+		case c == ')' || c == '}':
+			out = append(out, token{kind: tClose, val: string(c)})
+			i++
+			continue
+		case c == '|':
+			out = append(out, token{kind: tOr, val: "|"})
+			i++
+			continue
+		case c == '-' && i+1 < len(r) && !unicode.IsSpace(r[i+1]):
+			out = append(out, token{kind: tNeg, val: "-"})
 			i++
 			continue
 		}
 		var t token
-		if r[i] == '-' {
-			t.neg = true
-			i++
-		}
 		start := i
-		for i < len(r) && !unicode.IsSpace(r[i]) && r[i] != ':' && r[i] != '"' {
+		for i < len(r) && !unicode.IsSpace(r[i]) && !isPunct(r[i]) && r[i] != ':' {
 			i++
 		}
 		if i < len(r) && r[i] == ':' && i > start {
@@ -125,7 +325,8 @@ func tokenize(q string) ([]token, error) {
 		} else {
 			i = start
 		}
-		if i < len(r) && r[i] == '"' {
+		switch {
+		case i < len(r) && r[i] == '"':
 			end := i + 1
 			for end < len(r) && r[end] != '"' {
 				end++
@@ -133,19 +334,25 @@ func tokenize(q string) ([]token, error) {
 			if end >= len(r) {
 				return nil, mcperr.Invalid("query", q, "balanced quotes", "the search has an unclosed quote")
 			}
-			t.val, t.quoted = string(r[i+1:end]), true
+			t.kind, t.val = tPhrase, string(r[i+1:end])
 			i = end + 1
-		} else {
-			for i < len(r) && !unicode.IsSpace(r[i]) {
+		case t.key != "" && i < len(r) && (r[i] == '(' || r[i] == '{'):
+			t.kind, t.val = tOpen, string(r[i])
+			i++
+		default:
+			for i < len(r) && !unicode.IsSpace(r[i]) && !isPunct(r[i]) {
 				i++
 			}
-			t.val = string(r[start:i])
-		}
-		if t.val == "" && !t.quoted {
-			if t.key != "" {
-				return nil, mcperr.Invalid("query", q, "operator:value", "%s: has no value", t.key)
+			t.kind, t.val = tWord, string(r[start:i])
+			if t.val == "" {
+				if t.key != "" {
+					return nil, mcperr.Invalid("query", q, "operator:value", "%s: has no value", t.key)
+				}
+				continue
 			}
-			continue
+			if t.key == "" && t.val == "OR" {
+				t.kind = tOr
+			}
 		}
 		out = append(out, t)
 	}
@@ -183,37 +390,91 @@ func parseAge(s string) (func(time.Time) time.Time, error) {
 	return nil, fmt.Errorf("not an age")
 }
 
-// Match reports whether d satisfies every term.
-func (q *Query) Match(d *Doc) bool {
-	for _, t := range q.Terms {
-		if t.match(d) == t.Neg {
-			return false
-		}
-	}
-	return true
+// Match reports whether d satisfies the query.
+func (q *Query) Match(d *Doc) bool { return q.root.match(d) }
+
+// words splits text into its words: runs of letters and digits, lower
+// case. Gmail matches a search word against whole words like these.
+func words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
-func contains(hay, needle string) bool { return strings.Contains(strings.ToLower(hay), needle) }
+// has reports whether the words of text contain want as a run.
+func has(text []string, want []string) bool {
+	if len(want) == 0 {
+		return false
+	}
+	for i := 0; i+len(want) <= len(text); i++ {
+		if slices.Equal(text[i:i+len(want)], want) {
+			return true
+		}
+	}
+	return false
+}
+
+// field returns the words of one of the doc's fields, splitting them once.
+func (d *Doc) field(name string) []string {
+	if w, ok := d.words[name]; ok {
+		return w
+	}
+	if d.words == nil {
+		d.words = map[string][]string{}
+	}
+	var text string
+	switch name {
+	case "from":
+		text = d.From
+	case "to":
+		text = d.To
+	case "cc":
+		text = d.Cc
+	case "bcc":
+		text = d.Bcc
+	case "subject":
+		text = d.Subject
+	case "body":
+		text = d.Body
+	case "filename":
+		text = strings.Join(d.Filenames, "\n")
+	}
+	w := words(text)
+	d.words[name] = w
+	return w
+}
+
+// in matches the term's words against the doc's fields; "me" names the
+// mailbox's own address.
+func (t Term) in(d *Doc, fields ...string) bool {
+	want := t.words
+	if t.Value == "me" && d.Me != "" {
+		want = words(d.Me)
+	}
+	for _, f := range fields {
+		if has(d.field(f), want) {
+			return true
+		}
+	}
+	return false
+}
 
 func (t Term) match(d *Doc) bool {
 	switch t.Field {
 	case "":
-		return contains(d.Subject, t.Value) || contains(d.Body, t.Value) || contains(d.From, t.Value) ||
-			contains(d.To, t.Value) || contains(d.Cc, t.Value) || anyContains(d.Filenames, t.Value)
+		return t.in(d, "subject", "body", "from", "to", "cc", "filename")
 	case "from":
-		return contains(d.From, t.Value)
+		return t.in(d, "from")
 	case "to":
-		return contains(d.To, t.Value) || contains(d.Cc, t.Value) || contains(d.Bcc, t.Value)
+		return t.in(d, "to", "cc", "bcc")
 	case "cc":
-		return contains(d.Cc, t.Value)
+		return t.in(d, "cc")
 	case "bcc":
-		return contains(d.Bcc, t.Value)
+		return t.in(d, "bcc")
 	case "subject":
-		return contains(d.Subject, t.Value)
+		return t.in(d, "subject")
 	case "has":
 		return len(d.Filenames) > 0
 	case "filename":
-		return anyContains(d.Filenames, t.Value)
+		return t.in(d, "filename")
 	case "label":
 		if t.Value == "anywhere" {
 			return true
@@ -230,15 +491,6 @@ func (t Term) match(d *Doc) bool {
 		return !d.Date.Before(t.Time)
 	case "before", "older_than":
 		return d.Date.Before(t.Time)
-	}
-	return false
-}
-
-func anyContains(list []string, v string) bool {
-	for _, s := range list {
-		if contains(s, v) {
-			return true
-		}
 	}
 	return false
 }

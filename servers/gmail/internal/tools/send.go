@@ -65,8 +65,8 @@ type common struct {
 	Cc               []string        `json:"cc,omitempty" jsonschema:"copy recipients" mcp:"maxItems=50"`
 	Bcc              []string        `json:"bcc,omitempty" jsonschema:"blind copy recipients" mcp:"maxItems=50"`
 	Attachments      []attachmentArg `json:"attachments,omitempty" jsonschema:"files to attach: base64 content with a filename, or a path in the outbox directory" mcp:"maxItems=20"`
-	ReplyTo          string          `json:"reply_to,omitempty" jsonschema:"address replies should go to (Reply-To)" mcp:"maxLength=320"`
-	ReplyToMessageID string          `json:"reply_to_message_id,omitempty" jsonschema:"id of the message this answers (as get_email and search_emails give it): the mail joins its thread with In-Reply-To and References, and a subject of Re: and the thread's subject" mcp:"maxLength=200"`
+	ReplyTo          string          `json:"reply_to,omitempty" jsonschema:"address replies should go to (Reply-To); held to the recipient allowlist like to, cc and bcc" mcp:"maxLength=320"`
+	ReplyToMessageID string          `json:"reply_to_message_id,omitempty" jsonschema:"the message this answers, by its id or its RFC Message-ID (as a send, get_email and search_emails give them): the mail joins its thread with In-Reply-To and References, and a subject of Re: and the thread's subject" mcp:"maxLength=200"`
 }
 
 type sendArgs struct {
@@ -164,22 +164,40 @@ func compose(ctx context.Context, d Deps, a common, subject, body, bodyType, tex
 		return nil, err
 	}
 	if n := len(to) + len(cc) + len(bcc); n > MaxRecipients {
-		return nil, mcperr.Invalid("to", n, fmt.Sprintf("at most %d recipients in all", MaxRecipients), "too many recipients")
+		// Name the list that tipped it over: the last non-empty one.
+		field := "to"
+		for _, l := range []struct {
+			name string
+			n    int
+		}{{"cc", len(cc)}, {"bcc", len(bcc)}} {
+			if l.n > 0 {
+				field = l.name
+			}
+		}
+		return nil, mcperr.Invalid(field, n, fmt.Sprintf("at most %d recipients in to, cc and bcc together", MaxRecipients),
+			"too many recipients: %d > %d in to, cc and bcc together (to %d, cc %d, bcc %d; the limit is reached in %s)", n, MaxRecipients, len(to), len(cc), len(bcc), field)
 	}
-	if err := checkAllowed(d.AllowRecipients, map[string][]*mail.Address{"to": to, "cc": cc, "bcc": bcc}); err != nil {
-		return nil, err
-	}
-	m := &mailmsg.Message{To: to, Cc: cc, Bcc: bcc}
+	var replyTo []*mail.Address
 	if a.ReplyTo != "" {
 		rt, err := mailmsg.ParseAddress("reply_to", a.ReplyTo)
 		if err != nil {
 			return nil, err
 		}
-		m.ReplyTo = []*mail.Address{rt}
+		replyTo = []*mail.Address{rt}
 	}
+	// Reply-To is held to the allowlist too: replies would go there, so it
+	// is as much a destination of the conversation as a recipient.
+	if err := checkAllowed(d.AllowRecipients, map[string][]*mail.Address{"to": to, "cc": cc, "bcc": bcc, "reply_to": replyTo}); err != nil {
+		return nil, err
+	}
+	m := &mailmsg.Message{To: to, Cc: cc, Bcc: bcc, ReplyTo: replyTo}
 	p := &prepared{msg: m}
 	if a.ReplyToMessageID != "" {
-		ref, err := d.Mailbox.Ref(ctx, a.ReplyToMessageID)
+		id, _, err := findMessage(ctx, d, a.ReplyToMessageID)
+		var ref *mailbox.Ref
+		if err == nil {
+			ref, err = d.Mailbox.Ref(ctx, id)
+		}
 		if err != nil {
 			var me *mcperr.Error
 			if errors.As(err, &me) && me.Code == mcperr.NotFound {
@@ -210,7 +228,7 @@ func compose(ctx context.Context, d Deps, a common, subject, body, bodyType, tex
 	}
 	m.Subject = subject
 	if len([]rune(body)) > MaxBodyChars {
-		return nil, mcperr.Invalid("body", len(body), fmt.Sprintf("at most %d characters", MaxBodyChars), "body is too long")
+		return nil, mcperr.Invalid("body", len([]rune(body)), fmt.Sprintf("at most %d characters", MaxBodyChars), "body too long: %d characters > %d", len([]rune(body)), MaxBodyChars)
 	}
 	if bodyType == "text" {
 		m.Text = body
@@ -264,7 +282,7 @@ func checkAllowed(allow []string, lists map[string][]*mail.Address) error {
 	if len(allow) == 0 {
 		return nil
 	}
-	for _, field := range []string{"to", "cc", "bcc"} {
+	for _, field := range []string{"to", "cc", "bcc", "reply_to"} {
 		for i, a := range lists[field] {
 			addr := strings.ToLower(a.Address)
 			domain := mailmsg.DomainOf(addr)
@@ -275,7 +293,7 @@ func checkAllowed(allow []string, lists map[string][]*mail.Address) error {
 			})
 			if !ok {
 				name := field
-				if len(lists[field]) > 1 || field != "to" {
+				if len(lists[field]) > 1 || field == "cc" || field == "bcc" {
 					name = fmt.Sprintf("%s[%d]", field, i)
 				}
 				e := mcperr.New(mcperr.PermissionDeny,
@@ -309,8 +327,8 @@ func loadAttachments(d Deps, args []attachmentArg) ([]mailmsg.Attachment, error)
 				name = base
 			}
 		case a.Content != "":
-			if int64(len(a.Content))*3/4 > d.MaxAttachmentBytes-total {
-				return nil, tooLarge(field, d.MaxAttachmentBytes)
+			if n := int64(len(a.Content)) * 3 / 4; n > d.MaxAttachmentBytes-total {
+				return nil, tooLarge(field, total+n, d.MaxAttachmentBytes)
 			}
 			b, err := decodeBase64(a.Content)
 			if err != nil {
@@ -323,14 +341,20 @@ func loadAttachments(d Deps, args []attachmentArg) ([]mailmsg.Attachment, error)
 		default:
 			return nil, mcperr.Invalid(field, nil, "content (base64) with a filename, or a path in the outbox", "%s has neither content nor path", field)
 		}
-		ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(name)), ".")
-		if slices.Contains(d.BlockedExtensions, ext) {
+		// Windows drops trailing dots and spaces from a file name, so
+		// "run.exe." and "run.exe " open as run.exe: the type is judged on
+		// the name as the recipient's system will save it, and sent so.
+		if trimmed := strings.TrimRight(name, ". \t"); trimmed != "" {
+			name = trimmed
+		}
+		ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(name), "."))
+		if slices.ContainsFunc(d.BlockedExtensions, func(b string) bool { return strings.EqualFold(strings.TrimPrefix(strings.TrimSpace(b), "."), ext) }) {
 			return nil, mcperr.Invalid(field+".filename", name, "a file type other than "+strings.Join(d.BlockedExtensions, ", "),
 				"%s: .%s files are refused (executables and scripts; GMAIL_BLOCKED_ATTACHMENT_TYPES sets the list)", field, ext)
 		}
 		total += int64(len(data))
 		if total > d.MaxAttachmentBytes {
-			return nil, tooLarge(field, d.MaxAttachmentBytes)
+			return nil, tooLarge(field, total, d.MaxAttachmentBytes)
 		}
 		ct := a.ContentType
 		if ct == "" {
@@ -344,9 +368,11 @@ func loadAttachments(d Deps, args []attachmentArg) ([]mailmsg.Attachment, error)
 	return out, nil
 }
 
-func tooLarge(field string, limit int64) error {
-	return mcperr.Invalid(field, nil, fmt.Sprintf("attachments of at most %d bytes in all", limit),
-		"the attachments exceed %d MB together (Gmail's limit is 25 MB); share large files as links instead", limit>>20)
+// tooLarge says the attachments up to field come to size bytes, over
+// limit (size is at least that much when the file was not read whole).
+func tooLarge(field string, size, limit int64) error {
+	return mcperr.Invalid(field, size, fmt.Sprintf("attachments of at most %d bytes in all", limit),
+		"attachments too large: %d bytes > %d in all, reached at %s (Gmail's limit is 25 MB); share large files as links instead", size, limit, field)
 }
 
 func decodeBase64(s string) ([]byte, error) {
@@ -385,12 +411,16 @@ func readOutbox(d Deps, field, path string, limit int64) ([]byte, string, error)
 	if err != nil || !info.Mode().IsRegular() {
 		return nil, "", mcperr.Invalid(field, path, "a regular file", "%s is not a regular file", field)
 	}
+	used := d.MaxAttachmentBytes - limit
 	if info.Size() > limit {
-		return nil, "", tooLarge(field, d.MaxAttachmentBytes)
+		return nil, "", tooLarge(field, used+info.Size(), d.MaxAttachmentBytes)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil || int64(len(b)) > limit {
-		return nil, "", tooLarge(field, d.MaxAttachmentBytes)
+	if err == nil && int64(len(b)) > limit {
+		return nil, "", tooLarge(field, used+int64(len(b)), d.MaxAttachmentBytes)
+	}
+	if err != nil {
+		return nil, "", mcperr.Invalid(field, path, "a readable file", "%s cannot be read (%v)", field, err)
 	}
 	return b, filepath.Base(path), nil
 }

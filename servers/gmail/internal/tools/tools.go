@@ -6,12 +6,16 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/mailbox"
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/templates"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 // Defaults of Deps' limits.
@@ -97,4 +101,38 @@ func withProperty(schema json.RawMessage, name string, prop map[string]any) json
 		panic(err)
 	}
 	return out
+}
+
+// findMessage turns what an agent holds of a message — the mailbox's id,
+// or the RFC 5322 Message-ID a send or get_email returned, with or without
+// its angle brackets — into the message's id and thread. A Message-ID is
+// looked up with the search rfc822msgid:, which both mailboxes answer.
+func findMessage(ctx context.Context, d Deps, id string) (msgID, threadID string, err error) {
+	id = strings.TrimSpace(id)
+	if !strings.Contains(id, "@") {
+		return id, "", nil
+	}
+	bare := strings.TrimSuffix(strings.TrimPrefix(id, "<"), ">")
+	q := "rfc822msgid:" + bare
+	if strings.ContainsAny(bare, " \"(){}|") {
+		if strings.Contains(bare, `"`) {
+			return "", "", mcperr.New(mcperr.NotFound, "no message with the Message-ID %s in the mailbox", id)
+		}
+		q = `rfc822msgid:"` + bare + `"`
+	}
+	page, err := d.Mailbox.Search(ctx, q, 10, "")
+	if err != nil {
+		return "", "", err
+	}
+	// A draft shares the Message-ID of the mail it becomes; the mail is
+	// the one meant.
+	for _, m := range page.Messages {
+		if !slices.Contains(m.Labels, "DRAFT") {
+			return m.ID, m.ThreadID, nil
+		}
+	}
+	if len(page.Messages) > 0 {
+		return page.Messages[0].ID, page.Messages[0].ThreadID, nil
+	}
+	return "", "", mcperr.New(mcperr.NotFound, "no message with the Message-ID <%s> in the mailbox", bare)
 }

@@ -12,8 +12,10 @@
 //     made again on the right one.
 //   - Writes to one spreadsheet are serialised in this process (and, for the
 //     local workbook, across processes by a lock file).
-//   - A write may carry the updated_at the caller read; if the row changed
-//     since, the write is refused with CONFLICT.
+//   - A write may carry the version the caller read (a hash of the row's
+//     cells, so a person's edit in the sheet changes it too) or the
+//     updated_at it read; if the row no longer matches, the write is
+//     refused with CONFLICT.
 //   - A flight is recorded in two steps — the history row first, then the
 //     client's totals — and every history row carries the client's flight
 //     count it brings (client_flight_number), so a failure between the steps

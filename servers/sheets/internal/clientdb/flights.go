@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -29,14 +30,23 @@ type FlightInput struct {
 
 var flightIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$`)
 
-func (in *FlightInput) validate() error {
+// futureSkew is how far past today (UTC) a flight's date may be: it is
+// already tomorrow in places east of UTC.
+const futureSkew = 24 * time.Hour
+
+func (in *FlightInput) validate(now time.Time) error {
 	in.FlightID, in.Date, in.Route = strings.TrimSpace(in.FlightID), strings.TrimSpace(in.Date), strings.TrimSpace(in.Route)
 	in.Aircraft, in.Operator = strings.TrimSpace(in.Aircraft), strings.TrimSpace(in.Operator)
 	if in.FlightID != "" && !flightIDRE.MatchString(in.FlightID) {
 		return mcperr.Invalid("flight_details.flight_id", in.FlightID, "1–64 letters, digits and . _ : / -", "flight_id %q is not a usable reference", in.FlightID)
 	}
-	if _, err := time.Parse("2006-01-02", in.Date); err != nil {
+	d, err := time.Parse("2006-01-02", in.Date)
+	if err != nil {
 		return mcperr.Invalid("flight_details.date", in.Date, "a date YYYY-MM-DD", "%q is not a date", in.Date)
+	}
+	if latest := now.UTC().Add(futureSkew).Format("2006-01-02"); in.Date > latest {
+		return mcperr.Invalid("flight_details.date", in.Date, "the date of a completed flight: "+latest+" or earlier",
+			"flight_details.date %s is in the future; only completed flights are recorded (a planned flight would count in total_flights and last_flight_date before it happened)", d.Format("2006-01-02"))
 	}
 	if in.Route == "" {
 		return mcperr.Invalid("flight_details.route", in.Route, "a route such as KTEB-KVNY", "the flight needs a route")
@@ -83,7 +93,7 @@ type Recorded struct {
 // totals are not; calling again with the same flight records nothing new
 // and completes the totals (as does any later flight of the client).
 func (db *DB) AddFlight(ctx context.Context, id string, in FlightInput) (Recorded, error) {
-	if err := in.validate(); err != nil {
+	if err := in.validate(db.opt.Now()); err != nil {
 		return Recorded{}, err
 	}
 	unlock, err := db.lock(ctx)
@@ -122,6 +132,13 @@ func (db *DB) AddFlight(ctx context.Context, id string, in FlightInput) (Recorde
 		return Recorded{}, err
 	}
 	if flight != nil {
+		if diff := flight.differsFrom(in); len(diff) > 0 {
+			e := mcperr.New(mcperr.Conflict, "flight_id %s is already recorded for client %s (tab %s, row %d) with another %s; nothing was written. "+
+				"If this is another flight, give it its own flight_id; if the record is wrong, a person must correct row %d",
+				in.FlightID, id, hist.tab, flight.row, strings.Join(diff, ", "), flight.row)
+			e.Field, e.Value = "flight_details.flight_id", in.FlightID
+			return Recorded{}, e
+		}
 		res.AlreadyRecorded = true
 	} else {
 		f, note, err := db.appendFlight(ctx, hist, id, in, max(total, recordedMax)+1)
@@ -165,6 +182,34 @@ func (db *DB) AddFlight(ctx context.Context, id string, in FlightInput) (Recorde
 	}
 	res.Client, res.TotalsUpdated = w.client, w.wrote
 	return res, nil
+}
+
+// differsFrom names the details in which the recorded flight f and in
+// differ (as the sheet holds them: a route in any case is the same route).
+func (f *Flight) differsFrom(in FlightInput) []string {
+	var out []string
+	if f.Date != in.Date {
+		out = append(out, fmt.Sprintf("date (recorded %s, given %s)", f.Date, in.Date))
+	}
+	if !strings.EqualFold(f.Route, in.Route) {
+		out = append(out, fmt.Sprintf("route (recorded %q, given %q)", f.Route, in.Route))
+	}
+	if f.Aircraft != in.Aircraft {
+		out = append(out, fmt.Sprintf("aircraft (recorded %q, given %q)", f.Aircraft, in.Aircraft))
+	}
+	if f.Operator != in.Operator {
+		out = append(out, fmt.Sprintf("operator (recorded %q, given %q)", f.Operator, in.Operator))
+	}
+	price := func(p *float64) string {
+		if p == nil {
+			return "none"
+		}
+		return strconv.FormatFloat(*p, 'f', -1, 64)
+	}
+	if price(f.Price) != price(in.Price) {
+		out = append(out, fmt.Sprintf("price (recorded %s, given %s)", price(f.Price), price(in.Price)))
+	}
+	return out
 }
 
 // find returns client id's flight fid if the history has it, and the

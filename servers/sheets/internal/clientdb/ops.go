@@ -120,12 +120,16 @@ func (f Fields) cells() map[string]any {
 	return out
 }
 
-// emailOwner returns the client_id of another row (not except) with this
-// e-mail address, compared without regard to case.
+// emailOwner finds another row (not except) with this e-mail address,
+// compared without regard to case, and describes it: "client CL-004", or
+// "row 14 (a row without client_id)".
 func (c *clients) emailOwner(email string, except int) (string, bool) {
 	for i := range c.rows {
 		if i != except && strings.EqualFold(c.text(i, "email"), strings.TrimSpace(email)) && c.text(i, "email") != "" {
-			return c.text(i, "client_id"), true
+			if id := c.text(i, "client_id"); id != "" {
+				return "client " + id, true
+			}
+			return fmt.Sprintf("row %d of tab %s (a row without client_id: a person must give it one, or delete it, before a client with this email can be created)", sheetRow(i), c.tab), true
 		}
 	}
 	return "", false
@@ -184,6 +188,51 @@ type Page struct {
 	Total      int       `json:"total"`
 	NextCursor string    `json:"next_cursor,omitempty"`
 	Warnings   []string  `json:"warnings,omitempty"`
+	// RowsWithoutID are rows holding client data but no client_id; every
+	// page lists them.
+	RowsWithoutID []Unidentified `json:"rows_without_client_id,omitempty"`
+}
+
+// Unidentified is a row of the Clients tab with data but no client_id (a
+// person added it by hand): no tool can read or change it by id until a
+// person gives it one.
+type Unidentified struct {
+	Row     int    `json:"row"`
+	Name    string `json:"name"`
+	Email   string `json:"email"`
+	Company string `json:"company"`
+	Warning string `json:"warning"`
+}
+
+// maxUnidentified bounds the rows without client_id a result lists.
+const maxUnidentified = 20
+
+// unidentified describes rows i.
+func (c *clients) unidentified(rows []int) []Unidentified {
+	var out []Unidentified
+	for _, i := range rows[:min(len(rows), maxUnidentified)] {
+		out = append(out, Unidentified{Row: sheetRow(i), Name: c.text(i, "name"), Email: c.text(i, "email"), Company: c.text(i, "company"),
+			Warning: fmt.Sprintf("row %d of tab %s has client data but no client_id, so it cannot be read or changed by id; a person should give it a client_id (or delete it)", sheetRow(i), c.tab)})
+	}
+	return out
+}
+
+// withoutID lists the rows with a value in a client column but no
+// client_id.
+func (c *clients) withoutID() []int {
+	var out []int
+	for i := range c.rows {
+		if c.text(i, "client_id") != "" {
+			continue
+		}
+		for _, col := range Columns {
+			if c.text(i, col) != "" {
+				out = append(out, i)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // List returns up to limit clients in client_id order after the client_id
@@ -196,6 +245,15 @@ func (db *DB) List(ctx context.Context, after string, limit int) (Page, error) {
 	all := c.withID()
 	slices.SortStableFunc(all, func(a, b int) int { return naturalCompare(c.text(a, "client_id"), c.text(b, "client_id")) })
 	p := Page{Clients: []Summary{}, Total: len(all), Warnings: c.warnings()}
+	if no := c.withoutID(); len(no) > 0 {
+		p.RowsWithoutID = c.unidentified(no)
+		rows := make([]string, len(no))
+		for k, i := range no {
+			rows[k] = fmt.Sprint(sheetRow(i))
+		}
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%d row(s) of tab %s have client data but no client_id and are not listed as clients: row %s (see rows_without_client_id)",
+			len(no), c.tab, strings.Join(rows, ", row ")))
+	}
 	start := 0
 	if after != "" {
 		start = len(all)
@@ -279,10 +337,15 @@ type Found struct {
 	Clients   []Summary `json:"clients"`
 	Matches   int       `json:"total_matches"`
 	Truncated bool      `json:"truncated"`
+	// RowsWithoutID are matching rows that have no client_id.
+	RowsWithoutID []Unidentified `json:"rows_without_client_id,omitempty"`
 }
 
 // Search finds clients; exact e-mail and client_id matches come first, then
-// names that start with the text, then the rest in client_id order.
+// names that start with the text, then the rest in client_id order. A text
+// that is a client_id (in any case) finds that client although the id is
+// in none of the words' columns. Matching rows without client_id are
+// listed apart.
 func (db *DB) Search(ctx context.Context, q Query) (Found, error) {
 	c, err := db.readClients(ctx)
 	if err != nil {
@@ -296,36 +359,41 @@ func (db *DB) Search(ctx context.Context, q Query) (Found, error) {
 		rank int
 	}
 	vip := strings.ToLower(strings.TrimSpace(q.VIPStatus))
-	var hits []hit
-	for _, i := range c.withID() {
+	match := func(i int) bool {
 		if vip != "" {
 			v := strings.ToLower(c.text(i, "vip_status"))
 			if v == "" {
 				v = "standard"
 			}
 			if v != vip {
-				continue
+				return false
 			}
 		}
 		if q.MinFlights != nil {
 			if n, ok := asInt(c.cell(i, "total_flights")); !ok || n < *q.MinFlights {
-				continue
+				return false
 			}
 		}
 		if q.AircraftPreference != "" && !strings.EqualFold(c.text(i, "aircraft_preference"), q.AircraftPreference) {
-			continue
+			return false
+		}
+		if whole != "" && strings.EqualFold(c.text(i, "client_id"), whole) {
+			return true
 		}
 		name, email, company := strings.ToLower(c.text(i, "name")), strings.ToLower(c.text(i, "email")), strings.ToLower(c.text(i, "company"))
-		ok := true
 		for _, w := range words {
 			if !strings.Contains(name, w) && !strings.Contains(email, w) && !strings.Contains(company, w) {
-				ok = false
-				break
+				return false
 			}
 		}
-		if !ok {
+		return true
+	}
+	var hits []hit
+	for _, i := range c.withID() {
+		if !match(i) {
 			continue
 		}
+		name, email := strings.ToLower(c.text(i, "name")), strings.ToLower(c.text(i, "email"))
 		id := c.text(i, "client_id")
 		rank := 2
 		switch {
@@ -336,13 +404,19 @@ func (db *DB) Search(ctx context.Context, q Query) (Found, error) {
 		}
 		hits = append(hits, hit{i, id, rank})
 	}
+	var lost []int
+	for _, i := range c.withoutID() {
+		if match(i) {
+			lost = append(lost, i)
+		}
+	}
 	slices.SortStableFunc(hits, func(a, b hit) int {
 		if c := cmp.Compare(a.rank, b.rank); c != 0 {
 			return c
 		}
 		return naturalCompare(a.id, b.id)
 	})
-	out := Found{Clients: []Summary{}, Matches: len(hits)}
+	out := Found{Clients: []Summary{}, Matches: len(hits), RowsWithoutID: c.unidentified(lost)}
 	for _, h := range hits {
 		if len(out.Clients) == q.Limit {
 			out.Truncated = true
@@ -362,12 +436,30 @@ type Changed struct {
 	Notes   []string `json:"notes,omitempty"`
 }
 
+// Expect is what a writer read of a client; a write that carries it is
+// refused with CONFLICT when the client no longer matches it.
+type Expect struct {
+	// UpdatedAt is the updated_at read. It only moves when this server
+	// writes the client: a person typing into the sheet leaves it as it is.
+	UpdatedAt string
+	// Version is the version read: any change to the row's cells, by
+	// anyone, gives another.
+	Version string
+}
+
 // Update sets fields of client id. With expectedUpdatedAt, the write is
 // refused with CONFLICT unless the row's updated_at is still that time.
 func (db *DB) Update(ctx context.Context, id string, f Fields, expectedUpdatedAt string) (Changed, error) {
+	return db.UpdateIf(ctx, id, f, Expect{UpdatedAt: expectedUpdatedAt})
+}
+
+// UpdateIf sets fields of client id, refusing with CONFLICT when the row
+// no longer matches what exp says was read.
+func (db *DB) UpdateIf(ctx context.Context, id string, f Fields, exp Expect) (Changed, error) {
 	if err := f.validate("updates."); err != nil {
 		return Changed{}, err
 	}
+	expectedUpdatedAt := exp.UpdatedAt
 	var expected time.Time
 	if expectedUpdatedAt != "" {
 		t, ok := asTime(expectedUpdatedAt)
@@ -375,6 +467,10 @@ func (db *DB) Update(ctx context.Context, id string, f Fields, expectedUpdatedAt
 			return Changed{}, mcperr.Invalid("expected_updated_at", expectedUpdatedAt, "the updated_at the client had when you read it (RFC 3339)", "%q is not a timestamp", expectedUpdatedAt)
 		}
 		expected = t
+	}
+	exp.Version = strings.TrimSpace(exp.Version)
+	if exp.Version != "" && (!versionRE.MatchString(exp.Version) || len(exp.Version) != len(versionPrefix)+17+2*len(Columns)) {
+		return Changed{}, mcperr.Invalid("expected_version", exp.Version, "the version the client had when you read it (get_client, search_clients, list_clients)", "%q is not a client version", exp.Version)
 	}
 	want := f.cells()
 	if len(want) == 0 {
@@ -387,6 +483,17 @@ func (db *DB) Update(ctx context.Context, id string, f Fields, expectedUpdatedAt
 	defer unlock()
 	var changed []string
 	w, err := db.writeClient(ctx, id, func(c *clients, i int) (map[string]any, error) {
+		if exp.Version != "" {
+			if now := c.version(i); now != exp.Version {
+				what := "its cells"
+				if cols := changedColumns(exp.Version, now); len(cols) > 0 {
+					what = strings.Join(cols, ", ")
+				}
+				e := mcperr.New(mcperr.Conflict, "client %s changed since it was read (%s; someone may have edited the sheet); nothing was written. Read it again (get_client) and decide on the current values", id, what)
+				e.Field, e.Value = "expected_version", now
+				return nil, e
+			}
+		}
 		if expectedUpdatedAt != "" {
 			cur, ok := asTime(c.cell(i, "updated_at"))
 			if !ok || !cur.Equal(expected) {
@@ -401,7 +508,7 @@ func (db *DB) Update(ctx context.Context, id string, f Fields, expectedUpdatedAt
 		}
 		if email, ok := want["email"].(string); ok {
 			if owner, taken := c.emailOwner(email, i); taken {
-				e := mcperr.New(mcperr.Conflict, "client %s already has the email %s", owner, email)
+				e := mcperr.New(mcperr.Conflict, "%s already has the email %s", owner, email)
 				e.Field, e.Value = "updates.email", email
 				return nil, e
 			}
@@ -478,8 +585,8 @@ func (db *DB) Create(ctx context.Context, f Fields) (Created, error) {
 			return Created{}, err
 		}
 		if owner, taken := before.emailOwner(*f.Email, -1); taken {
-			e := mcperr.New(mcperr.Conflict, "client %s already has the email %s; get_client shows it (a client is created once)", owner, strings.TrimSpace(*f.Email))
-			e.Field, e.Value = "email", owner
+			e := mcperr.New(mcperr.Conflict, "%s already has the email %s; get_client shows a client (a client is created once)", owner, strings.TrimSpace(*f.Email))
+			e.Field, e.Value = "email", strings.TrimPrefix(owner, "client ")
 			return Created{}, e
 		}
 		id := before.nextID()

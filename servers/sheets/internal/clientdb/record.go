@@ -1,7 +1,11 @@
 package clientdb
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +29,9 @@ type Client struct {
 	// cell is empty or not a time.
 	CreatedAt *string `json:"created_at"`
 	UpdatedAt *string `json:"updated_at"`
+	// Version identifies the row's cells as read: any change to any of
+	// them, by this server or by a person in the sheet, gives another.
+	Version string `json:"version"`
 	// Problems lists cells that could not be read as their column's type.
 	Problems []Problem `json:"problems,omitempty"`
 }
@@ -54,6 +61,7 @@ type Summary struct {
 	VIPStatus      string  `json:"vip_status"`
 	TotalFlights   int     `json:"total_flights"`
 	LastFlightDate *string `json:"last_flight_date"`
+	Version        string  `json:"version"`
 }
 
 // Problem is a cell whose text does not fit its column.
@@ -205,12 +213,49 @@ func (c *clients) client(i int) Client {
 		}
 	}
 	r.Problems = probs
+	r.Version = c.version(i)
 	return r
+}
+
+// versionPrefix marks a version token, so that a timestamp or some other
+// value passed in its place is told apart.
+const versionPrefix = "v1:"
+
+// version identifies the cells of row i in the record's columns, by column
+// name, so that moving the row or the columns leaves it as it is and a
+// change to any cell does not. It is a hash of them all, then one byte of
+// a hash of each column: the first decides whether the row changed, the
+// others tell (nearly always) which columns did.
+func (c *clients) version(i int) string {
+	all := sha256.New()
+	per := make([]byte, len(Columns))
+	for k, col := range Columns {
+		v := workbook.Text(c.cell(i, col))
+		fmt.Fprintf(all, "%s=%s\x1e", col, v)
+		one := sha256.Sum256([]byte(col + "=" + v))
+		per[k] = one[0]
+	}
+	return versionPrefix + hex.EncodeToString(all.Sum(nil)[:8]) + "." + hex.EncodeToString(per)
+}
+
+var versionRE = regexp.MustCompile(`^v1:[0-9a-f]{16}\.[0-9a-f]+$`)
+
+// changedColumns names the columns whose part of two versions differs.
+func changedColumns(was, now string) []string {
+	a, _ := hex.DecodeString(was[strings.IndexByte(was, '.')+1:])
+	b, _ := hex.DecodeString(now[strings.IndexByte(now, '.')+1:])
+	var out []string
+	for k, col := range Columns {
+		if k < len(a) && k < len(b) && a[k] != b[k] {
+			out = append(out, col)
+		}
+	}
+	return out
 }
 
 func (r Client) summary() Summary {
 	return Summary{ClientID: r.ClientID, Name: r.Name, Email: r.Email, Company: r.Company, VIPStatus: r.VIPStatus,
-		TotalFlights: r.History.TotalFlights, LastFlightDate: r.History.LastFlightDate}
+		TotalFlights: r.History.TotalFlights, LastFlightDate: r.History.LastFlightDate, Version: r.Version}
 }
 
 // Flight is one row of the flight history.

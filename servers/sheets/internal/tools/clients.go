@@ -17,7 +17,8 @@ func ClientTools(d Deps) []kit.Tool {
 // recordShape tells the model what a client record holds.
 const recordShape = "A client record: client_id, name, email, phone, company, preferences {aircraft_category, catering, special_needs}, " +
 	"history {total_flights (integer), last_flight_date (YYYY-MM-DD or null), preferred_operators (list)}, vip_status " +
-	"(standard|silver|gold|platinum), created_at and updated_at (RFC 3339), and problems (cells that do not fit their column), if any."
+	"(standard|silver|gold|platinum), created_at and updated_at (RFC 3339), version (changes whenever any cell of the row changes, " +
+	"by anyone), and problems (cells that do not fit their column), if any."
 
 type listArgs struct {
 	Limit  int    `json:"limit,omitempty" jsonschema:"clients per page" mcp:"min=1,max=100,default=25"`
@@ -29,8 +30,9 @@ func listClients(d Deps) kit.Tool {
 		Name:  "list_clients",
 		Title: "List clients",
 		Description: "List clients in client_id order, a page at a time (the order does not change when people sort the sheet). " +
-			"Each entry: client_id, name, email, company, vip_status, total_flights, last_flight_date. Returns clients, total, " +
-			"next_cursor (pass it as cursor for the next page; absent on the last) and warnings (e.g. duplicate client ids).",
+			"Each entry: client_id, name, email, company, vip_status, total_flights, last_flight_date, version. Returns clients, total, " +
+			"next_cursor (pass it as cursor for the next page; absent on the last), warnings (e.g. duplicate client ids) and " +
+			"rows_without_client_id (rows a person added without a client_id: row, name, email, company, warning).",
 		InputSchema: schema.MustFor[listArgs](),
 		Effect:      kit.ReadOnly,
 		OpenWorld:   d.OpenWorld,
@@ -66,8 +68,9 @@ func searchClients(d Deps) kit.Tool {
 		Name:  "search_clients",
 		Title: "Search clients",
 		Description: "Find clients by words in their name, email or company, and/or by filters (vip_status, min_flights, " +
-			"aircraft_preference). Exact email or client_id matches come first, then names starting with the query. " +
-			"Returns clients (as list_clients), total_matches and truncated. Use get_client for a whole record.",
+			"aircraft_preference). A query that is a client_id finds that client; exact email or client_id matches come first, then names " +
+			"starting with the query. Returns clients (as list_clients), total_matches, truncated and rows_without_client_id (matching " +
+			"rows that have no client_id). Use get_client for a whole record.",
 		InputSchema: schema.MustFor[searchArgs](),
 		Effect:      kit.ReadOnly,
 		OpenWorld:   d.OpenWorld,
@@ -99,7 +102,7 @@ func getClient(d Deps) kit.Tool {
 	return kit.Tool{
 		Name:        "get_client",
 		Title:       "Get a client",
-		Description: "Get one client's full record by email or client_id. " + recordShape + " Keep updated_at to pass as expected_updated_at to update_client.",
+		Description: "Get one client's full record by email or client_id. " + recordShape + " Keep version to pass as expected_version to update_client.",
 		InputSchema: schema.MustFor[getArgs](),
 		Effect:      kit.ReadOnly,
 		OpenWorld:   d.OpenWorld,
@@ -180,7 +183,8 @@ func createClient(d Deps) kit.Tool {
 type updateArgs struct {
 	ClientID          string `json:"client_id" mcp:"minLength=1,maxLength=64"`
 	Updates           fields `json:"updates" jsonschema:"the fields to change; the others stay as they are" mcp:"minProperties=1"`
-	ExpectedUpdatedAt string `json:"expected_updated_at,omitempty" jsonschema:"the updated_at you read; if the client changed since, nothing is written and the result is CONFLICT" mcp:"format=date-time"`
+	ExpectedVersion   string `json:"expected_version,omitempty" jsonschema:"the version you read (get_client, search_clients, list_clients); if any cell of the client changed since, by anyone, nothing is written and the result is CONFLICT" mcp:"maxLength=100"`
+	ExpectedUpdatedAt string `json:"expected_updated_at,omitempty" jsonschema:"the updated_at you read; CONFLICT if this server changed the client since. A person's edit in the sheet does not change updated_at: use expected_version to see those too" mcp:"format=date-time"`
 }
 
 func updateClient(d Deps) kit.Tool {
@@ -189,7 +193,8 @@ func updateClient(d Deps) kit.Tool {
 		Title: "Update a client",
 		Description: "Change some fields of one client, found by its client_id just before writing, whatever order the rows are in; " +
 			"only that row's cells change, and updated_at is set. total_flights and last_flight_date change through add_flight_history only. " +
-			"Pass expected_updated_at to refuse the change (CONFLICT) if someone changed the client since you read it. " +
+			"Pass expected_version (the version you read) to refuse the change (CONFLICT) if anyone changed the client since you read it, " +
+			"in the sheet or through this server. " +
 			"Values are stored as plain text, never as formulas. Returns client (the updated record), changed (the fields that changed) and notes.",
 		InputSchema: schema.MustFor[updateArgs](),
 		Effect:      kit.Destructive,
@@ -200,7 +205,7 @@ func updateClient(d Deps) kit.Tool {
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}
-			r, err := d.DB.Update(ctx, a.ClientID, a.Updates.db(), a.ExpectedUpdatedAt)
+			r, err := d.DB.UpdateIf(ctx, a.ClientID, a.Updates.db(), clientdb.Expect{UpdatedAt: a.ExpectedUpdatedAt, Version: a.ExpectedVersion})
 			if err != nil {
 				return nil, err
 			}

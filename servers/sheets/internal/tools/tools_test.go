@@ -75,6 +75,11 @@ func TestToolsEndToEnd(t *testing.T) {
 			if b.Data.Field != "expected_updated_at" || b.Data.Value != *upd.Client.UpdatedAt {
 				t.Errorf("stale update %+v", b)
 			}
+			b = mcptest.FailCode(t, c.Call("update_client", map[string]any{"client_id": "CL-013", "updates": map[string]any{"vip_status": "gold"},
+				"expected_version": created.Client.Version}), mcperr.Conflict)
+			if b.Data.Field != "expected_version" || b.Data.Value != upd.Client.Version || upd.Client.Version == "" {
+				t.Errorf("stale version %+v", b)
+			}
 
 			var rec clientdb.Recorded
 			args := map[string]any{"client_id": "CL-013", "flight_details": map[string]any{"date": "2025-11-20", "route": "EDDB-LFPB",
