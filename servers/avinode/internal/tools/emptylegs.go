@@ -226,8 +226,8 @@ type deleteWatchArgs struct {
 
 func deleteWatch(d Deps) kit.Tool {
 	return kit.Tool{
-		Name:        "delete_watch",
-		Title:       "Stop an empty-leg watch",
+		Name:  "delete_watch",
+		Title: "Stop an empty-leg watch",
 		Description: "Stop an empty-leg watch: Avinode deactivates it and this server forgets it. It cannot be undone; create a new watch instead. " +
 			"Deleting a watch that is already stopped or gone succeeds with deleted false and already_absent true.",
 		InputSchema: schema.MustFor[deleteWatchArgs](),

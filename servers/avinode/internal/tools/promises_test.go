@@ -148,7 +148,7 @@ func TestLegTiming(t *testing.T) {
 		t.Helper()
 		b := failField(t, e.c.Call("create_trip", args), mcperr.Validation, field)
 		v, ok := strings.CutPrefix(b.Data.Expected, "a date-time at or after ")
-		at, err := time.Parse(time.RFC3339, strings.Fields(v+" ")[0])
+		at, err := time.Parse(time.RFC3339, strings.Fields(v + " ")[0])
 		if !ok || err != nil {
 			t.Fatalf("expected %q names no date-time", b.Data.Expected)
 		}
