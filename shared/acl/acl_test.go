@@ -400,8 +400,8 @@ var designedGrants = map[string][]string{
 // search and the RFP; a tool's read-back and template forms come with it).
 // A designed tool not listed kept its name.
 var todaysTools = map[string][]string{
-	"search_flights":     {"create_trip", "get_trip"},
-	"create_rfp":         {"create_trip", "get_trip"},
+	"search_flights":     {"create_trip", "get_trip", "find_trips"},
+	"create_rfp":         {"create_trip", "get_trip", "find_trips"},
 	"get_rfp_status":     {"get_rfq", "get_quotes"},
 	"create_watch":       {"create_watch", "list_watches"},
 	"search_client":      {"search_clients"},

@@ -4,7 +4,7 @@ package acl
 
 // fleetTools are the tools each server of the fleet serves.
 var fleetTools = map[string][]string{
-	"avinode":  {"cancel_trip", "create_trip", "create_watch", "delete_watch", "get_messages", "get_quotes", "get_rfq", "get_trip", "list_watches", "list_webhook_events", "requeue_webhook_event", "search_airports", "search_empty_legs", "send_message"},
+	"avinode":  {"cancel_trip", "create_trip", "create_watch", "delete_watch", "find_trips", "get_messages", "get_quotes", "get_rfq", "get_trip", "list_watches", "list_webhook_events", "requeue_webhook_event", "search_airports", "search_empty_legs", "send_message"},
 	"gmail":    {"create_draft", "get_attachment", "get_email", "get_thread_history", "list_templates", "search_emails", "send_email", "send_template_email"},
 	"sheets":   {"add_flight_history", "create_client", "get_client", "list_clients", "read_sheet", "search_clients", "update_client"},
 	"supabase": {"supabase_delete", "supabase_describe_table", "supabase_insert", "supabase_list_tables", "supabase_query", "supabase_rpc", "supabase_update"},

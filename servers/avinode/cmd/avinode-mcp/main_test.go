@@ -27,7 +27,7 @@ var update = flag.Bool("update", false, "rewrite the generated reference in docs
 
 const pkg = "github.com/mcp-fleet/mcp-fleet/servers/avinode/cmd/avinode-mcp"
 
-var allTools = []string{"cancel_trip", "create_trip", "create_watch", "delete_watch", "get_messages", "get_quotes", "get_rfq",
+var allTools = []string{"cancel_trip", "create_trip", "create_watch", "delete_watch", "find_trips", "get_messages", "get_quotes", "get_rfq",
 	"get_trip", "list_watches", "list_webhook_events", "requeue_webhook_event", "search_airports", "search_empty_legs", "send_message"}
 
 const (
@@ -198,7 +198,7 @@ func TestACL(t *testing.T) {
 	// The policy alone grants flight_search no cancelling and no operator
 	// messages, and the error monitor no avinode tool: those are the
 	// opt-in grant files of configs/acl.d.
-	flight := []string{"create_trip", "create_watch", "get_quotes", "get_rfq", "get_trip",
+	flight := []string{"create_trip", "create_watch", "find_trips", "get_quotes", "get_rfq", "get_trip",
 		"list_watches", "search_airports", "search_empty_legs"}
 	grant := func(name string) string { return filepath.Join(filepath.Dir(acl), "acl.d", name+".yaml") }
 	tests := []struct {
@@ -280,7 +280,7 @@ func TestACL(t *testing.T) {
 func TestReadOnly(t *testing.T) {
 	t.Parallel()
 	c := mcptest.StartStdio(t, binary(t), mockEnv(t.TempDir()), "--read-only")
-	want := []string{"get_messages", "get_quotes", "get_rfq", "get_trip", "list_watches", "list_webhook_events", "search_airports",
+	want := []string{"find_trips", "get_messages", "get_quotes", "get_rfq", "get_trip", "list_watches", "list_webhook_events", "search_airports",
 		"search_empty_legs"}
 	if got := sorted(c.ToolNames()); !slices.Equal(got, want) {
 		t.Errorf("tools = %q, want %q", got, want)

@@ -285,3 +285,32 @@ func TestParseRefusesMoreAirportsThanTheIndexHolds(t *testing.T) {
 		t.Errorf("parse error %v; want the index limit", err)
 	}
 }
+
+// TestBusinessAviationSearch: the airports private charters use are in the table, and the names
+// people give them — local spellings, abbreviations, resorts — find them first.
+func TestBusinessAviationSearch(t *testing.T) {
+	for _, tc := range []struct{ query, icao string }{
+		{"LFLJ", "LFLJ"}, {"Courchevel", "LFLJ"},
+		{"KHTO", "KHTO"}, {"East Hampton", "KHTO"},
+		{"TFFJ", "TFFJ"}, {"St. Barthélemy", "TFFJ"}, {"St Barth", "TFFJ"}, {"Saint-Barthélemy", "TFFJ"}, {"st barths", "TFFJ"},
+		{"München", "EDDM"}, {"Munchen", "EDDM"}, {"Munich", "EDDM"},
+		{"Gstaad", "LSGK"}, {"Saanen", "LSGK"}, {"Vail", "KEGE"}, {"Aspen", "KASE"}, {"St. Moritz", "LSZS"},
+		{"Teterboro", "KTEB"}, {"Van Nuys", "KVNY"}, {"Le Bourget", "LFPB"}, {"Farnborough", "EGLF"},
+		{"Nice", "LFMN"}, {"Geneva", "LSGG"}, {"Genève", "LSGG"}, {"Sion", "LSGS"}, {"Palm Beach", "KPBI"},
+		{"Nantucket", "KACK"}, {"Cannes", "LFMD"}, {"Olbia", "LIEO"}, {"Ibiza", "LEIB"}, {"Mykonos", "LGMK"},
+	} {
+		got := Search(tc.query, 3)
+		if len(got) == 0 || got[0].ICAO != tc.icao {
+			var codes []string
+			for _, a := range got {
+				codes = append(codes, a.ICAO+" "+a.Name)
+			}
+			t.Errorf("Search(%q) = %v; want %s first", tc.query, codes, tc.icao)
+		}
+	}
+	for code := range aliases {
+		if a, ok := Lookup(code); !ok || a.ICAO != code {
+			t.Errorf("alias for %s, which the table lacks", code)
+		}
+	}
+}

@@ -5,10 +5,12 @@
 //
 // # What is in the table
 //
-// 6 848 airports: every OurAirports "large_airport" and "medium_airport", plus the
+// 6 853 airports: every OurAirports "large_airport" and "medium_airport", plus the
 // "small_airport"s that have scheduled service or an open hard-surface runway of at least
-// 5 000 ft (what a light or midsize business jet needs) — each only if it has a four-letter
-// ICAO-style code. The code is the record's GPS code when that is four letters (OurAirports keeps
+// 5 000 ft (what a light or midsize business jet needs), plus the business-aviation airports
+// listed in the generator whatever their size (Courchevel LFLJ, East Hampton KHTO, Saanen LSGK
+// for Gstaad…; the generator checks each listed code against its name) — each only if it has a
+// four-letter ICAO-style code. The code is the record's GPS code when that is four letters (OurAirports keeps
 // a superseded code as the ident when an airport is recoded, e.g. Lima SPIM → SPJC), else its
 // ident. Three vandalised records are excluded by id. When two records claim one code, the larger
 // type, then the one with scheduled service, then the older record keeps it.
@@ -17,6 +19,14 @@
 // medium, small), whether it has scheduled service, latitude and longitude (WGS 84 degrees, five
 // decimals), elevation in feet (0 where the source has none), name and city (OurAirports'
 // "municipality", may be empty).
+//
+// # Search
+//
+// Names, cities and queries are compared folded: case, accents and punctuation ignored
+// ("Zürich", "ZURICH", "zurich"), the abbreviations St, Ste, Mt, Ft and Intl read as Saint,
+// Sainte, Mount, Fort and International ("St. Barth" finds Saint Barthélemy), and a few airports
+// carry other names people use for them (aliases.go: München for Munich, Gstaad for Saanen,
+// Vail for Eagle County…).
 //
 // # Where it comes from, and its licence
 //

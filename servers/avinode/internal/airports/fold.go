@@ -1,6 +1,7 @@
 package airports
 
 import (
+	"bytes"
 	"unicode"
 	"unicode/utf8"
 
@@ -69,7 +70,39 @@ func (f *folder) fold(s string) []byte {
 		}
 		f.rune(r)
 	}
+	f.expand()
 	return f.buf[f.start:]
+}
+
+// abbreviations are read as the words they stand for, in names and queries alike, so that
+// "St Barth" meets "Saint Barthélemy" and "Mt Pleasant" meets "Mount Pleasant".
+var abbreviations = map[string]string{"st": "saint", "ste": "sainte", "mt": "mount", "ft": "fort", "intl": "international"}
+
+// expand replaces the abbreviations among the words folded since start.
+func (f *folder) expand() {
+	text := f.buf[f.start:]
+	found := false
+	for w := range bytes.SplitSeq(text, []byte{' '}) {
+		if _, ok := abbreviations[string(w)]; ok {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return
+	}
+	words := bytes.Split(bytes.Clone(text), []byte{' '})
+	f.buf = f.buf[:f.start]
+	for i, w := range words {
+		if i > 0 {
+			f.buf = append(f.buf, ' ')
+		}
+		if long, ok := abbreviations[string(w)]; ok {
+			f.buf = append(f.buf, long...)
+		} else {
+			f.buf = append(f.buf, w...)
+		}
+	}
 }
 
 func (f *folder) rune(r rune) {

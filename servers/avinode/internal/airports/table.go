@@ -189,6 +189,10 @@ func parse(src string) (*index, error) {
 		fo.fold(f[8])
 		fo.buf = append(fo.buf, '\x1f')
 		fo.fold(f[9])
+		if a := aliases[f[0]]; a != "" {
+			fo.buf = append(fo.buf, ' ')
+			fo.fold(a)
+		}
 		fo.buf = append(fo.buf, '\x1f')
 		fo.fold(f[0])
 		if f[1] != "" {

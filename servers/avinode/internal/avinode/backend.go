@@ -3,7 +3,6 @@ package avinode
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -534,17 +533,34 @@ func (b *Backend) SendMessage(ctx context.Context, rfqID, text string) (*store.M
 
 // LookupAirport asks Avinode's airport search for an exact ICAO code.
 func (b *Backend) LookupAirport(ctx context.Context, icao string) (airports.Airport, bool, error) {
-	found, err := b.c.SearchAirports(ctx, icao, 10)
+	found, _, err := b.SearchAirports(ctx, icao, 10)
 	if err != nil {
 		return airports.Airport{}, false, err
 	}
 	for _, a := range found {
 		if strings.EqualFold(a.ICAO, icao) {
-			return airports.Airport{ICAO: strings.ToUpper(a.ICAO), IATA: strings.ToUpper(a.IATA), Name: a.Name, City: a.City,
-				Country: a.Country.Code, Latitude: a.Coordinates.Latitude, Longitude: a.Coordinates.Longitude}, true, nil
+			return a, true, nil
 		}
 	}
 	return airports.Airport{}, false, nil
+}
+
+// SearchAirports is Avinode's airport search (GET /airports/search): the
+// airports the marketplace itself accepts in a trip.
+func (b *Backend) SearchAirports(ctx context.Context, query string, limit int) ([]airports.Airport, bool, error) {
+	found, err := b.c.SearchAirports(ctx, query, limit)
+	if err != nil {
+		return nil, true, err
+	}
+	out := make([]airports.Airport, 0, len(found))
+	for _, a := range found {
+		if a.ICAO == "" {
+			continue // an airfield without an ICAO code cannot be named in a trip
+		}
+		out = append(out, airports.Airport{ICAO: strings.ToUpper(a.ICAO), IATA: strings.ToUpper(a.IATA), Name: a.Name, City: a.City,
+			Country: a.Country.Code, Latitude: a.Coordinates.Latitude, Longitude: a.Coordinates.Longitude})
+	}
+	return out, true, nil
 }
 
 // SearchEmptyLegs is POST /emptylegs/search; category and limit are
@@ -628,7 +644,7 @@ func watchFrom(w *Watch) store.Watch {
 // CreateWatch is POST /emptylegs/watches, then the watch is stored.
 func (b *Backend) CreateWatch(ctx context.Context, r market.WatchRequest) (*store.Watch, error) {
 	if r.Name == "" {
-		r.Name = fmt.Sprintf("Empty legs %s to %s", orAnywhere(r.From), orAnywhere(r.To))
+		r.Name = market.WatchName(r)
 	}
 	out, err := b.c.CreateWatch(ctx, watchTo(r))
 	if err != nil {
@@ -645,13 +661,6 @@ func (b *Backend) CreateWatch(ctx context.Context, r market.WatchRequest) (*stor
 		return nil, err
 	}
 	return &w, nil
-}
-
-func orAnywhere(icao string) string {
-	if icao == "" {
-		return "anywhere"
-	}
-	return icao
 }
 
 // SyncWatches replaces the stored watches with Avinode's list.
@@ -685,26 +694,37 @@ func (b *Backend) SyncWatches(ctx context.Context) error {
 }
 
 // DeleteWatch deactivates the watch in Avinode (the API has no delete) and
-// forgets it.
-func (b *Backend) DeleteWatch(ctx context.Context, id string) (*store.Watch, error) {
+// forgets it. One Avinode does not list, or lists as inactive already, is
+// reported as gone (nil) or as stopped before (wasActive false).
+func (b *Backend) DeleteWatch(ctx context.Context, id string) (*store.Watch, bool, error) {
 	w, err := b.st.Watch(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		if err := b.SyncWatches(ctx); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		w, err = b.st.Watch(ctx, id)
 	}
-	if err != nil {
-		return nil, market.StoreNotFound(err, "watch_id", id, "empty-leg watch")
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, false, nil
 	}
-	up := watchTo(market.WatchRequest{Name: w.Name, From: w.From, To: w.To, Category: w.AircraftCategory, DaysOut: w.DaysOut})
-	up.ID, up.Active = id, false
-	if _, err := b.c.UpdateWatch(ctx, up); err != nil {
-		return nil, notFound(err, "watch_id", id, "empty-leg watch")
+	if err != nil {
+		return nil, false, err
+	}
+	was := w.Active
+	if was {
+		up := watchTo(market.WatchRequest{Name: w.Name, From: w.From, To: w.To, Category: w.AircraftCategory, DaysOut: w.DaysOut})
+		up.ID, up.Active = id, false
+		if _, err := b.c.UpdateWatch(ctx, up); err != nil {
+			if e, ok := errors.AsType[*mcperr.Error](err); ok && e.Code == mcperr.NotFound {
+				was = false // gone from Avinode meanwhile: nothing to stop
+			} else {
+				return nil, false, err
+			}
+		}
 	}
 	if err := b.st.Update(ctx, func(tx *store.Tx) error { _, err := tx.DeleteWatch(ctx, id); return err }); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	w.Active = false
-	return w, nil
+	return w, was, nil
 }

@@ -30,6 +30,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/retry"
@@ -256,18 +257,29 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 	if err != nil {
 		return mcperr.Wrap(err)
 	}
+	// A POST that only reads is safe to repeat; any other may create
+	// something (a trip, a message) when it reaches Avinode.
+	mutates := method == http.MethodPost && !idempotent
 	resp, err := c.up.HTTPClient().Do(req)
 	if err != nil {
-		return upstream.FromError(Name, err)
+		return unknownOutcome(upstream.FromError(Name, err), mutates, method, path)
 	}
 	defer resp.Body.Close()
 	raw, err := upstream.ReadBody(resp.Body, maxBody)
 	if err != nil {
-		return upstream.FromError(Name, &url.Error{Op: method, URL: u, Err: err})
+		return unknownOutcome(upstream.FromError(Name, &url.Error{Op: method, URL: u, Err: err}), mutates, method, path)
 	}
 	var env envelope
 	decodeErr := upstream.DecodeJSON(bytes.NewReader(raw), maxBody, &env)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		if mutates && (resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout) {
+			// The server failed while handling the request: it may have
+			// been applied before the failure, so it must not be repeated
+			// blindly, whatever the status's usual advice.
+			e := c.statusError(resp, env.Meta.Errors)
+			e.Message += fmt.Sprintf("; Avinode may have applied the %s %s before failing, so the outcome is unknown: check before repeating it", method, path)
+			return e.WithRetryable(false).WithCause(market.ErrOutcomeUnknown)
+		}
 		return c.statusError(resp, env.Meta.Errors)
 	}
 	if decodeErr != nil {
@@ -293,7 +305,19 @@ const authHint = "check AVINODE_API_TOKEN and AVINODE_AUTH_TOKEN (or the OAuth c
 	"is active (connections unused for 60 days are deactivated; sandbox credentials are reset weekly), and that this " +
 	"machine's clock is right (X-Avinode-SentTimestamp must be close to Avinode's time)"
 
-func (c *Client) statusError(resp *http.Response, problems []Problem) error {
+// unknownOutcome marks a transport failure of a mutating request that came
+// after the request was sent (the upstream layer then reports it as not
+// retryable): its effect is unknown. A failure before sending (a refused
+// connection) stays retryable and unmarked.
+func unknownOutcome(e *mcperr.Error, mutates bool, method, path string) error {
+	if !mutates || e.Retryable() || (e.Code != mcperr.Timeout && e.Code != mcperr.Transport) {
+		return e
+	}
+	return mcperr.New(e.Code, "%s (%s %s)", e.Message, method, path).WithRetryable(false).
+		WithCause(fmt.Errorf("%w: %w", market.ErrOutcomeUnknown, e))
+}
+
+func (c *Client) statusError(resp *http.Response, problems []Problem) *mcperr.Error {
 	detail := describe(problems)
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		e := mcperr.New(mcperr.Authentication, "Avinode refused the request (HTTP %d%s); %s", resp.StatusCode, suffix(detail), authHint)

@@ -349,13 +349,22 @@ func (s *Server) getMessage(w http.ResponseWriter, r *http.Request, _ []byte) (i
 }
 
 func (s *Server) searchAirports(w http.ResponseWriter, r *http.Request, _ []byte) (int, any) {
-	filter := strings.ToUpper(r.URL.Query().Get("filter"))
+	filter := strings.ToUpper(strings.TrimSpace(r.URL.Query().Get("filter")))
 	if filter == "" {
 		return missing("filter")
 	}
+	size := 20
+	if v := r.URL.Query().Get("page[size]"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return invalid("page[size] %q is not a page size from 1 to 100", v)
+		}
+		size = n
+	}
 	out := []any{}
 	for _, a := range s.airports {
-		if strings.Contains(strings.ToUpper(fmt.Sprint(a["icao"], " ", a["name"])), filter) {
+		// Avinode matches codes, names and cities, ignoring case.
+		if strings.Contains(strings.ToUpper(fmt.Sprint(a["icao"], " ", a["iata"], " ", a["name"], " ", a["city"])), filter) && len(out) < size {
 			out = append(out, a)
 		}
 	}

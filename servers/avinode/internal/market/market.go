@@ -114,6 +114,24 @@ type WatchRequest struct {
 	DaysOut                  int
 }
 
+// WatchName names a watch after its route and category when the caller
+// gave no name: watch names are unique, so two watches that differ only in
+// category need different default names.
+func WatchName(r WatchRequest) string {
+	from, to := r.From, r.To
+	if from == "" {
+		from = "anywhere"
+	}
+	if to == "" {
+		to = "anywhere"
+	}
+	name := "Empty legs " + from + " to " + to
+	if r.Category != "" {
+		name += " (" + r.Category + ")"
+	}
+	return name
+}
+
 // Backend is a marketplace: Avinode itself, or the simulation.
 type Backend interface {
 	// Mode is ModeMock or ModeLive.
@@ -144,12 +162,17 @@ type Backend interface {
 	// LookupAirport finds an airport the embedded table lacks; ok false
 	// when the marketplace does not know it either.
 	LookupAirport(ctx context.Context, icao string) (a airports.Airport, ok bool, err error)
+	// SearchAirports is the marketplace's own airport search by code, name
+	// or city; searched false when it has none (the simulation), and the
+	// embedded table answers alone.
+	SearchAirports(ctx context.Context, query string, limit int) (found []airports.Airport, searched bool, err error)
 	SearchEmptyLegs(ctx context.Context, q EmptyLegQuery) ([]EmptyLeg, error)
 	CreateWatch(ctx context.Context, r WatchRequest) (*store.Watch, error)
 	// SyncWatches brings the stored watches up to date.
 	SyncWatches(ctx context.Context) error
-	// DeleteWatch stops a watch and forgets it (field watch_id).
-	DeleteWatch(ctx context.Context, id string) (*store.Watch, error)
+	// DeleteWatch stops a watch and forgets it. A watch that is not there,
+	// or already stopped, is not an error: found and wasActive say so.
+	DeleteWatch(ctx context.Context, id string) (w *store.Watch, wasActive bool, err error)
 }
 
 // NotFound is the error for an id the marketplace does not know; field is
@@ -166,6 +189,13 @@ func StoreNotFound(err error, field, id, what string) error {
 	}
 	return err
 }
+
+// ErrOutcomeUnknown is in the chain of an error from a request that may have
+// taken effect although no answer said so: a POST that failed with a 5xx,
+// timed out or lost its connection after it was sent. Repeating such a
+// request may do it twice (a second trip, duplicate RFQs), so the error is
+// not retryable and callers say how to check first.
+var ErrOutcomeUnknown = errors.New("the outcome of the request is unknown")
 
 // Conflict is the error for an action the current state forbids.
 func Conflict(format string, args ...any) *mcperr.Error {

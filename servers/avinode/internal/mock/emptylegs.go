@@ -2,6 +2,7 @@ package mock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -139,7 +140,7 @@ func (m *Market) CreateWatch(ctx context.Context, r market.WatchRequest) (*store
 		}
 		name := r.Name
 		if strings.TrimSpace(name) == "" {
-			name = watchName(r)
+			name = market.WatchName(r)
 		}
 		w = store.Watch{ID: fmt.Sprintf("awatch-%d", n), Name: name, From: r.From, To: r.To, AircraftCategory: r.Category,
 			DaysOut: r.DaysOut, Active: true, CreatedAt: m.now()}
@@ -151,38 +152,26 @@ func (m *Market) CreateWatch(ctx context.Context, r market.WatchRequest) (*store
 	return &w, nil
 }
 
-// watchName names a watch after its route when the caller gave no name.
-func watchName(r market.WatchRequest) string {
-	from, to := r.From, r.To
-	if from == "" {
-		from = "anywhere"
-	}
-	if to == "" {
-		to = "anywhere"
-	}
-	name := "Empty legs " + from + " to " + to
-	if r.Category != "" {
-		name += " (" + r.Category + ")"
-	}
-	return name
-}
-
 // SyncWatches: the store is the simulation's only record of watches.
 func (m *Market) SyncWatches(ctx context.Context) error { return m.pause(ctx) }
 
-// DeleteWatch forgets a watch; NOT_FOUND if there is none.
-func (m *Market) DeleteWatch(ctx context.Context, id string) (*store.Watch, error) {
+// DeleteWatch forgets a watch; one already gone is reported as nil.
+func (m *Market) DeleteWatch(ctx context.Context, id string) (*store.Watch, bool, error) {
 	if err := m.pause(ctx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	w, err := m.st.Watch(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, false, nil
+	}
 	if err != nil {
-		return nil, market.StoreNotFound(err, "watch_id", id, "empty-leg watch")
+		return nil, false, err
 	}
 	err = m.st.Update(ctx, func(tx *store.Tx) error { _, err := tx.DeleteWatch(ctx, id); return err })
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	was := w.Active
 	w.Active = false
-	return w, nil
+	return w, was, nil
 }

@@ -698,6 +698,12 @@ func reply(r *store.RFQ, text string) string {
 	return "Thank you for your message, we have noted it. The aircraft remains available for your trip."
 }
 
+// SearchAirports: the simulation has no airport search of its own; the
+// embedded table is its list of airports.
+func (m *Market) SearchAirports(ctx context.Context, query string, limit int) ([]airports.Airport, bool, error) {
+	return nil, false, nil
+}
+
 // LookupAirport: the simulation knows no airport the table lacks.
 func (m *Market) LookupAirport(ctx context.Context, icao string) (airports.Airport, bool, error) {
 	return airports.Airport{}, false, nil

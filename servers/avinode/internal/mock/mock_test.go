@@ -154,7 +154,7 @@ func TestLatency(t *testing.T) {
 		"watch":   func() error { _, err := m.CreateWatch(ctx, market.WatchRequest{From: "KTEB"}); return err },
 		"cancel":  func() error { return m.CancelTrip(ctx, "atrip-1", "OTHER", "") },
 		"quote":   func() error { return m.SyncQuote(ctx, "aquote-1") },
-		"delete":  func() error { _, err := m.DeleteWatch(ctx, "awatch-1"); return err },
+		"delete":  func() error { _, _, err := m.DeleteWatch(ctx, "awatch-1"); return err },
 		"watches": func() error { return m.SyncWatches(ctx) },
 	} {
 		if err := call(); !errors.Is(err, context.Canceled) {
@@ -173,10 +173,10 @@ func TestLatency(t *testing.T) {
 }
 
 func TestWatchNames(t *testing.T) {
-	if got := watchName(market.WatchRequest{From: "EGGW", Category: market.Light}); got != "Empty legs EGGW to anywhere (light)" {
+	if got := market.WatchName(market.WatchRequest{From: "EGGW", Category: market.Light}); got != "Empty legs EGGW to anywhere (light)" {
 		t.Errorf("%q", got)
 	}
-	if got := watchName(market.WatchRequest{To: "LFMN"}); got != "Empty legs anywhere to LFMN" {
+	if got := market.WatchName(market.WatchRequest{To: "LFMN"}); got != "Empty legs anywhere to LFMN" {
 		t.Errorf("%q", got)
 	}
 }

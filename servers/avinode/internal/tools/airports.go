@@ -46,17 +46,25 @@ type airportsResult struct {
 	Query    string        `json:"query"`
 	Airports []airportView `json:"airports"`
 	Total    int           `json:"total"`
+	// Source says where the airports come from: avinode (the
+	// marketplace's search, then the table) or table.
+	Source string `json:"source"`
+	Note   string `json:"note,omitempty"`
 }
 
 func searchAirports(d Deps) kit.Tool {
 	return kit.Tool{
 		Name:  "search_airports",
 		Title: "Find airports",
-		Description: "Find airports by ICAO or IATA code, name or city, best match first (accents and case ignored): ICAO and " +
-			"IATA codes, name, city, country, coordinates and size. Use it to turn what the user says (\"Teterboro\", \"Nice\", " +
-			"\"LHR\") into the ICAO codes create_trip needs.",
+		Description: "Find airports by ICAO or IATA code, name or city, best match first (accents, case and punctuation " +
+			"ignored; St reads as Saint; local names such as München work): ICAO and IATA codes, name, city, country, " +
+			"coordinates and size. Use it to turn what the user says (\"Teterboro\", \"Nice\", \"St Barth\", \"LHR\") into " +
+			"the ICAO codes create_trip needs. With Avinode credentials it asks Avinode's airport search first (what " +
+			"Avinode accepts in a trip), then the built-in table of about 6 850 airports, which includes the " +
+			"business-aviation fields (Courchevel, East Hampton, Saanen/Gstaad…).",
 		InputSchema: schema.MustFor[airportsArgs](),
 		Effect:      kit.ReadOnly,
+		OpenWorld:   true,
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
 			var a airportsArgs
 			if err := c.Bind(&a); err != nil {
@@ -69,21 +77,37 @@ func searchAirports(d Deps) kit.Tool {
 			if a.Limit == 0 {
 				a.Limit = 10
 			}
-			found := airports.Search(q, a.Limit)
-			if len(found) == 0 && len(q) == 4 && strings.ToUpper(q) == q {
-				// An ICAO code the table lacks: ask the marketplace.
-				ap, ok, err := d.Market.LookupAirport(ctx, q)
-				if err != nil {
-					return nil, err
-				}
-				if ok {
-					found = append(found, ap)
+			out := airportsResult{Query: q, Airports: []airportView{}, Source: "table"}
+			seen := map[string]bool{}
+			add := func(ap airports.Airport) {
+				if len(out.Airports) < a.Limit && !seen[ap.ICAO] {
+					seen[ap.ICAO] = true
+					out.Airports = append(out.Airports, viewOf(ap))
 				}
 			}
-			out := airportsResult{Query: q, Airports: []airportView{}, Total: len(found)}
-			for _, ap := range found {
-				out.Airports = append(out.Airports, viewOf(ap))
+			remote, searched, err := d.Market.SearchAirports(ctx, q, a.Limit)
+			switch {
+			case err != nil && ctx.Err() != nil:
+				return nil, err
+			case err != nil:
+				// The table still answers; the note says what is missing.
+				out.Note = "Avinode's airport search failed (" + mcperr.Wrap(err).Message + "); these airports come from the built-in table only."
+			case searched:
+				out.Source = "avinode"
+				for _, ap := range remote {
+					// The table knows an airport's type and elevation;
+					// Avinode's answer names it as the marketplace does.
+					if known, ok := airports.Lookup(ap.ICAO); ok && known.ICAO == ap.ICAO {
+						known.Name, known.City = ap.Name, ap.City
+						ap = known
+					}
+					add(ap)
+				}
 			}
+			for _, ap := range airports.Search(q, a.Limit) {
+				add(ap)
+			}
+			out.Total = len(out.Airports)
 			return out, nil
 		},
 	}

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -102,9 +103,12 @@ func createWatch(d Deps) kit.Tool {
 		Name:  "create_watch",
 		Title: "Watch for empty legs",
 		Description: "Create an empty-leg watch: Avinode then reports empty legs matching the route (an airport at either end or " +
-			"both) and aircraft category as operators publish them. list_watches shows the watches; delete_watch stops one.",
+			"both) and aircraft category as operators publish them. list_watches shows the watches; delete_watch stops one. " +
+			"Names are unique: repeating an identical create_watch returns the existing watch (already_existed true) instead " +
+			"of a second one, and a name already used by a watch with other criteria is refused with CONFLICT.",
 		InputSchema: schema.MustFor[createWatchArgs](),
 		Effect:      kit.Additive,
+		Idempotent:  true,
 		OpenWorld:   true,
 		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
 			var a createWatchArgs
@@ -126,10 +130,63 @@ func createWatch(d Deps) kit.Tool {
 			if a.DaysOut == 0 {
 				a.DaysOut = 7
 			}
-			return d.Market.CreateWatch(ctx, market.WatchRequest{Name: strings.TrimSpace(a.Name), From: a.DepartureAirport,
-				To: a.ArrivalAirport, Category: a.AircraftCategory, DaysOut: a.DaysOut})
+			r := market.WatchRequest{Name: strings.TrimSpace(a.Name), From: a.DepartureAirport,
+				To: a.ArrivalAirport, Category: a.AircraftCategory, DaysOut: a.DaysOut}
+			if r.Name == "" {
+				r.Name = market.WatchName(r)
+			}
+			if err := d.Market.SyncWatches(ctx); err != nil {
+				return nil, err
+			}
+			ws, err := d.Store.Watches(ctx)
+			if err != nil {
+				return nil, err
+			}
+			for _, w := range ws {
+				if w.Name != r.Name {
+					continue
+				}
+				if w.Active && w.From == r.From && w.To == r.To && w.AircraftCategory == r.Category && w.DaysOut == r.DaysOut {
+					return watchResult{Watch: w, AlreadyExisted: true,
+						Message: fmt.Sprintf("An identical watch %q already exists (%s); nothing was created.", w.Name, w.ID)}, nil
+				}
+				if !w.Active {
+					return nil, &mcperr.Error{Code: mcperr.Conflict, Field: "name", Value: r.Name,
+						Message: fmt.Sprintf("the stopped watch %s still holds the name %q in Avinode; choose another name", w.ID, w.Name)}
+				}
+				return nil, &mcperr.Error{Code: mcperr.Conflict, Field: "name", Value: r.Name,
+					Message: fmt.Sprintf("watch %s is already named %q with other criteria (%s → %s, %s, %d days ahead); "+
+						"choose another name, or delete_watch it first", w.ID, w.Name, orAnywhere(w.From), orAnywhere(w.To),
+						orAny(w.AircraftCategory), w.DaysOut)}
+			}
+			w, err := d.Market.CreateWatch(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			return watchResult{Watch: *w, Message: fmt.Sprintf("Watch %q was created (%s).", w.Name, w.ID)}, nil
 		},
 	}
+}
+
+// watchResult is a watch create_watch made or found.
+type watchResult struct {
+	store.Watch
+	AlreadyExisted bool   `json:"already_existed"`
+	Message        string `json:"message"`
+}
+
+func orAnywhere(icao string) string {
+	if icao == "" {
+		return "anywhere"
+	}
+	return icao
+}
+
+func orAny(category string) string {
+	if category == "" {
+		return "any category"
+	}
+	return category
 }
 
 type noArgs struct{}
@@ -169,9 +226,10 @@ type deleteWatchArgs struct {
 
 func deleteWatch(d Deps) kit.Tool {
 	return kit.Tool{
-		Name:        "delete_watch",
-		Title:       "Stop an empty-leg watch",
-		Description: "Stop an empty-leg watch: Avinode deactivates it and this server forgets it. It cannot be undone; create a new watch instead.",
+		Name:  "delete_watch",
+		Title: "Stop an empty-leg watch",
+		Description: "Stop an empty-leg watch: Avinode deactivates it and this server forgets it. It cannot be undone; create a new watch instead. " +
+			"Deleting a watch that is already stopped or gone succeeds with deleted false and already_absent true.",
 		InputSchema: schema.MustFor[deleteWatchArgs](),
 		Effect:      kit.Destructive,
 		Idempotent:  true,
@@ -181,7 +239,28 @@ func deleteWatch(d Deps) kit.Tool {
 			if err := c.Bind(&a); err != nil {
 				return nil, err
 			}
-			return d.Market.DeleteWatch(ctx, a.WatchID)
+			w, was, err := d.Market.DeleteWatch(ctx, a.WatchID)
+			if err != nil {
+				return nil, err
+			}
+			res := deleteWatchResult{WatchID: a.WatchID, Deleted: was, AlreadyAbsent: !was, Watch: w}
+			switch {
+			case w == nil:
+				res.Message = fmt.Sprintf("No watch %s exists (already deleted, or never created); nothing changed.", a.WatchID)
+			case !was:
+				res.Message = fmt.Sprintf("Watch %s was already stopped; it is forgotten here.", a.WatchID)
+			default:
+				res.Message = fmt.Sprintf("Watch %s is stopped.", a.WatchID)
+			}
+			return res, nil
 		},
 	}
+}
+
+type deleteWatchResult struct {
+	WatchID       string       `json:"watch_id"`
+	Deleted       bool         `json:"deleted"`
+	AlreadyAbsent bool         `json:"already_absent"`
+	Watch         *store.Watch `json:"watch,omitempty"`
+	Message       string       `json:"message"`
 }

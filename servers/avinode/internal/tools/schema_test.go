@@ -99,7 +99,7 @@ func TestToolAnnotations(t *testing.T) {
 				t.Errorf("description %q, inputSchema type %v additionalProperties %v", def.Description, def.InputSchema["type"], def.InputSchema["additionalProperties"])
 			}
 			readOnly := slices.Contains([]string{"get_trip", "get_rfq", "get_quotes", "get_messages", "search_airports",
-				"search_empty_legs", "list_watches", "list_webhook_events"}, name)
+				"search_empty_legs", "list_watches", "list_webhook_events", "find_trips"}, name)
 			if hints["readOnlyHint"] != readOnly {
 				t.Errorf("readOnlyHint = %v, want %v", hints["readOnlyHint"], readOnly)
 			}
@@ -107,9 +107,10 @@ func TestToolAnnotations(t *testing.T) {
 			if hints["destructiveHint"] != destructive {
 				t.Errorf("destructiveHint = %v, want %v", hints["destructiveHint"], destructive)
 			}
-			// The airport table and the webhook event queue are local;
-			// everything else reaches the marketplace.
-			local := name == "search_airports" || name == "list_webhook_events" || name == "requeue_webhook_event"
+			// The record of created trips and the webhook event queue are
+			// local; everything else reaches the marketplace (airport
+			// search too, with credentials).
+			local := name == "find_trips" || name == "list_webhook_events" || name == "requeue_webhook_event"
 			if hints["openWorldHint"] == local {
 				t.Errorf("openWorldHint = %v", hints["openWorldHint"])
 			}

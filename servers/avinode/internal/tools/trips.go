@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"math"
@@ -16,9 +17,9 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/schema"
 )
 
-// TripTools returns create_trip, get_trip and cancel_trip.
+// TripTools returns create_trip, find_trips, get_trip and cancel_trip.
 func TripTools(d Deps) []kit.Tool {
-	return []kit.Tool{createTrip(d), getTrip(d), cancelTrip(d)}
+	return []kit.Tool{createTrip(d), findTrips(d), getTrip(d), cancelTrip(d)}
 }
 
 // Limits of a trip.
@@ -27,10 +28,57 @@ const (
 	maxDaysAhead     = 730
 )
 
+// Timing of a trip's legs. A leg cannot depart before the previous one can
+// have landed and turned around; the estimate errs short (a fast cruise, no
+// taxi or climb), so that only impossible schedules are refused.
+const (
+	// MinLeadTime is how far ahead the first departure must be: the least
+	// time operators need to quote, crew and position an aircraft.
+	MinLeadTime = 2 * time.Hour
+	// CruiseKnots is the ground speed the block time is estimated with:
+	// faster than most business jets cruise.
+	CruiseKnots = 500
+	// MinTurnaround is the least time between a leg's landing and the next
+	// departure: deplaning, refuelling, boarding.
+	MinTurnaround = time.Hour
+)
+
+// legRule states the timing rule for descriptions and errors.
+var legRule = fmt.Sprintf("The first departure must be at least %s from now; each later leg must depart no earlier than the "+
+	"previous leg's departure plus its estimated block time (great-circle distance at %d knots) plus %s turnaround.",
+	duration(MinLeadTime), CruiseKnots, duration(MinTurnaround))
+
+// blockTime estimates a leg's time in the air; zero when an airport's
+// position is unknown (a marketplace airport without coordinates).
+func blockTime(from, to airports.Airport) time.Duration {
+	if (from.Latitude == 0 && from.Longitude == 0) || (to.Latitude == 0 && to.Longitude == 0) {
+		return 0
+	}
+	_, nm := airports.Distance(from, to)
+	return time.Duration(nm / CruiseKnots * float64(time.Hour))
+}
+
+// ceilMinute rounds up to a whole minute, the precision dates are shown in.
+func ceilMinute(t time.Time) time.Time {
+	if r := t.Truncate(time.Minute); !r.Equal(t) {
+		return r.Add(time.Minute)
+	}
+	return t
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// duration renders whole hours and minutes: "2h", "1h30m".
+func duration(d time.Duration) string {
+	s := d.Round(time.Minute).String()
+	s = strings.TrimSuffix(s, "0s")
+	return strings.TrimSuffix(strings.Replace(s, "h0m", "h", 1), "h0m")
+}
+
 type segmentArgs struct {
 	DepartureAirport string `json:"departure_airport" jsonschema:"ICAO code of this leg's departure airport" pattern:"^[A-Z]{4}$"`
 	ArrivalAirport   string `json:"arrival_airport" jsonschema:"ICAO code of this leg's arrival airport" pattern:"^[A-Z]{4}$"`
-	DepartureDate    string `json:"departure_date" jsonschema:"departure of this leg, ISO 8601 date-time with time zone; not before the previous leg" mcp:"format=date-time"`
+	DepartureDate    string `json:"departure_date" jsonschema:"departure of this leg, ISO 8601 date-time with time zone; no earlier than the previous leg's departure plus its flight time and turnaround" mcp:"format=date-time"`
 	Passengers       int    `json:"passengers,omitempty" jsonschema:"passengers on this leg (default: the trip's passengers)" mcp:"min=1,max=19"`
 }
 
@@ -38,12 +86,12 @@ type createTripArgs struct {
 	DepartureAirport  string        `json:"departure_airport" jsonschema:"ICAO code of the departure airport: 4 upper-case letters, e.g. KTEB for Teterboro (search_airports finds codes)" pattern:"^[A-Z]{4}$"`
 	ArrivalAirport    string        `json:"arrival_airport" jsonschema:"ICAO code of the arrival airport, e.g. KVNY for Van Nuys" pattern:"^[A-Z]{4}$"`
 	Passengers        int           `json:"passengers" jsonschema:"number of passengers, 1 to 19" mcp:"min=1,max=19"`
-	DepartureDate     string        `json:"departure_date" jsonschema:"departure date and time, ISO 8601 with a time zone, e.g. 2026-05-01T14:00:00Z; must be in the future, within two years" mcp:"format=date-time"`
-	ReturnDate        string        `json:"return_date,omitempty" jsonschema:"for a round trip: departure of the return leg (arrival airport back to the departure airport), after the outbound legs" mcp:"format=date-time"`
+	DepartureDate     string        `json:"departure_date" jsonschema:"departure date and time, ISO 8601 with a time zone, e.g. 2026-05-01T14:00:00Z; at least two hours from now, within two years" mcp:"format=date-time"`
+	ReturnDate        string        `json:"return_date,omitempty" jsonschema:"for a round trip: departure of the return leg (arrival airport back to the departure airport), no earlier than the last outbound leg's departure plus its flight time and turnaround" mcp:"format=date-time"`
 	Segments          []segmentArgs `json:"segments,omitempty" jsonschema:"further legs of a multi-leg trip, flown after the first leg and before any return leg, in order" mcp:"maxItems=8"`
 	AircraftCategory  string        `json:"aircraft_category,omitempty" jsonschema:"aircraft category to ask for (default: any)" mcp:"enum=light|midsize|heavy|ultra-long-range"`
 	Notes             string        `json:"notes,omitempty" jsonschema:"notes kept with the trip in this server, e.g. the client's preferences (to tell operators something, use send_message)" mcp:"maxLength=2000"`
-	ExternalReference string        `json:"external_reference,omitempty" jsonschema:"your own reference for the trip (sent to Avinode as its external trip id)" mcp:"maxLength=64" pattern:"^[A-Za-z0-9][A-Za-z0-9._:/-]*$"`
+	ExternalReference string        `json:"external_reference,omitempty" jsonschema:"your own reference for the trip, unique per trip (sent to Avinode as its external trip id; default: one is generated); find_trips finds the trip by it" mcp:"maxLength=64" pattern:"^[A-Za-z0-9][A-Za-z0-9._:/-]*$"`
 }
 
 type legView struct {
@@ -99,7 +147,10 @@ func createTrip(d Deps) kit.Tool {
 			"search for this trip, where operators are chosen and requests for quote (RFQs) sent. Quotes then arrive over time: " +
 			"call get_quotes with the trip_id, or subscribe to the resource avinode://trips/{trip_id}/quotes. One leg needs " +
 			"departure_airport, arrival_airport, passengers and departure_date; add return_date for a round trip and segments for " +
-			"more legs. Airports are ICAO codes (search_airports finds them).",
+			"more legs. Airports are ICAO codes (search_airports finds them). " + legRule + " " +
+			"Never call create_trip again for the same trip after an error whose retryable is false (for example an Avinode " +
+			"failure after the request was sent): the first call may have created the trip and sent RFQs. Call find_trips " +
+			"with the same external_reference first; an external_reference already used is refused with CONFLICT.",
 		InputSchema: schema.MustFor[createTripArgs](),
 		Effect:      kit.Additive,
 		OpenWorld:   true,
@@ -114,7 +165,7 @@ func createTrip(d Deps) kit.Tool {
 			if err != nil {
 				return nil, err
 			}
-			trip, err := d.Market.CreateTrip(ctx, req)
+			trip, err := d.createRecorded(ctx, req)
 			if err != nil {
 				return nil, err
 			}
@@ -130,6 +181,148 @@ func createTrip(d Deps) kit.Tool {
 				res.DeepLink = trip.Links.ViewInAvinode
 			}
 			res.Message = createdMessage(d.Market.Mode(), trip, len(rfqs))
+			return res, nil
+		},
+	}
+}
+
+// createRecorded creates the trip with a durable record of the attempt,
+// written before the marketplace is asked and completed after: if the
+// request's outcome is unknown, find_trips shows the attempt and what to
+// check, and the same reference cannot create a second trip.
+func (d Deps) createRecorded(ctx context.Context, req market.TripRequest) (*store.Trip, error) {
+	if req.ExternalReference == "" {
+		req.ExternalReference = newReference(d.now())
+	}
+	ref := req.ExternalReference
+	prev, err := d.Store.BeginTripAttempt(ctx, ref, req.Segments)
+	if errors.Is(err, store.ErrReferenceTaken) {
+		return nil, referenceTaken(prev)
+	}
+	if err != nil {
+		return nil, err
+	}
+	trip, err := d.Market.CreateTrip(ctx, req)
+	// The outcome is recorded even when the call's context has ended.
+	rec := context.WithoutCancel(ctx)
+	if err != nil {
+		if errors.Is(err, market.ErrOutcomeUnknown) {
+			e := mcperr.Wrap(err)
+			_ = d.Store.FinishTripAttempt(rec, ref, store.AttemptUnknown, "", e.Message)
+			return nil, mcperr.New(e.Code, "%s. The trip with external_reference %s may exist in Avinode now: do not call "+
+				"create_trip again for it. Call find_trips with external_reference %s; Avinode's API cannot search trips by "+
+				"reference, so if find_trips still reports the outcome as unknown, look for reference %s in Avinode's trip "+
+				"list (the web application) and create the trip again only if it is not there, with a new external_reference.",
+				strings.TrimSuffix(e.Message, "."), ref, ref, ref).WithRetryable(false).WithCause(err)
+		}
+		if ferr := d.Store.FinishTripAttempt(rec, ref, store.AttemptFailed, "", mcperr.Wrap(err).Message); ferr != nil {
+			return nil, errors.Join(err, ferr)
+		}
+		return nil, err
+	}
+	if err := d.Store.FinishTripAttempt(rec, ref, store.AttemptCreated, trip.ID, ""); err != nil {
+		return nil, err
+	}
+	return trip, nil
+}
+
+// newReference makes an external reference for a trip the caller gave none:
+// every trip has one, so that find_trips can tell whether it exists.
+func newReference(now time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("mcp-%s-%x", now.Format("20060102T150405"), b)
+}
+
+func referenceTaken(prev *store.TripAttempt) error {
+	if prev.TripID != "" {
+		return mcperr.New(mcperr.Conflict, "external_reference %s already belongs to trip %s; read it with get_trip, or give "+
+			"another external_reference for a new trip", prev.Reference, prev.TripID)
+	}
+	return mcperr.New(mcperr.Conflict, "a create_trip with external_reference %s was made at %s and its outcome is unknown (%s): "+
+		"the trip may exist in Avinode. Look for the reference in Avinode's trip list; only if it is not there, create the trip "+
+		"with another external_reference", prev.Reference, prev.CreatedAt.Format(time.RFC3339), prev.State)
+}
+
+type findTripsArgs struct {
+	ExternalReference string `json:"external_reference,omitempty" jsonschema:"the exact external reference given to (or generated by) create_trip" mcp:"maxLength=64" pattern:"^[A-Za-z0-9][A-Za-z0-9._:/-]*$"`
+	Since             string `json:"since,omitempty" jsonschema:"only trips created at or after this ISO 8601 date-time" mcp:"format=date-time"`
+	Limit             int    `json:"limit,omitempty" jsonschema:"most trips to return, newest first" mcp:"min=1,max=50,default=10"`
+}
+
+type foundTrip struct {
+	TripID            string      `json:"trip_id"`
+	DisplayID         string      `json:"display_id,omitempty"`
+	ExternalReference string      `json:"external_reference,omitempty"`
+	Status            string      `json:"status"`
+	Segments          []legView   `json:"segments"`
+	DeepLinks         store.Links `json:"deep_links"`
+	CreatedAt         time.Time   `json:"created_at"`
+}
+
+type findTripsResult struct {
+	Trips []foundTrip `json:"trips"`
+	// Unconfirmed are attempts with no trip known here: their outcome
+	// is unknown, or they failed.
+	Unconfirmed []store.TripAttempt `json:"unconfirmed"`
+	Total       int                 `json:"total"`
+	Note        string              `json:"note"`
+}
+
+func findTrips(d Deps) kit.Tool {
+	return kit.Tool{
+		Name:  "find_trips",
+		Title: "Find trips by reference",
+		Description: "Find the trips this server created, by external_reference or since a date-time, newest first: trip " +
+			"id, status, legs and deep links. Use it before repeating a create_trip that failed, to see whether the trip " +
+			"exists. unconfirmed lists attempts with no known trip: outcome_unknown means the request reached Avinode but no " +
+			"answer came back (the trip may exist; check Avinode's trip list for the reference before creating it again), " +
+			"failed means no trip was created. Avinode's API has no search by reference, so this reads the server's own " +
+			"record of the trips it created and of those webhooks brought.",
+		InputSchema: schema.MustFor[findTripsArgs](),
+		Effect:      kit.ReadOnly,
+		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
+			var a findTripsArgs
+			if err := c.Bind(&a); err != nil {
+				return nil, err
+			}
+			f := store.TripFilter{Reference: a.ExternalReference, Limit: a.Limit}
+			if f.Limit == 0 {
+				f.Limit = 10
+			}
+			if a.Since != "" {
+				at, err := parseDateTime("since", a.Since)
+				if err != nil {
+					return nil, err
+				}
+				f.Since = at
+			}
+			trips, attempts, err := d.Store.FindTrips(ctx, f)
+			if err != nil {
+				return nil, err
+			}
+			res := findTripsResult{Trips: []foundTrip{}, Unconfirmed: []store.TripAttempt{}, Total: len(trips)}
+			for _, t := range trips {
+				res.Trips = append(res.Trips, foundTrip{TripID: t.ID, DisplayID: t.DisplayID, ExternalReference: t.ExternalReference,
+					Status: t.Status, Segments: legViews(t.Segments), DeepLinks: t.Links, CreatedAt: t.CreatedAt})
+			}
+			for _, at := range attempts {
+				if at.State == store.AttemptPending {
+					// Still waiting, or the server stopped before the
+					// answer came: for the caller, the same as unknown.
+					at.State = store.AttemptUnknown
+				}
+				res.Unconfirmed = append(res.Unconfirmed, at)
+			}
+			switch {
+			case len(trips) > 0:
+				res.Note = "These trips exist; do not create them again."
+			case len(attempts) > 0:
+				res.Note = "No trip is known here for these attempts. For one whose state is outcome_unknown, look for its " +
+					"external_reference in Avinode's trip list before creating it again (with a new external_reference)."
+			default:
+				res.Note = "No trip or attempt matches: no create_trip with this reference reached the marketplace from this server."
+			}
 			return res, nil
 		},
 	}
@@ -176,12 +369,15 @@ func (d Deps) tripRequest(ctx context.Context, a createTripArgs) (market.TripReq
 		last := legs[len(legs)-1]
 		legs = append(legs, legIn{last.to, a.DepartureAirport, a.ReturnDate, "return_date", "return_date", "return_date", a.Passengers})
 	}
-	var prev time.Time
+	var prevAt, earliest time.Time
+	var prevLeg string
 	for i, l := range legs {
-		if _, err := resolveAirport(ctx, d, l.fromField, l.from); err != nil {
+		from, err := resolveAirport(ctx, d, l.fromField, l.from)
+		if err != nil {
 			return req, err
 		}
-		if _, err := resolveAirport(ctx, d, l.toField, l.to); err != nil {
+		to, err := resolveAirport(ctx, d, l.toField, l.to)
+		if err != nil {
 			return req, err
 		}
 		if l.from == l.to {
@@ -191,17 +387,22 @@ func (d Deps) tripRequest(ctx context.Context, a createTripArgs) (market.TripReq
 		if err != nil {
 			return req, err
 		}
-		switch {
+		switch first := now.Add(MinLeadTime); {
 		case !at.After(now):
-			return req, mcperr.Invalid(l.dateField, l.date, "a date-time in the future (now is "+now.Format(time.RFC3339)+")",
+			return req, mcperr.Invalid(l.dateField, l.date, "a date-time at or after "+stamp(ceilMinute(first))+" (now is "+now.Format(time.RFC3339)+")",
 				"%s is in the past", l.dateField)
+		case i == 0 && at.Before(first):
+			return req, mcperr.Invalid(l.dateField, l.date, "a date-time at or after "+stamp(ceilMinute(first)),
+				"%s is less than %s from now: operators need at least that long to quote, crew and position an aircraft",
+				l.dateField, duration(MinLeadTime))
 		case at.After(now.AddDate(0, 0, maxDaysAhead)):
 			return req, mcperr.Invalid(l.dateField, l.date, "a date-time within two years", "%s is too far ahead", l.dateField)
-		case i > 0 && at.Before(prev):
-			return req, mcperr.Invalid(l.dateField, l.date, "a date-time not before "+prev.Format(time.RFC3339)+", the previous leg's departure",
-				"%s is before the previous leg", l.dateField)
+		case i > 0 && at.Before(earliest):
+			return req, mcperr.Invalid(l.dateField, l.date, "a date-time at or after "+stamp(earliest),
+				"%s is too soon after the previous leg (%s departing %s): %s", l.dateField, prevLeg, stamp(prevAt), legRule)
 		}
-		prev = at
+		prevAt, prevLeg = at, l.from+" → "+l.to
+		earliest = ceilMinute(at.Add(blockTime(from, to) + MinTurnaround))
 		req.Segments = append(req.Segments, store.Segment{From: l.from, To: l.to, Departure: at, Passengers: l.pax})
 	}
 	return req, nil

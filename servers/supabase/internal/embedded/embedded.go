@@ -275,6 +275,10 @@ func dbError(err error) error {
 	case 8: // SQLITE_READONLY
 		return backend.NewDBError("25006", "the embedded database is read-only", "", "")
 	}
+	if strings.Contains(msg, "ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE constraint") {
+		return backend.NewDBError("42P10", "there is no unique or exclusion constraint matching the ON CONFLICT specification", "",
+			"onConflict must name a unique column (or the primary key)")
+	}
 	if i := strings.Index(msg, argErrorPrefix); i >= 0 {
 		return backend.NewDBError("22023", strings.TrimSuffix(msg[i+len(argErrorPrefix):], " (1)"), "", "")
 	}

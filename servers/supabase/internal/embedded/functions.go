@@ -25,6 +25,7 @@ func register() {
 	registerOnce.Do(func() {
 		sqlite.MustRegisterDeterministicScalarFunction("mcp_like", 3, likeFunc)
 		sqlite.MustRegisterDeterministicScalarFunction("calculate_quote_scores", -1, scoresFunc)
+		sqlite.MustRegisterDeterministicScalarFunction("mcp_jsonb", 1, jsonbFunc)
 	})
 }
 
@@ -39,6 +40,20 @@ func text(v driver.Value) (string, bool) {
 		return string(b), true
 	}
 	return "", false
+}
+
+// jsonbFunc is a stored JSON value in canonicalJSON's form, so that
+// jsonb equality does not depend on key order or spacing.
+func jsonbFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+	s, ok := text(args[0])
+	if !ok || args[0] == nil {
+		return nil, nil
+	}
+	c, err := canonicalJSON(s)
+	if err != nil {
+		return nil, errors.New(argErrorPrefix + "a stored value is not JSON")
+	}
+	return c, nil
 }
 
 // likeFunc is PostgreSQL's LIKE (ci: ILIKE): % any text, _ one character,

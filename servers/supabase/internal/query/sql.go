@@ -2,6 +2,7 @@ package query
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -19,6 +20,16 @@ type Dialect struct {
 	BindValue func(col *Column, v Value) (any, error)
 	// BindJSON converts a JSON value written to col.
 	BindJSON func(col *Column, raw json.RawMessage) (any, error)
+	// TypeError is the error for an operator PostgreSQL refuses on a
+	// column's type (SQLSTATE 42804), where SQLite would answer.
+	TypeError func(msg string) error
+}
+
+func (d *Dialect) typeError(msg string) error {
+	if d.TypeError != nil {
+		return d.TypeError(msg)
+	}
+	return mcperr.Invalid("filters", nil, "an operator the column's type supports", "%s", msg)
 }
 
 // Statement is rendered SQL with its arguments.
@@ -93,6 +104,11 @@ func (s *sqlb) cond(t *Table, c *Cond) error {
 		return UnknownColumn("filters", t, c.Column)
 	}
 	ref := "_t." + QuoteIdent(c.Column)
+	if !s.d.Postgres && IsJSONType(col.Type) && (c.Op == Eq || c.Op == Neq || c.Op == In) {
+		// jsonb equality ignores key order and spacing; the bound value is
+		// in the same canonical form (BindValue).
+		ref = "mcp_jsonb(" + ref + ")"
+	}
 	bind := func(v Value) error {
 		a, err := s.d.BindValue(col, v)
 		if err != nil {
@@ -102,6 +118,11 @@ func (s *sqlb) cond(t *Table, c *Cond) error {
 		return nil
 	}
 	if c.Op == Is {
+		if !s.d.Postgres && col.Type != "boolean" && c.Value.Text != "null" {
+			// SQLite compares any value with TRUE; PostgreSQL's IS TRUE
+			// takes booleans only.
+			return s.d.typeError(fmt.Sprintf("argument of IS %s must be type boolean, not type %s", strings.ToUpper(c.Value.Text), col.Type))
+		}
 		s.w(ref, " IS ")
 		if c.Not {
 			s.w("NOT ")

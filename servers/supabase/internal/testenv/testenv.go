@@ -106,11 +106,14 @@ func REST(t testing.TB) *Env {
 	return &Env{Name: "postgrest", Backend: c, Fake: fake}
 }
 
-// Openers are the three backends, by name.
-var Openers = []struct {
+// Opener opens one backend.
+type Opener struct {
 	Name string
 	Open func(testing.TB) *Env
-}{{"embedded", Embedded}, {"postgres", Postgres}, {"postgrest", REST}}
+}
+
+// Openers are the three backends, by name.
+var Openers = []Opener{{"embedded", Embedded}, {"postgres", Postgres}, {"postgrest", REST}}
 
 // ForEach runs fn once per backend, each on its own fresh data.
 func ForEach(t *testing.T, fn func(t *testing.T, e *Env)) {

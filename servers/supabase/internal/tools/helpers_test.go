@@ -2,8 +2,11 @@ package tools_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -79,12 +82,90 @@ func ok(t testing.TB, res *mcp.CallToolResult) map[string]any {
 
 func call(t testing.TB, c *mcptest.Client, tool string, args any) map[string]any {
 	t.Helper()
-	return ok(t, c.Call(tool, args))
+	res := c.Call(tool, args)
+	record(t, tool, args, res)
+	return ok(t, res)
 }
 
 func failCode(t testing.TB, c *mcptest.Client, tool string, args any, code mcperr.Code) mcperr.Body {
 	t.Helper()
-	return mcptest.FailCode(t, c.Call(tool, args), code)
+	res := c.Call(tool, args)
+	record(t, tool, args, res)
+	return mcptest.FailCode(t, res, code)
+}
+
+// outcomes records, per backend and per test (its name without the
+// backend), the outcome of every call the suite makes through call and
+// failCode, in order: forEach compares them across backends.
+var outcomes = struct {
+	sync.Mutex
+	m map[string]map[string][]string // backend → test → outcomes
+}{m: map[string]map[string][]string{}}
+
+func record(t testing.TB, tool string, args any, res *mcp.CallToolResult) {
+	backend, test := "", []string{}
+	for _, part := range strings.Split(t.Name(), "/") {
+		if backend == "" && slices.ContainsFunc(testenv.Openers, func(o testenv.Opener) bool { return o.Name == part }) {
+			backend = part
+			continue
+		}
+		test = append(test, part)
+	}
+	if backend == "" {
+		return
+	}
+	key := strings.Join(test, "/")
+	outcomes.Lock()
+	defer outcomes.Unlock()
+	if outcomes.m[backend] == nil {
+		outcomes.m[backend] = map[string][]string{}
+	}
+	o := outcome(res)
+	if m, _ := args.(map[string]any); tool == "supabase_query" && m["orderBy"] == nil && !res.IsError {
+		// Without an order, which rows come first is the database's
+		// choice (PostgreSQL's follows the heap): only counts compare.
+		var r struct {
+			RowCount, Count any
+		}
+		raw, _ := json.Marshal(res.StructuredContent)
+		_ = json.Unmarshal(raw, &r)
+		o = fmt.Sprintf("ok unordered row_count=%v count=%v", r.RowCount, r.Count)
+	}
+	if backend == "postgrest" && tool == "supabase_describe_table" && !res.IsError {
+		o = notCompared
+	}
+	outcomes.m[backend][key] = append(outcomes.m[backend][key], tool+": "+o)
+}
+
+// forEach is testenv.ForEach, then a check that every backend came to
+// PostgreSQL's outcome (code and result) at every call of the test: a
+// divergence fails even where the test's own assertions are loose.
+func forEach(t *testing.T, fn func(t *testing.T, e *testenv.Env)) {
+	t.Helper()
+	testenv.ForEach(t, fn)
+	outcomes.Lock()
+	defer outcomes.Unlock()
+	for _, o := range testenv.Openers {
+		for key, outs := range outcomes.m[o.Name] {
+			if key != t.Name() && !strings.HasPrefix(key, t.Name()+"/") {
+				continue
+			}
+			want := outcomes.m["postgres"][key]
+			for i := range max(len(outs), len(want)) {
+				var got, exp string
+				if i < len(outs) {
+					got = outs[i]
+				}
+				if i < len(want) {
+					exp = want[i]
+				}
+				if !sameOutcome(got, exp) {
+					t.Errorf("%s call %d on %s: %s", key, i+1, o.Name, diff(got, exp))
+					break
+				}
+			}
+		}
+	}
 }
 
 func rowsOf(t testing.TB, r map[string]any) []map[string]any {

@@ -19,7 +19,7 @@ import (
 // same answers.
 
 func TestQuery(t *testing.T) {
-	testenv.ForEach(t, func(t *testing.T, e *testenv.Env) {
+	forEach(t, func(t *testing.T, e *testenv.Env) {
 		c := client(t, e)
 		r := call(t, c, "supabase_query", map[string]any{"table": "quotes", "filters": map[string]any{"rfp_id": "rfp-123"},
 			"select": "id, total_price_usd, operator_name", "orderBy": map[string]any{"column": "total_price_usd", "ascending": false}})
@@ -70,7 +70,7 @@ func TestQuery(t *testing.T) {
 var tricky = []string{"a,b", "(paren)", `say "hi"`, "dot.ted.value", `back\slash`, " lead", "trail ", "{brace}", "", "emoji ✈", "x)y", `"quoted"`}
 
 func TestFilterOperators(t *testing.T) {
-	testenv.ForEach(t, func(t *testing.T, e *testenv.Env) {
+	forEach(t, func(t *testing.T, e *testenv.Env) {
 		c := client(t, e)
 		var data []any
 		for i, v := range tricky {
@@ -139,7 +139,7 @@ func TestFilterOperators(t *testing.T) {
 }
 
 func TestInsertUpsertAndErrors(t *testing.T) {
-	testenv.ForEach(t, func(t *testing.T, e *testenv.Env) {
+	forEach(t, func(t *testing.T, e *testenv.Env) {
 		c := client(t, e)
 		// defaults fill what is left out; rows come back
 		r := call(t, c, "supabase_insert", map[string]any{"table": "iso_workflows", "data": map[string]any{"request_id": "req-123"}})
@@ -199,7 +199,7 @@ func TestInsertUpsertAndErrors(t *testing.T) {
 }
 
 func TestUpdateDeleteGuards(t *testing.T) {
-	testenv.ForEach(t, func(t *testing.T, e *testenv.Env) {
+	forEach(t, func(t *testing.T, e *testenv.Env) {
 		d := deps(t, e)
 		d.Limits.MaxAffected = 2
 		c := serve(t, d, nil, "")
@@ -266,7 +266,7 @@ func TestRPCScores(t *testing.T) {
 	wantJSON, _ := json.Marshal(want)
 	var wantRows []any
 	_ = json.Unmarshal(wantJSON, &wantRows)
-	testenv.ForEach(t, func(t *testing.T, e *testenv.Env) {
+	forEach(t, func(t *testing.T, e *testenv.Env) {
 		c := client(t, e)
 		r := call(t, c, "supabase_rpc", map[string]any{"function": "calculate_quote_scores",
 			"params": map[string]any{"quotes": quotes, "client_preferences": prefs, "weights": weights}})
@@ -302,7 +302,7 @@ func TestRPCScores(t *testing.T) {
 }
 
 func TestDiscovery(t *testing.T) {
-	testenv.ForEach(t, func(t *testing.T, e *testenv.Env) {
+	forEach(t, func(t *testing.T, e *testenv.Env) {
 		c := client(t, e)
 		r := call(t, c, "supabase_list_tables", nil)
 		tables, _ := r["tables"].([]any)
@@ -335,7 +335,7 @@ func TestDiscovery(t *testing.T) {
 }
 
 func TestEmbeddedRelations(t *testing.T) {
-	testenv.ForEach(t, func(t *testing.T, e *testenv.Env) {
+	forEach(t, func(t *testing.T, e *testenv.Env) {
 		c := client(t, e)
 		r := call(t, c, "supabase_query", map[string]any{"table": "quotes", "select": "id, iso_requests(client_email, passengers)",
 			"filters": map[string]any{"id": "quote-456"}})
@@ -356,7 +356,7 @@ func TestEmbeddedRelations(t *testing.T) {
 // TestInjection: hostile names are refused before anything reaches the
 // database, hostile values are only values, and nothing changes.
 func TestInjection(t *testing.T) {
-	testenv.ForEach(t, func(t *testing.T, e *testenv.Env) {
+	forEach(t, func(t *testing.T, e *testenv.Env) {
 		c := client(t, e)
 		names := []string{`quotes; DROP TABLE quotes`, `quotes"--`, `quotes where 1=1`, "quotes\x00", "public.quotes", "quotes)", "../quotes", "quötes"}
 		for _, n := range names {

@@ -48,6 +48,36 @@ var denied = map[string]bool{
 	"596512": true,
 }
 
+// businessAviation lists the airports private charters use that the size rule would leave out
+// (short runways: Courchevel's altiport, East Hampton, Saanen for Gstaad…) and the busiest
+// business-aviation fields, each with a word its name or city must contain: the table always
+// keeps them, and the generator fails if the source lacks one or gives it another name, so a
+// recoded or mistyped ICAO code is caught here rather than by a client.
+var businessAviation = map[string]string{
+	// North America
+	"KTEB": "Teterboro", "KVNY": "Van Nuys", "KHPN": "White Plains", "KHTO": "East Hampton", "KFOK": "Gabreski",
+	"KMTP": "Montauk", "KACK": "Nantucket", "KMVY": "Martha", "KPBI": "Palm Beach", "KBCT": "Boca Raton",
+	"KFXE": "Fort Lauderdale", "KOPF": "Opa Locka", "KTMB": "Miami Executive", "KAPF": "Naples", "KASE": "Aspen",
+	"KEGE": "Eagle", "KSUN": "Hailey", "KJAC": "Jackson", "KBZN": "Bozeman", "KTRK": "Truckee", "KSDL": "Scottsdale",
+	"KMMU": "Morristown", "KCDW": "Caldwell", "KBED": "Hanscom", "KPWK": "Chicago Executive", "KADS": "Addison",
+	"KSMO": "Santa Monica", "KCRQ": "Carlsbad", "KSNA": "John Wayne", "KPSP": "Palm Springs", "KTRM": "Cochran",
+	"KMRY": "Monterey", "KAPA": "Centennial", "KHND": "Henderson",
+	// Caribbean
+	"TFFJ": "Barthélemy", "TNCM": "Princess Juliana", "TQPF": "Clayton", "MYNN": "Nassau", "MBPV": "Providenciales",
+	"TAPA": "Bird", "TBPB": "Grantley Adams", "TIST": "Cyril", "TUPJ": "Beef Island", "MWCR": "Owen Roberts",
+	"MYEH": "Eleuthera", "MYAM": "Marsh Harbour",
+	// Europe and the Middle East
+	"LFPB": "Le Bourget", "EGLF": "Farnborough", "EGGW": "Luton", "EGKB": "Biggin Hill", "EGLC": "London City",
+	"LFMN": "Nice", "LFMD": "Cannes", "LFTZ": "Saint-Tropez", "LFLJ": "Courchevel", "LFLB": "Chambéry",
+	"LFLS": "Grenoble", "LFLP": "Annecy", "LFKC": "Calvi", "LFKF": "Figari", "LFKJ": "Ajaccio", "LFBZ": "Biarritz",
+	"LFMV": "Avignon", "LFSB": "Basel", "LSGG": "Geneva", "LSGS": "Sion", "LSGK": "Saanen", "LSZS": "Samedan",
+	"LSZA": "Lugano", "LIMW": "Aosta", "LIEO": "Olbia", "LIML": "Linate", "LIRA": "Ciampino", "LIRQ": "Florence",
+	"LEIB": "Ibiza", "LEPA": "Palma", "LEMG": "Málaga", "LGMK": "Mykonos", "LGSR": "Santorini", "LGKR": "Corfu",
+	"LDDU": "Dubrovnik", "LDSP": "Split", "LOWS": "Salzburg", "LOWI": "Innsbruck", "LOIJ": "Sankt Johann",
+	"EDDM": "Munich", "EDMO": "Oberpfaffenhofen", "LPFR": "Faro", "LMML": "Malta", "EGJJ": "Jersey",
+	"OMDW": "Al Maktoum",
+}
+
 var (
 	icaoStyle = regexp.MustCompile(`^[A-Z]{4}$`)
 	iataStyle = regexp.MustCompile(`^[A-Z]{3}$`)
@@ -98,13 +128,15 @@ func main() {
 	out := flag.String("out", "airports.tsv", "the table to write; its checksum goes to the same name plus .sha256")
 	check := flag.Bool("check", false, "compare with the existing files instead of writing them")
 	flag.Parse()
-	if err := run(*in, *out, *check, os.Stderr); err != nil {
+	if err := run(*in, *out, *check, businessAviation, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(in, out string, check bool, log io.Writer) error {
+// run derives the table from in; required are the airports it must hold (code → a word of
+// its name or city).
+func run(in, out string, check bool, required map[string]string, log io.Writer) error {
 	f, err := os.Open(in)
 	if err != nil {
 		return fmt.Errorf("open source (run npm ci in the gen directory first): %w", err)
@@ -117,6 +149,9 @@ func run(in, out string, check bool, log io.Writer) error {
 	rows, skipped := derive(recs)
 	for _, s := range skipped {
 		fmt.Fprintln(log, "skipped:", s)
+	}
+	if err := checkListed(rows, required); err != nil {
+		return err
 	}
 	table := encode(rows)
 	sum := checksumLine(table, filepath.Base(out))
@@ -177,6 +212,9 @@ func derive(recs []source) (rows []row, skipped []string) {
 	for _, s := range recs {
 		code := icaoCode(s)
 		kind, ok := selectKind(s)
+		if _, listed := businessAviation[code]; listed && !ok && s.Type == "small_airport" {
+			kind, ok = "small", true
+		}
 		if !ok || code == "" || denied[s.ID] {
 			continue
 		}
@@ -215,6 +253,29 @@ func derive(recs []source) (rows []row, skipped []string) {
 	}
 	slices.SortFunc(rows, func(a, b row) int { return strings.Compare(a.icao, b.icao) })
 	return rows, skipped
+}
+
+// checkListed verifies that every required airport is in the table under its name.
+func checkListed(rows []row, required map[string]string) error {
+	byCode := make(map[string]row, len(rows))
+	for _, r := range rows {
+		byCode[r.icao] = r
+	}
+	var bad []string
+	for code, word := range required {
+		r, ok := byCode[code]
+		switch {
+		case !ok:
+			bad = append(bad, code+": not in the source")
+		case !strings.Contains(strings.ToLower(r.name+" "+r.city), strings.ToLower(word)):
+			bad = append(bad, fmt.Sprintf("%s: %q (%s) does not name %q", code, r.name, r.city, word))
+		}
+	}
+	if len(bad) > 0 {
+		slices.Sort(bad)
+		return fmt.Errorf("business-aviation airports: %s", strings.Join(bad, "; "))
+	}
+	return nil
 }
 
 // icaoCode is the record's ICAO-style code: its GPS code when that is four letters (OurAirports

@@ -133,7 +133,7 @@ func TestRunWritesThenChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
-	if err := run(in, out, false, &log); err != nil {
+	if err := run(in, out, false, nil, &log); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(log.String(), "12 airports") || !strings.Contains(log.String(), "skipped: ZZNN") {
@@ -156,7 +156,7 @@ func TestRunWritesThenChecks(t *testing.T) {
 	}
 
 	log.Reset()
-	if err := run(in, out, true, &log); err != nil || !strings.Contains(log.String(), "up to date") {
+	if err := run(in, out, true, nil, &log); err != nil || !strings.Contains(log.String(), "up to date") {
 		t.Fatalf("check of fresh files: %v\n%s", err, log.String())
 	}
 
@@ -164,7 +164,7 @@ func TestRunWritesThenChecks(t *testing.T) {
 	if err := os.WriteFile(out, append(table, "ZZZZ\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(in, out, true, &log); err == nil || !strings.Contains(err.Error(), "airports.tsv differs") {
+	if err := run(in, out, true, nil, &log); err == nil || !strings.Contains(err.Error(), "airports.tsv differs") {
 		t.Errorf("check of an edited table: %v", err)
 	}
 	if err := os.WriteFile(out, table, 0o644); err != nil {
@@ -173,13 +173,13 @@ func TestRunWritesThenChecks(t *testing.T) {
 	if err := os.WriteFile(out+".sha256", []byte("0  airports.tsv\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(in, out, true, &log); err == nil || !strings.Contains(err.Error(), "airports.tsv.sha256 differs") {
+	if err := run(in, out, true, nil, &log); err == nil || !strings.Contains(err.Error(), "airports.tsv.sha256 differs") {
 		t.Errorf("check of a wrong checksum: %v", err)
 	}
 	if err := os.Remove(out + ".sha256"); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(in, out, true, &log); err == nil {
+	if err := run(in, out, true, nil, &log); err == nil {
 		t.Error("check without a checksum file passed")
 	}
 }
@@ -187,21 +187,21 @@ func TestRunWritesThenChecks(t *testing.T) {
 func TestRunReportsItsInputsAndOutputs(t *testing.T) {
 	dir := t.TempDir()
 	var log bytes.Buffer
-	if err := run(filepath.Join(dir, "missing.json"), filepath.Join(dir, "t.tsv"), false, &log); err == nil || !strings.Contains(err.Error(), "npm ci") {
+	if err := run(filepath.Join(dir, "missing.json"), filepath.Join(dir, "t.tsv"), false, nil, &log); err == nil || !strings.Contains(err.Error(), "npm ci") {
 		t.Errorf("missing source: %v; want a hint to run npm ci", err)
 	}
 	bad := filepath.Join(dir, "bad.json")
 	if err := os.WriteFile(bad, []byte(`{}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(bad, filepath.Join(dir, "t.tsv"), false, &log); err == nil || !strings.Contains(err.Error(), "not a JSON array") {
+	if err := run(bad, filepath.Join(dir, "t.tsv"), false, nil, &log); err == nil || !strings.Contains(err.Error(), "not a JSON array") {
 		t.Errorf("malformed source: %v", err)
 	}
 	in := filepath.Join(dir, "airfields.json")
 	if err := os.WriteFile(in, []byte(fixture), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(in, filepath.Join(dir, "no", "such", "dir", "t.tsv"), false, &log); err == nil || !strings.Contains(err.Error(), "write table") {
+	if err := run(in, filepath.Join(dir, "no", "such", "dir", "t.tsv"), false, nil, &log); err == nil || !strings.Contains(err.Error(), "write table") {
 		t.Errorf("unwritable output: %v", err)
 	}
 	// The table exists but its checksum cannot be written beside it.
@@ -209,7 +209,7 @@ func TestRunReportsItsInputsAndOutputs(t *testing.T) {
 	if err := os.Mkdir(out+".sha256", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(in, out, false, &log); err == nil || !strings.Contains(err.Error(), "write checksum") {
+	if err := run(in, out, false, nil, &log); err == nil || !strings.Contains(err.Error(), "write checksum") {
 		t.Errorf("unwritable checksum: %v", err)
 	}
 }
@@ -224,5 +224,30 @@ func TestHeaderIsThePackagesFormat(t *testing.T) {
 	first, _, _ := strings.Cut(string(table), "\n")
 	if first != Header {
 		t.Errorf("committed table header %q; gen writes %q", first, Header)
+	}
+}
+
+// TestBusinessAviationAirports: a listed airport is kept whatever its runway, and the generator
+// refuses a source that lacks a required airport or names it otherwise.
+func TestBusinessAviationAirports(t *testing.T) {
+	recs, err := decode(strings.NewReader(`[
+{"id":"20","identifier":"KHTO","type":"small_airport","name":"Town of East Hampton Airport","latitude":40.95995,"longitude":-72.25105,"elevation":55,"country":"US","municipality":"East Hampton","scheduledService":false,"gpsCode":"","iataCode":"HTO","runways":[{"length":4255,"surface":"ASP","closed":false}]},
+{"id":"21","identifier":"KXSR","type":"small_airport","name":"Short Unlisted Field","latitude":1,"longitude":1,"elevation":1,"country":"US","municipality":"","scheduledService":false,"gpsCode":"","iataCode":"","runways":[{"length":4255,"surface":"ASP","closed":false}]}
+]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := derive(recs)
+	if len(rows) != 1 || rows[0].icao != "KHTO" || rows[0].kind != "small" {
+		t.Fatalf("rows %+v; want KHTO only", rows)
+	}
+	if err := checkListed(rows, map[string]string{"KHTO": "East Hampton"}); err != nil {
+		t.Error(err)
+	}
+	if err := checkListed(rows, map[string]string{"KHTO": "Westhampton"}); err == nil || !strings.Contains(err.Error(), `does not name "Westhampton"`) {
+		t.Errorf("a wrong name: %v", err)
+	}
+	if err := checkListed(rows, map[string]string{"LFLJ": "Courchevel"}); err == nil || !strings.Contains(err.Error(), "LFLJ: not in the source") {
+		t.Errorf("a missing airport: %v", err)
 	}
 }

@@ -1,0 +1,161 @@
+package tools_test
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/testenv"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
+)
+
+// outcome is what a call came to, in a form comparable across backends:
+// the error code, or "ok" and the result with values that differ by
+// nature (generated ids, the time of the call) masked.
+func outcome(res *mcp.CallToolResult) string {
+	if res.IsError {
+		var b struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal([]byte(mcptest.Text(res)), &b)
+		out := "error " + b.Code
+		if m := sqlstate.FindStringSubmatch(b.Message); m != nil {
+			out += " " + m[1]
+		}
+		return out
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	out := volatile.ReplaceAllString(string(raw), `"<generated>"`)
+	// Row estimates are each database's own statistics, and a column's
+	// default is an expression in its own SQL.
+	out = estimate.ReplaceAllString(out, "rows")
+	out = rowEstimate.ReplaceAllString(out, `"row_estimate":"?"`)
+	return "ok " + defaultExpr.ReplaceAllString(out, `"default":"<expression>"`)
+}
+
+// notCompared stands for an outcome a backend cannot give by its nature:
+// the PostgREST client describes a table from the OpenAPI document, which
+// names no unique constraints or foreign keys and lists as required only
+// the NOT NULL columns without a default.
+const notCompared = "not compared"
+
+var (
+	estimate    = regexp.MustCompile(`~[0-9]+ rows|rows unknown`)
+	rowEstimate = regexp.MustCompile(`"row_estimate":-?[0-9]+`)
+	defaultExpr = regexp.MustCompile(`"default":"(?:[^"\\]|\\.)*"`)
+)
+
+// sameOutcome compares two outcomes; an error's SQLSTATE counts when both
+// have one (a check made before the database, by the tool, has none).
+func sameOutcome(a, b string) bool {
+	if a == b || strings.HasSuffix(a, notCompared) || strings.HasSuffix(b, notCompared) {
+		return true
+	}
+	strip := func(s string) string {
+		if f := strings.Fields(s); len(f) == 4 && f[1] == "error" {
+			return strings.Join(f[:3], " ")
+		}
+		return s
+	}
+	return strings.HasPrefix(a, strings.SplitN(b, ": ", 2)[0]) && strip(a) == strip(b) && (a == strip(a) || b == strip(b))
+}
+
+// sqlstate finds the SQLSTATE a database error's message ends with.
+var sqlstate = regexp.MustCompile(`\[(?:SQLSTATE )?([0-9A-Z]{5})\]$`)
+
+// volatile matches generated UUIDs and timestamps of the current year and
+// later (rows written during the test); sample data is older.
+var volatile = regexp.MustCompile(`"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"|"20(2[6-9]|[3-9][0-9])-[0-9-]+T[0-9:.]+(Z|[+-]00:00)"`)
+
+// agreeCases are the places where an embedded database is looser than
+// PostgreSQL; each must come to the same outcome on every backend.
+var agreeCases = []struct {
+	name string
+	tool string
+	args map[string]any
+}{
+	{"integer above int4", "supabase_insert", map[string]any{"table": "agent_errors", "select": "retry_count",
+		"data": map[string]any{"agent_type": "t", "error_type": "e", "retry_count": 3000000000}}},
+	{"integer below int4", "supabase_insert", map[string]any{"table": "agent_errors", "select": "retry_count",
+		"data": map[string]any{"agent_type": "t", "error_type": "e", "retry_count": -2147483649}}},
+	{"integer at int4 max", "supabase_insert", map[string]any{"table": "agent_errors", "select": "retry_count",
+		"data": map[string]any{"agent_type": "t", "error_type": "e", "retry_count": 2147483647}}},
+	{"integer as a fraction", "supabase_insert", map[string]any{"table": "agent_errors", "select": "retry_count",
+		"data": map[string]any{"agent_type": "t", "error_type": "e", "retry_count": 1.5}}},
+	{"integer filter above int4", "supabase_query", map[string]any{"table": "agent_errors", "select": "id",
+		"filters": map[string]any{"retry_count": map[string]any{"gt": 3000000000}}}},
+	{"NUL in text", "supabase_insert", map[string]any{"table": "agent_errors", "select": "error_type",
+		"data": map[string]any{"agent_type": "t", "error_type": "a\x00b"}}},
+	{"NUL in a text filter", "supabase_query", map[string]any{"table": "agent_errors", "select": "id",
+		"filters": map[string]any{"error_type": "a\x00b"}}},
+	{"timestamp yesterday", "supabase_insert", map[string]any{"table": "agent_errors", "select": "resolved_at",
+		"data": map[string]any{"agent_type": "t", "error_type": "e", "resolved_at": "yesterday"}}},
+	{"timestamp epoch", "supabase_insert", map[string]any{"table": "agent_errors", "select": "resolved_at",
+		"data": map[string]any{"agent_type": "t", "error_type": "e", "resolved_at": "epoch"}}},
+	{"timestamp nonsense", "supabase_insert", map[string]any{"table": "agent_errors", "select": "resolved_at",
+		"data": map[string]any{"agent_type": "t", "error_type": "e", "resolved_at": "next tuesday"}}},
+	{"timestamp filter epoch", "supabase_query", map[string]any{"table": "quotes", "select": "id",
+		"filters": map[string]any{"created_at": map[string]any{"gt": "epoch"}}, "orderBy": map[string]any{"column": "id"}}},
+	{"is true on text", "supabase_query", map[string]any{"table": "agent_errors", "select": "id",
+		"filters": map[string]any{"error_type": map[string]any{"is": true}}}},
+	{"is null on text", "supabase_query", map[string]any{"table": "agent_errors", "select": "id",
+		"filters": map[string]any{"error_type": map[string]any{"is": nil}}}},
+	{"jsonb equals a bare string", "supabase_query", map[string]any{"table": "iso_requests", "select": "id",
+		"filters": map[string]any{"details": "budget"}}},
+	{"jsonb equals an object in another key order", "supabase_query", map[string]any{"table": "iso_workflows", "select": "id",
+		"filters": map[string]any{"metadata": `{}`}, "orderBy": map[string]any{"column": "id"}}},
+	{"jsonb greater than a string", "supabase_query", map[string]any{"table": "iso_requests", "select": "id",
+		"filters": map[string]any{"details": map[string]any{"gt": "x"}}}},
+	{"upsert on a non-unique column", "supabase_insert", map[string]any{"table": "client_cache", "onConflict": "name",
+		"data": map[string]any{"email": "new@example.com", "name": "John Smith"}}},
+	{"upsert on the primary key", "supabase_insert", map[string]any{"table": "client_cache", "onConflict": "id", "select": "id,email",
+		"data": map[string]any{"id": "cc-1", "email": "john@example.com"}}},
+	{"scores with extreme numbers", "supabase_rpc", map[string]any{"function": "calculate_quote_scores", "params": map[string]any{
+		"quotes": []any{map[string]any{"id": "a", "total_price_usd": 1e300, "safety_rating": 1e300, "flight_time_minutes": 1e300},
+			map[string]any{"id": "b", "total_price_usd": 0.001, "safety_rating": -1e300, "flight_time_minutes": 1}}}}},
+	{"scores with a huge budget", "supabase_rpc", map[string]any{"function": "calculate_quote_scores", "params": map[string]any{
+		"quotes":             []any{map[string]any{"id": "a", "total_price_usd": 50000, "safety_rating": 4.5}},
+		"client_preferences": map[string]any{"max_budget": 1e300}}}},
+	{"scores with tiny weights", "supabase_rpc", map[string]any{"function": "calculate_quote_scores", "params": map[string]any{
+		"quotes":  []any{map[string]any{"id": "a", "total_price_usd": 50000, "safety_rating": 4.5}},
+		"weights": map[string]any{"price": 1e-300, "safety": 0, "speed": 0, "comfort": 0}}}},
+}
+
+// TestBackendsAgree runs each case on every backend and requires the
+// outcome PostgreSQL gives.
+func TestBackendsAgree(t *testing.T) {
+	got := map[string][]string{}
+	testenv.ForEach(t, func(t *testing.T, e *testenv.Env) {
+		c := client(t, e)
+		for _, tc := range agreeCases {
+			got[e.Name] = append(got[e.Name], outcome(c.Call(tc.tool, tc.args)))
+		}
+	})
+	want := got["postgres"]
+	if len(want) != len(agreeCases) {
+		t.Fatalf("postgres ran %d cases", len(want))
+	}
+	for name, outs := range got {
+		for i, o := range outs {
+			if !sameOutcome(o, want[i]) {
+				t.Errorf("%s: %s: %s", agreeCases[i].name, name, diff(o, want[i]))
+			}
+		}
+	}
+}
+
+// diff shows where two outcomes part: a little before, and what follows
+// in each.
+func diff(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	from := max(0, i-80)
+	end := func(s string) string { return s[min(from, len(s)):min(i+160, len(s))] }
+	return "…" + end(a) + "…\n  postgres: …" + end(b) + "…"
+}
