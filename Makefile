@@ -26,7 +26,7 @@ FLEETCHECK   := $(GO) run ./tools/fleetcheck/cmd/fleetcheck
 # copies of bin/ alone are 120 MB a build.
 BUILD_OPTS   := $(if $(filter podman,$(notdir $(IMAGE_ENGINE))),--layers=false)
 
-.PHONY: help build demo test lint cover bench bench-webhooks docs run-devtools run-avinode run-gmail run-sheets run-supabase conformance inspector sdk-check postgres images image-names images-check images-clean release-check clean
+.PHONY: help build demo test lint cover bench bench-webhooks docs run-devtools run-avinode run-gmail run-sheets run-supabase conformance inspector sdk-check host-check postgres images image-names images-check images-clean release-check clean
 
 help: ## list targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -46,7 +46,7 @@ demo: build ## play the charter workflow end to end: six agents over stdio on th
 postgres: ## make sure PostgreSQL binaries are installed (tests start their own throwaway cluster)
 	@bash scripts/ensure-postgres.sh
 
-test: postgres ## run every module's tests with the race detector
+test: postgres host-check ## run every module's tests with the race detector, and the LLM host check
 	$(GO) test -race -count=1 $(PKGS)
 
 lint: ## gofmt check, go vet, staticcheck
@@ -100,6 +100,10 @@ sdk-check: build ## official TypeScript SDK client against the servers (and the 
 	@CGO_ENABLED=0 $(GO) build -o bin/kit-testserver ./shared/kit/internal/testserver
 	@cd tools/sdk-check && npm ci --no-audit --no-fund --loglevel=error >/dev/null && \
 	  node check.mjs && node kit.mjs && node avinode.mjs && node gmail.mjs && node sheets.mjs
+
+host-check: build ## every server's tools through the OpenAI Agents, Gemini, Anthropic and Vercel AI SDKs and their providers' schema rules, plus an agent-loop round trip per server
+	@cd tools/host-check && npm ci --no-audit --no-fund --loglevel=error >/dev/null && \
+	  node --test --test-reporter=dot rules.test.mjs && node check.mjs --json ../../bin/host-check.json
 
 images: $(if $(filter host,$(IMAGE_FROM)),build) ## build the five server images with podman or docker (offline: from bin/)
 	@command -v $(IMAGE_ENGINE) >/dev/null || { echo "images: $(IMAGE_ENGINE) not found; install podman (apt-get install podman) or docker, or set IMAGE_ENGINE"; exit 1; }
