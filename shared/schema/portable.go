@@ -141,6 +141,9 @@ func prose(k string, v any) string {
 	case "uniqueItems":
 		return "no duplicates"
 	case "minProperties":
+		if num() == "1" {
+			return "at least one member"
+		}
 		return "at least " + num() + " members"
 	case "maxProperties":
 		return "at most " + num() + " members"

@@ -172,3 +172,58 @@ func TestTypeTagAndEmptyStruct(t *testing.T) {
 		t.Fatalf("empty struct: %s %v", raw, err)
 	}
 }
+
+func TestProjectionMovesUnportableKeywordsToProse(t *testing.T) {
+	type upd struct {
+		Email string `json:"email,omitempty" jsonschema:"address" mcp:"format=email"`
+		When  string `json:"when,omitempty" mcp:"format=date-time"`
+	}
+	type in struct {
+		Updates upd               `json:"updates" mcp:"minProperties=1"`
+		Tags    []string          `json:"tags,omitempty" mcp:"uniqueItems"`
+		Raw     json.RawMessage   `json:"raw,omitempty"`
+		Env     map[string]string `json:"env,omitempty"`
+		Kinds   json.RawMessage   `json:"kinds,omitempty" mcp:"type=string|array"`
+	}
+	full := MustFor[in]()
+	got, err := Project(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(got)
+	for _, want := range []string{`"description":"address (format email)"`, `"format":"date-time"`, `(at least one member)`, `(no duplicates)`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("projection lacks %s: %s", want, s)
+		}
+	}
+	if strings.Contains(s, "minProperties") || strings.Contains(s, "uniqueItems") || strings.Contains(s, `"email"`+`,`) {
+		t.Errorf("projection keeps an unportable keyword: %s", s)
+	}
+	// What no projection can save is named, path by path.
+	_, err = Advertise(full)
+	if err == nil {
+		t.Fatal("a typeless property and an open map were advertised")
+	}
+	for _, want := range []string{".raw: no type", ".env: an object open to any key"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Advertise error lacks %q: %v", want, err)
+		}
+	}
+	if !strings.Contains(err.Error(), ".kinds|1: an array without items") || strings.Contains(err.Error(), ".kinds: ") {
+		t.Errorf("anyOf of two types is portable, an array branch needs items: %v", err)
+	}
+	if p := ToolProblems("a/b", strings.Repeat("x", MaxDescription+1)); len(p) != 2 {
+		t.Errorf("ToolProblems = %v", p)
+	}
+	out, err := Output[struct {
+		M map[string]any `json:"m"`
+		S []string       `json:"s"`
+		X any            `json:"x"`
+	}]()
+	if err != nil || !strings.Contains(string(out), `"m":{"additionalProperties":true,"type":["null","object"]}`) || !strings.Contains(string(out), `"x":{}`) {
+		t.Errorf("Output = %s, %v", out, err)
+	}
+	if _, err := Output[string](); err == nil {
+		t.Error("a string result type was accepted")
+	}
+}

@@ -142,15 +142,13 @@ func createTrip(d Deps) kit.Tool {
 	return kit.Tool{
 		Name:  "create_trip",
 		Title: "Create a charter trip in Avinode",
-		Description: "Create a private-jet charter trip in Avinode and get its deep link. Avinode's API does not return aircraft " +
-			"or prices directly: hand the returned deep_link to the user (next_action OPEN_AVINODE) — it opens Avinode's marketplace " +
-			"search for this trip, where operators are chosen and requests for quote (RFQs) sent. Quotes then arrive over time: " +
-			"call get_quotes with the trip_id, or subscribe to the resource avinode://trips/{trip_id}/quotes. One leg needs " +
-			"departure_airport, arrival_airport, passengers and departure_date; add return_date for a round trip and segments for " +
-			"more legs. Airports are ICAO codes (search_airports finds them). " + legRule + " " +
-			"Never call create_trip again for the same trip after an error whose retryable is false (for example an Avinode " +
-			"failure after the request was sent): the first call may have created the trip and sent RFQs. Call find_trips " +
-			"with the same external_reference first; an external_reference already used is refused with CONFLICT.",
+		Description: "Create a private-jet charter trip in Avinode and get its deep link: hand deep_link to the user " +
+			"(next_action OPEN_AVINODE), who picks operators and sends requests for quote (RFQs) in Avinode. Quotes arrive " +
+			"over time: get_quotes with the trip_id, or subscribe to avinode://trips/{trip_id}/quotes. One leg needs " +
+			"departure_airport, arrival_airport (ICAO codes; search_airports finds them), passengers and departure_date; add " +
+			"return_date for a round trip or segments for more legs. " + legRule + " " +
+			"After an error whose retryable is false, never call create_trip again for the same trip: it may exist and " +
+			"RFQs may be out. Call find_trips with the external_reference first; a reused external_reference is refused with CONFLICT.",
 		InputSchema: schema.MustFor[createTripArgs](),
 		Effect:      kit.Additive,
 		OpenWorld:   true,

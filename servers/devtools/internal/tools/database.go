@@ -69,7 +69,12 @@ func queryInputSchema(cfg database.Config) json.RawMessage {
 	}
 	props := s["properties"].(map[string]any)
 	params := props["params"].(map[string]any)
-	params["items"] = map[string]any{"type": queryParamTypes}
+	// anyOf, not a type array: Gemini refuses several types in one schema.
+	branches := make([]any, len(queryParamTypes))
+	for i, t := range queryParamTypes {
+		branches[i] = map[string]any{"type": t}
+	}
+	params["items"] = map[string]any{"anyOf": branches}
 	out, err := json.Marshal(s)
 	if err != nil {
 		panic(err)
@@ -91,13 +96,13 @@ func databaseQuery(db *database.DB) kit.Tool {
 		Name:  "database_query",
 		Title: "Run a read-only SQL query",
 		Description: "Run ONE read-only SQL statement (" + kinds + ") and return its rows. " + backendDescription(db) + " " +
-			"Pass values as params, never inside the SQL text; placeholders: " + placeholders + ". " +
+			"Pass values as params, not in the SQL; placeholders: " + placeholders + ". " +
 			"The database itself enforces read-only: " + enforced + "; writes, DDL, transaction control and multiple statements " +
-			"are refused (PERMISSION_DENIED or VALIDATION_ERROR) and change nothing. " +
-			"Returns columns (name, type), rows as arrays in column order, row_count, truncated (with truncated_by: limit or max_bytes), and duration_ms. " +
+			"are refused and change nothing. " +
+			"Returns columns (name, type), rows as arrays in column order, row_count, truncated (truncated_by says why), and duration_ms. " +
 			"Values: NULL→null, numeric→string (exact), bytea/BLOB→base64, timestamps→RFC 3339, json→JSON. " +
 			"Default limit " + itoa(int64(cfg.DefaultLimit)) + " rows, at most " + itoa(int64(cfg.MaxLimit)) + "; results are capped at " +
-			bytesize.Format(cfg.MaxResultBytes) + "; statement timeout " + cfg.StatementTimeout.String() + ". Use database_tables and database_schema to explore first.",
+			bytesize.Format(cfg.MaxResultBytes) + "; statement timeout " + cfg.StatementTimeout.String() + ". Explore with database_tables and database_schema.",
 		InputSchema: queryInputSchema(cfg),
 		Effect:      kit.ReadOnly,
 		OpenWorld:   true,

@@ -80,12 +80,12 @@ func webRequest(wc *webguard.Client) kit.Tool {
 	return kit.Tool{
 		Name:  "web_request",
 		Title: "HTTP request",
-		Description: "Send an HTTP request (GET, POST, PUT, DELETE, PATCH, HEAD, OPTIONS) to an http or https URL and return status, headers, body and duration. " +
-			"body is sent as is when it is a string (base64-decoded first with body_encoding base64) and as JSON otherwise (Content-Type application/json unless set). " +
-			"Any HTTP status is a result, not an error. Text bodies come back as UTF-8, binary ones base64-encoded (body_encoding says which). " +
+		Description: "Send an HTTP request (GET, POST, PUT, DELETE, PATCH, HEAD, OPTIONS) to an http(s) URL; returns status, headers, body, duration. " +
+			"body is sent as is when it is a string (base64-decoded first with body_encoding base64) and as JSON otherwise (Content-Type application/json by default). " +
+			"Any HTTP status is a result, not an error. Text bodies come as UTF-8, binary as base64 (body_encoding says which). " +
 			"Caps: response body " + bytesize.Format(cfg.MaxResponseBytes) + " (truncated says when it was cut), request body " + bytesize.Format(cfg.MaxRequestBodyBytes) +
 			", timeout " + secs(cfg.DefaultTimeout) + " by default and at most " + secs(cfg.MaxTimeout) + ", " + redirectsText(cfg.MaxRedirects) + ". " +
-			"Loopback, private, link-local and cloud metadata addresses are refused (PERMISSION_DENIED) unless an operator allowed the range (metadata never), also when reached through DNS or a redirect; URLs with user:password@ are refused. " +
+			"Loopback, private, link-local and cloud metadata addresses are refused (PERMISSION_DENIED) unless an operator allowed the range (metadata never), also through DNS or redirects; URLs with user:password@ are refused. " +
 			"Headers Host, User-Agent (mcp-fleet-devtools/<server version>), Content-Length and hop-by-hop headers cannot be set. " +
 			untrustedText,
 		InputSchema: schema.MustFor[webRequestArgs](schema.Vars{"methods": strings.Join(webguard.Methods, "|"),
@@ -215,8 +215,8 @@ func webFetch(wc *webguard.Client) kit.Tool {
 	return kit.Tool{
 		Name:  "web_fetch",
 		Title: "Fetch a web page",
-		Description: "Fetch a web page by http or https URL and return its readable content: Markdown (default; links and images made absolute), plain text, or the HTML itself. " +
-			"Scripts, styles, embedded frames and form controls are removed. Non-HTML text (plain text, JSON, XML…) is returned as it is (format raw); binary content is refused (use web_request). " +
+		Description: "Fetch a web page by http(s) URL as readable content: Markdown (default; absolute links), plain text, or the HTML. " +
+			"Scripts, styles, embedded frames and form controls are removed. Other text (JSON, XML…) comes as it is (format raw); binary is refused (use web_request). " +
 			"Long pages come in windows of max_length characters (default " + itoa(webguard.DefaultMaxLength) + "): when truncated is true, call again with start_index = next_start_index. " +
 			"Result: url (after redirects), status, content_type, title, size in bytes, total_length in characters. A non-2xx status is an UPSTREAM_ERROR naming it. " +
 			"Caps: download " + bytesize.Format(cfg.MaxFetchBytes) + " (body_truncated says the page was cut), timeout " + secs(cfg.DefaultTimeout) + " by default and at most " + secs(cfg.MaxTimeout) + ", " + redirectsText(cfg.MaxRedirects) + ". " +

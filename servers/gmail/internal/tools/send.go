@@ -45,11 +45,15 @@ func (r *recipients) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// toSchema is an anyOf, not a type array: Gemini and OpenAI's strict mode
+// refuse a property with several types.
 var toSchema = map[string]any{
 	"description": "recipient address, or a list of them (\"jane@example.com\" or \"Jane Doe <jane@example.com>\")",
-	"type":        []string{"string", "array"}, "minLength": 3, "maxLength": 320,
-	"items":    map[string]any{"type": "string", "minLength": 3, "maxLength": 320},
-	"minItems": 1, "maxItems": 50,
+	"anyOf": []any{
+		map[string]any{"type": "string", "minLength": 3, "maxLength": 320},
+		map[string]any{"type": "array", "items": map[string]any{"type": "string", "minLength": 3, "maxLength": 320},
+			"minItems": 1, "maxItems": 50},
+	},
 }
 
 type attachmentArg struct {
