@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
+	"io/fs"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/postgrestfake"
+	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/schemasql"
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/testenv"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
@@ -88,10 +91,15 @@ func TestStdioReadOnlyAndACL(t *testing.T) {
 func TestMigrateAndServePostgres(t *testing.T) {
 	bin := mcptest.Build(t, pkg)
 	admin := pgtest.URL(t)
+	migrations, err := fs.Glob(schemasql.Postgres(), "*.sql")
+	if err != nil || len(migrations) < 2 {
+		t.Fatalf("migrations %v: %v", migrations, err)
+	}
+	latest := fmt.Sprintf("schema at version %d", len(migrations))
 	for i := 0; i < 2; i++ {
 		var out, errb bytes.Buffer
 		code := kit.Main(spec(), []string{"migrate", "--sample"}, env(map[string]string{"DATABASE_URL": admin}), strings.NewReader(""), &out, &errb)
-		if code != 0 || strings.TrimSpace(out.String()) != "schema at version 1" {
+		if code != 0 || strings.TrimSpace(out.String()) != latest {
 			t.Fatalf("migrate #%d: code %d out %q err %q", i+1, code, out.String(), errb.String())
 		}
 	}

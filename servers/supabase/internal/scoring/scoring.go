@@ -12,6 +12,11 @@
 //     scores 0. The price is total_price_usd, else price_usd, else price.
 //   - safety and comfort: round(rating × 20) of safety_rating and
 //     comfort_rating on a 0–5 scale, clamped to 0–100; missing: 0.
+//     safety_rating may instead name the operator's safety certification
+//     (Certifications: ARGUS Platinum, Wyvern Wingman and IS-BAO Stage 3
+//     5.0; ARGUS Gold+ and IS-BAO Stage 2 4.5; ARGUS Gold, IS-BAO Stage 1
+//     and IS-BAO 4.0; ARGUS Silver 3.5), matched ignoring case, spaces and
+//     punctuation, "+" read as "plus"; an unknown one is an error.
 //   - speed: the shortest flight_time_minutes scores 100, another
 //     round(100 × shortest ÷ minutes); missing or not positive: 0.
 //   - total: the weighted mean round(Σ wᵢ × scoreᵢ ÷ Σ wᵢ), weights in
@@ -222,7 +227,14 @@ func Calculate(quotes, preferences, weights json.RawMessage) ([]Score, error) {
 			name string
 			dst  *int64
 		}{{"safety_rating", &q.safety}, {"comfort_rating", &q.comfort}} {
-			v, ok, err := number(where+"."+r.name, field(obj, r.name))
+			var v *big.Rat
+			var ok bool
+			var err error
+			if r.name == "safety_rating" {
+				v, ok, err = safetyRating(where, field(obj, r.name))
+			} else {
+				v, ok, err = number(where+"."+r.name, field(obj, r.name))
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -3,6 +3,7 @@ package scoring
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -37,5 +38,43 @@ func TestWorkedExample(t *testing.T) {
 	}
 	if got, err := Calculate(json.RawMessage(`[]`), nil, nil); err != nil || len(got) != 0 {
 		t.Errorf("empty: %v %v", got, err)
+	}
+}
+
+// TestSafetyCertifications checks that safety_rating may name a
+// certification, matched loosely, with the documented ratings, and that an
+// unknown name is an argument error naming the field and the accepted names.
+func TestSafetyCertifications(t *testing.T) {
+	for in, want := range map[string]int64{
+		`"ARGUS Platinum"`: 100, `"Wyvern Wingman"`: 100, `"IS-BAO Stage 3"`: 100, `"wyvern-wingman"`: 100,
+		`"ARGUS Gold+"`: 90, `"argus gold plus"`: 90, `"Argus-Gold +"`: 90, `"IS-BAO Stage 2"`: 90, `"isbao stage 2"`: 90,
+		`"ARGUS Gold"`: 80, `" argus  GOLD "`: 80, `"IS-BAO Stage 1"`: 80, `"IS-BAO"`: 80, `"ISBAO"`: 80, `"is_bao"`: 80,
+		`"ARGUS Silver"`: 70,
+		// Numbers and numeric strings as before.
+		`4.5`: 90, `"4.5"`: 90, `" 3 "`: 60, `"+.5e1"`: 100, `null`: 0,
+	} {
+		got, err := Calculate(json.RawMessage(`[{"id":"a","safety_rating":`+in+`}]`), nil, json.RawMessage(`{"safety":1}`))
+		if err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if got[0].SafetyScore != want || got[0].TotalScore != want {
+			t.Errorf("%s: safety %d total %d, want %d", in, got[0].SafetyScore, got[0].TotalScore, want)
+		}
+	}
+	for _, c := range Certifications() {
+		if _, err := Calculate(json.RawMessage(`[{"id":"a","safety_rating":"`+c.Name+`"}]`), nil, nil); err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+		}
+	}
+	for _, in := range []string{`"ARGUS Bronze"`, `"Wyvern"`, `""`, `"NaN"`, `"1/2"`, `"ARGUS Gold++"`, `true`, `{"a":1}`} {
+		_, err := Calculate(json.RawMessage(`[{"id":"a"},{"id":"b","safety_rating":`+in+`}]`), nil, nil)
+		if !IsArgError(err) || !strings.HasPrefix(err.Error(), "quotes[1].safety_rating") {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if in[0] == '"' && !strings.Contains(err.Error(), AcceptedCertifications()) {
+			t.Errorf("%s: the error does not list the accepted names: %v", in, err)
+		}
 	}
 }

@@ -2,12 +2,14 @@ package tools_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/scoring"
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/testenv"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 )
@@ -123,6 +125,30 @@ var agreeCases = []struct {
 	{"scores with tiny weights", "supabase_rpc", map[string]any{"function": "calculate_quote_scores", "params": map[string]any{
 		"quotes":  []any{map[string]any{"id": "a", "total_price_usd": 50000, "safety_rating": 4.5}},
 		"weights": map[string]any{"price": 1e-300, "safety": 0, "speed": 0, "comfort": 0}}}},
+	{"scores with safety certifications", "supabase_rpc", map[string]any{"function": "calculate_quote_scores", "params": map[string]any{
+		"quotes": certificationQuotes()}}},
+	{"scores with an unknown safety certification", "supabase_rpc", map[string]any{"function": "calculate_quote_scores", "params": map[string]any{
+		"quotes": []any{map[string]any{"id": "a", "safety_rating": "ARGUS Gold"}, map[string]any{"id": "b", "safety_rating": "ARGUS Bronze"}}}}},
+	{"scores with a safety rating that is neither", "supabase_rpc", map[string]any{"function": "calculate_quote_scores", "params": map[string]any{
+		"quotes": []any{map[string]any{"id": "a", "safety_rating": true}}}}},
+	{"scores with a safety rating that is not a number", "supabase_rpc", map[string]any{"function": "calculate_quote_scores", "params": map[string]any{
+		"quotes": []any{map[string]any{"id": "a", "safety_rating": "NaN"}}}}},
+}
+
+// certificationQuotes is a quote for every accepted certification, and for
+// looser spellings of some, beside a number and a numeric string.
+func certificationQuotes() []any {
+	var qs []any
+	add := func(rating any) {
+		qs = append(qs, map[string]any{"id": fmt.Sprintf("q%02d", len(qs)), "total_price_usd": 40000 + 1000*len(qs), "safety_rating": rating})
+	}
+	for _, c := range scoring.Certifications() {
+		add(c.Name)
+	}
+	for _, r := range []any{"argus gold plus", "ISBAO", "is-bao stage 2", " Wyvern-Wingman ", "argus_silver", 4.2, " 3.5 "} {
+		add(r)
+	}
+	return qs
 }
 
 // TestBackendsAgree runs each case on every backend and requires the

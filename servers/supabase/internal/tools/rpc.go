@@ -29,7 +29,8 @@ func rpcTool(d Deps) kit.Tool {
 			"A function may change data. Example: function calculate_quote_scores with params {\"quotes\": [{\"id\": \"quote-456\", " +
 			"\"total_price_usd\": 48200, \"safety_rating\": 4.6, \"comfort_rating\": 4.4, \"flight_time_minutes\": 165}], " +
 			"\"client_preferences\": {\"max_budget\": 60000}, \"weights\": {\"price\": 0.30, \"safety\": 0.35, \"speed\": 0.15, \"comfort\": 0.20}} " +
-			"returns each quote's price, safety, speed, comfort and total scores (0-100) and its rank. " + d.backendLine()),
+			"returns each quote's price, safety, speed, comfort and total scores (0-100) and its rank; safety_rating may instead be a " +
+			"certification (ARGUS Platinum, Gold+, Gold, Silver; Wyvern Wingman; IS-BAO Stage 1-3). " + d.backendLine()),
 		InputSchema: schema.MustFor[rpcArgs](d.vars()),
 		Effect:      kit.Destructive,
 		OpenWorld:   d.openWorld(),

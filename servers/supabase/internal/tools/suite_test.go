@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -246,6 +247,30 @@ func TestUpdateDeleteGuards(t *testing.T) {
 		}
 		// views are not written
 		failCode(t, c, "supabase_update", map[string]any{"table": "ranked_proposals", "filters": map[string]any{"rank": 1}, "data": map[string]any{"rank": 2}}, mcperr.Validation)
+	})
+}
+
+// TestRPCSafetyCertifications checks on every backend that a
+// certification scores its documented rating and that an unknown one is a
+// validation error naming the field and the accepted names.
+func TestRPCSafetyCertifications(t *testing.T) {
+	forEach(t, func(t *testing.T, e *testenv.Env) {
+		c := client(t, e)
+		for _, cert := range scoring.Certifications() {
+			rating, _ := strconv.ParseFloat(cert.Rating, 64)
+			for _, name := range []string{cert.Name, strings.ToLower(strings.ReplaceAll(cert.Name, "-", " "))} {
+				r := call(t, c, "supabase_rpc", map[string]any{"function": "calculate_quote_scores", "params": map[string]any{
+					"quotes": []any{map[string]any{"id": "a", "safety_rating": name}}}})
+				if rows := rowsOf(t, r); len(rows) != 1 || rows[0]["safety_score"] != rating*20 {
+					t.Errorf("%s: %v, want safety_score %v", name, rows, rating*20)
+				}
+			}
+		}
+		b := failCode(t, c, "supabase_rpc", map[string]any{"function": "calculate_quote_scores", "params": map[string]any{
+			"quotes": []any{map[string]any{"id": "a", "safety_rating": 4}, map[string]any{"id": "b", "safety_rating": "ARGUS Bronze"}}}}, mcperr.Validation)
+		if !strings.Contains(b.Message, "quotes[1].safety_rating") || !strings.Contains(b.Message, scoring.AcceptedCertifications()) {
+			t.Errorf("unknown certification: %s", b.Message)
+		}
 	})
 }
 
