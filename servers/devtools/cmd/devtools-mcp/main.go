@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/database"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/filewatch"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/tools"
@@ -141,6 +143,18 @@ func (s *settings) deps(env *kit.Env) (tools.Deps, error) {
 	d.Database = database.Config{DatabaseURL: s.databaseURL, EmbeddedPath: s.dbPath,
 		DefaultLimit: s.dbDefaultLimit, MaxLimit: s.dbMaxLimit, StatementTimeout: s.dbTimeout,
 		MaxResultBytes: int64(s.dbMaxBytes), MaxConns: s.dbMaxConns, AllowSuperuser: s.dbAllowSuperuser, Logger: env.Logger}
+	if s.databaseURL != "" {
+		// A URL that cannot be a database is a configuration error (exit
+		// 2); the parser's words are not repeated, since they may quote
+		// the password.
+		_, isSQLite, err := database.SQLitePath(s.databaseURL)
+		if err == nil && !isSQLite {
+			_, err = pgxpool.ParseConfig(s.databaseURL)
+		}
+		if err != nil {
+			return d, &kit.UsageError{Msg: "DATABASE_URL is neither a PostgreSQL URL (postgres://user@host:5432/db) nor an SQLite file (sqlite:///abs/path.db)"}
+		}
+	}
 	if s.databaseURL == "" && d.Database.EmbeddedPath == "" {
 		dir, err := env.DataDir()
 		if err != nil {

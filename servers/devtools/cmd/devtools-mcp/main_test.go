@@ -415,6 +415,8 @@ func TestCommandLine(t *testing.T) {
 			stderr: []string{"cannot open root directory", missing}, zeroStdout: true},
 		{name: "missing root directory as a flag", args: []string{"--root", missing}, code: 2, stderr: []string{missing}, zeroStdout: true},
 		{name: "a root that is a file", args: []string{"--root", file}, code: 2, stderr: []string{file}, zeroStdout: true},
+		{name: "malformed DATABASE_URL", env: []string{"DATABASE_URL=postgres://u:s3cret-pw@host:notaport/db"}, code: 2,
+			stderr: []string{"DATABASE_URL is neither"}, zeroStdout: true},
 		{name: "bad web CIDR", env: []string{"DEVTOOLS_WEB_ALLOW_CIDRS=notacidr"}, code: 2, stderr: []string{"DEVTOOLS_WEB_ALLOW_CIDRS", "notacidr"}, zeroStdout: true},
 		{name: "unknown flag", args: []string{"--rooot", "/tmp"}, code: 2, stderr: []string{"rooot"}, zeroStdout: true},
 		{name: "stray argument", args: []string{"/tmp"}, code: 2, stderr: []string{`"/tmp"`}, zeroStdout: true},
