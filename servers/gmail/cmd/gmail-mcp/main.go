@@ -245,7 +245,7 @@ func (s *settings) open(ctx context.Context, env *kit.Env, dataDir string) (mail
 	if s.keyPath != "" {
 		sa, err := googleauth.LoadServiceAccount(s.keyPath, auth.HTTPClient(), s.user, scopesFor(served)...)
 		if err != nil {
-			return nil, err
+			return nil, &kit.UsageError{Msg: err.Error() + " (--service-account-key or GMAIL_SERVICE_ACCOUNT_KEY_PATH)"}
 		}
 		env.Redactor.Add(sa.Secrets()...)
 		if sa.LooseMode && env.Logger != nil {

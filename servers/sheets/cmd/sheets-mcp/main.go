@@ -177,7 +177,7 @@ func (s *settings) credentials(env *kit.Env, hc *http.Client) (oauth2.TokenSourc
 	if s.keyPath != "" {
 		sa, err := googleauth.LoadServiceAccount(s.keyPath, hc, "", workbook.Scope)
 		if err != nil {
-			return nil, "", err
+			return nil, "", &kit.UsageError{Msg: err.Error() + " (--service-account-key or GOOGLE_SERVICE_ACCOUNT_KEY_PATH)"}
 		}
 		env.Redactor.Add(sa.Secrets()...)
 		if sa.LooseMode && env.Logger != nil {
