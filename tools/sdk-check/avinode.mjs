@@ -29,7 +29,7 @@ const BIN = path.resolve(process.argv[2] ?? path.join(here, '../../bin/avinode-m
 const SDK_VERSION = JSON.parse(fs.readFileSync(path.join(here, 'node_modules/@modelcontextprotocol/sdk/package.json'), 'utf8')).version;
 const VERBOSE = process.env.SDK_CHECK_VERBOSE === '1';
 const EXPECTED_TOOLS = [
-  'cancel_trip', 'create_trip', 'create_watch', 'delete_watch', 'get_messages', 'get_quotes', 'get_rfq', 'get_trip',
+  'cancel_trip', 'create_trip', 'create_watch', 'delete_watch', 'find_trips', 'get_messages', 'get_quotes', 'get_rfq', 'get_trip',
   'list_watches', 'list_webhook_events', 'requeue_webhook_event', 'search_airports', 'search_empty_legs', 'send_message',
 ];
 
@@ -123,7 +123,7 @@ async function lifecycle(client) {
 
   await step('tools/list', async () => {
     const { tools } = await client.listTools();
-    check('the fourteen avinode tools', j(tools.map((t) => t.name).sort()) === j(EXPECTED_TOOLS), j(tools.map((t) => t.name)));
+    check('the fifteen avinode tools', j(tools.map((t) => t.name).sort()) === j(EXPECTED_TOOLS), j(tools.map((t) => t.name)));
     const hints = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'];
     check('every tool states its four hints', tools.every((t) => hints.every((h) => typeof t.annotations?.[h] === 'boolean')));
     const ct = tools.find((t) => t.name === 'create_trip');
