@@ -58,7 +58,8 @@ cover: postgres ## per-module statement coverage; fails under $(COVER_MIN)%
 	@mkdir -p coverage; fail=0; \
 	for m in $(MODULES); do \
 	  name=$$(basename $$m); \
-	  $(GO) test -count=1 -coverpkg=./$$m/... -coverprofile=coverage/$$name.out ./$$m/... >/dev/null; \
+	  $(GO) test -count=1 -coverpkg=./$$m/... -coverprofile=coverage/$$name.out ./$$m/... >coverage/$$name.log 2>&1 || \
+	    { grep -E -B2 -A20 '^(--- FAIL|FAIL|panic)' coverage/$$name.log | tail -60; echo "$$name: tests failed (coverage/$$name.log)"; exit 1; }; \
 	  pct=$$($(GO) tool cover -func=coverage/$$name.out | awk '/^total:/ {sub("%","",$$3); print $$3}'); \
 	  printf "%-12s %6s%%\n" "$$name" "$$pct"; \
 	  awk -v p="$$pct" -v min=$(COVER_MIN) 'BEGIN { exit !(p+0 < min) }' && { echo "  below $(COVER_MIN)%"; fail=1; } || true; \
