@@ -66,7 +66,7 @@ func (s *Server) callTool(ctx context.Context, r *request) reply {
 			if failure.Code == mcperr.Internal {
 				log.Error().Err(s.redactErr(err)).Msg("tool failed with an internal error")
 			}
-		} else if res, err = encodeResult(out); err != nil {
+		} else if res, err = encodeResult(out, t.output); err != nil {
 			log.Error().Err(err).Msg("tool result could not be encoded")
 			failure = mcperr.New(mcperr.Internal, "internal error: the result could not be encoded")
 		} else if limit := s.budget.l.MaxResultBytes; len(res) > limit {
@@ -176,9 +176,17 @@ func (s *Server) redactErr(err error) error {
 
 // encodeResult turns a handler's value into a CallToolResult object, encoding
 // the value once: its JSON is both the text (escaped) and structuredContent.
-func encodeResult(v any) ([]byte, error) {
+// A tool with an outputSchema must produce structuredContent that matches
+// it: clients check it (the TypeScript SDK throws on a mismatch), so a
+// mismatch is the server's bug and is caught here, not in the client.
+func encodeResult(v any, output *validate.Schema) ([]byte, error) {
 	if f, ok := v.(fencedResult); ok {
 		v = f.untrusted()
+	}
+	if output != nil {
+		if err := checkOutput(v, output); err != nil {
+			return nil, err
+		}
 	}
 	switch t := v.(type) {
 	case string:
@@ -202,6 +210,39 @@ func encodeResult(v any) ([]byte, error) {
 		return nil, err
 	}
 	return textBytesResult(b, b), nil
+}
+
+// checkOutput checks the structuredContent v will become against the
+// tool's outputSchema.
+func checkOutput(v any, output *validate.Schema) error {
+	if u, ok := v.(Untrusted); ok {
+		v = u.Value
+	}
+	var b []byte
+	switch t := v.(type) {
+	case string, *mcp.CallToolResult:
+		return fmt.Errorf("the tool has an outputSchema but returned %T, which has no structuredContent", v)
+	case json.RawMessage:
+		b = t
+	default:
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			return err
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return err
+	}
+	if _, ok := doc.(map[string]any); !ok {
+		return fmt.Errorf("the tool has an outputSchema but its result is not a JSON object")
+	}
+	if verr := output.CheckValue(doc); verr != nil {
+		return fmt.Errorf("the result does not match the tool's outputSchema: %s", verr.Message)
+	}
+	return nil
 }
 
 // textResult: {"content":[{"type":"text","text":…}],"structuredContent":…}.

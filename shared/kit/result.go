@@ -1,6 +1,7 @@
 package kit
 
 import (
+	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 
@@ -93,4 +94,23 @@ func tooLarge(t *registered, size, limit int) *mcperr.Error {
 		t.Name, size, limit, how)
 	e.Expected = "a request whose result fits " + strconv.Itoa(limit) + " bytes"
 	return e.WithRetryable(false)
+}
+
+// FitItems returns how many of items, from the first, fit in room as the
+// elements of a JSON array (CostJSON, with the commas), so that a tool
+// listing rows, messages or entries can return the ones that fit and a
+// cursor or offset for the rest. An item that cannot be encoded is an error.
+func FitItems[T any](items []T, room int) (int, error) {
+	used := 4 // the brackets, in both encodings
+	for i, it := range items {
+		b, err := json.Marshal(it)
+		if err != nil {
+			return i, err
+		}
+		used += CostJSON(b) + 2
+		if used > room {
+			return i, nil
+		}
+	}
+	return len(items), nil
 }

@@ -95,6 +95,8 @@ type Server struct {
 type registered struct {
 	Tool
 	schema *validate.Schema
+	// output checks structuredContent against OutputSchema; nil without one.
+	output *validate.Schema
 	// advertised is the portable projection of the input schema.
 	advertised json.RawMessage
 	// def is the tool's tools/list entry, encoded once.
@@ -163,11 +165,17 @@ func New(info Info, tools []Tool, opts Options) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: %w", t.Name, err)
 		}
+		var output *validate.Schema
+		if len(t.OutputSchema) > 0 {
+			if output, err = validate.Compile(t.OutputSchema); err != nil {
+				return nil, fmt.Errorf("tool %q: output schema: %w", t.Name, err)
+			}
+		}
 		def, advertised, err := t.listJSON()
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: %w", t.Name, err)
 		}
-		r := &registered{Tool: t, schema: schema, def: def, advertised: advertised}
+		r := &registered{Tool: t, schema: schema, output: output, def: def, advertised: advertised}
 		if t.MaxConcurrent > 0 {
 			r.slots = make(chan struct{}, t.MaxConcurrent)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -173,4 +174,24 @@ func (t *Tool) listJSON() (def, advertised []byte, err error) {
 		IdempotentHint: *a.IdempotentHint, OpenWorldHint: *a.OpenWorldHint,
 	}})
 	return def, advertised, err
+}
+
+// AgentReady reports what would make an LLM host refuse the tool, and with
+// it the whole server: a name or description over the providers' limits,
+// an argument schema outside the portable subset (schema.Advertise), or no
+// outputSchema, without which a host cannot tell a model the result's shape.
+func AgentReady(t Tool) error {
+	if t.defErr != nil {
+		return fmt.Errorf("tool %q: %w", t.Name, t.defErr)
+	}
+	if probs := jsonschema.ToolProblems(t.Name, t.Description); len(probs) > 0 {
+		return fmt.Errorf("tool %q: %s", t.Name, strings.Join(probs, "; "))
+	}
+	if _, err := jsonschema.Advertise(t.InputSchema); err != nil {
+		return fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	if len(t.OutputSchema) == 0 {
+		return fmt.Errorf("tool %q: no outputSchema: declare it with kit.NewTool and a result struct", t.Name)
+	}
+	return nil
 }

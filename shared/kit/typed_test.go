@@ -190,3 +190,79 @@ func TestInstructionsNameOnlyAllowedTools(t *testing.T) {
 		t.Fatalf("reader's guide names write:\n%s", got)
 	}
 }
+
+// A result that does not match the tool's outputSchema is the server's bug:
+// the TypeScript client would throw on it, so the kit refuses to send it.
+func TestResultMustMatchOutputSchema(t *testing.T) {
+	type wrong struct {
+		N int `json:"n"`
+	}
+	lie := kit.Tool{Name: "lie", Description: "Says it returns n, returns text.", Effect: kit.ReadOnly,
+		InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object","required":["n"],"properties":{"n":{"type":"integer"}}}`)}
+	cases := []struct {
+		name string
+		out  any
+		ok   bool
+	}{
+		{"match", wrong{N: 3}, true},
+		{"missing field", map[string]any{"m": 1}, false},
+		{"wrong type", map[string]any{"n": "three"}, false},
+		{"text only", "three", false},
+		{"fenced match", kit.Untrusted{Source: "x", Value: wrong{N: 1}}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tool := lie
+			tool.Handler = func(ctx context.Context, c *kit.Call) (any, error) { return tc.out, nil }
+			s, err := kit.New(kit.Info{Name: "x"}, []kit.Tool{tool}, kit.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := mcptest.NewInProcess(t, s, "").Call("lie", map[string]any{})
+			if res.IsError == tc.ok {
+				t.Fatalf("ok=%v but result %s", tc.ok, mcptest.Text(res))
+			}
+			if !tc.ok && !strings.Contains(mcptest.Text(res), "INTERNAL_ERROR") {
+				t.Fatalf("a mismatch is an internal error: %s", mcptest.Text(res))
+			}
+		})
+	}
+}
+
+func TestAgentReady(t *testing.T) {
+	ok := typedTools()[0]
+	if err := kit.AgentReady(ok); err != nil {
+		t.Fatalf("a typed tool is agent-ready: %v", err)
+	}
+	untyped := kit.Tool{Name: "untyped", Description: "x", Effect: kit.ReadOnly, InputSchema: ok.InputSchema}
+	long := ok
+	long.Description = strings.Repeat("d", 1025)
+	open := untyped
+	open.OutputSchema = ok.OutputSchema
+	open.InputSchema = json.RawMessage(`{"type":"object","properties":{"v":{}}}`)
+	for name, c := range map[string]struct {
+		tool kit.Tool
+		want string
+	}{
+		"no output":    {untyped, "no outputSchema"},
+		"long":         {long, "1025"},
+		"typeless arg": {open, "v"},
+	} {
+		if err := kit.AgentReady(c.tool); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error naming %q", name, err, c.want)
+		}
+	}
+}
+
+func TestFitItems(t *testing.T) {
+	rows := []string{strings.Repeat("a", 10), strings.Repeat("b", 10), strings.Repeat("c", 10)}
+	// Each row is "aaaaaaaaaa": 12 bytes, cost 2*12+2 quotes escaped again = 26, +2 for its comma.
+	for _, c := range []struct{ room, want int }{{0, 0}, {4 + 28, 1}, {4 + 2*28, 2}, {1 << 20, 3}} {
+		if n, err := kit.FitItems(rows, c.room); err != nil || n != c.want {
+			t.Errorf("room %d: %d, %v; want %d", c.room, n, err, c.want)
+		}
+	}
+	if _, err := kit.FitItems([]any{func() {}}, 100); err == nil {
+		t.Error("an item that cannot be encoded is an error")
+	}
+}
