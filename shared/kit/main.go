@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/signal"
@@ -386,7 +387,7 @@ func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 	}
 	tools, cleanup, err := spec.Setup(ctx, env)
 	if err != nil {
-		return err
+		return setupErr(err)
 	}
 	if cleanup != nil {
 		defer cleanup()
@@ -539,4 +540,17 @@ func isTerminal(r io.Reader) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// setupErr classes a set-up failure on a path (a data, database or
+// workbook directory that cannot be created or is not a directory) as a
+// configuration error: the path came from a flag, a variable or the data
+// directory default, and the operator must change it, so Main exits 2.
+func setupErr(err error) error {
+	var pe *fs.PathError
+	var ue *UsageError
+	if errors.As(err, &pe) && !errors.As(err, &ue) {
+		return &UsageError{Msg: err.Error() + " (a path setting is wrong: see --help for the flags and variables that set it)"}
+	}
+	return err
 }

@@ -818,6 +818,8 @@ func TestOneShapeForBadValues(t *testing.T) {
 		{[]string{"--tools", "peak"}, nil, []string{`"peak" is not a tool of demo`, `"peek"`}},
 		{[]string{"--port", "70000"}, nil, []string{"--port", "0–65535"}},
 		{nil, map[string]string{"MCP_AUTH_TOKEN": "abc", "MCP_TRANSPORT": "http"}, []string{"MCP_AUTH_TOKEN is 3 characters", "at least 16"}},
+		// A data directory that cannot be created is the operator's to fix.
+		{nil, map[string]string{"DEMO_DATA_DIR": "/proc/no-such-dir/demo"}, []string{"/proc/no-such-dir", "a path setting is wrong"}},
 	}
 	for _, c := range cases {
 		code, out, errOut := runMain(t, &demo{}, c.args, c.env)

@@ -300,6 +300,7 @@ func TestCommandLine(t *testing.T) {
 		{name: "bad user", env: []string{"GMAIL_USER=not an address"}, code: 2, stderr: []string{"GMAIL_USER"}},
 		{name: "bad allowlist", env: []string{"GMAIL_ALLOWED_RECIPIENTS=example"}, code: 2, stderr: []string{"GMAIL_ALLOWED_RECIPIENTS"}},
 		{name: "bad attachment cap", args: []string{"--max-attachment-bytes", "0"}, code: 2, stderr: []string{"max-attachment-bytes"}},
+		{name: "templates dir missing", args: []string{"--templates-dir", "/nonexistent/templates"}, code: 2, stderr: []string{"/nonexistent/templates", "a path setting is wrong"}},
 		{name: "auth without client", args: []string{"auth"}, code: 2, stderr: []string{"GMAIL_CLIENT_ID or GOOGLE_CLIENT_ID"}},
 		{name: "auth for no tools", env: []string{"GMAIL_CLIENT_ID=x", "GMAIL_CLIENT_SECRET=y"}, args: []string{"auth", "--tools", "list_templates"}, code: 1, stderr: []string{"no Google access"}},
 		{name: "agent not in the ACL", env: []string{"MCP_ACL_FILE=" + repoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, code: 2, stderr: []string{"nosuch"}},

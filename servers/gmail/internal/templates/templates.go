@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	texttemplate "text/template"
 	"time"
 
@@ -87,8 +88,11 @@ func Load(dir string) (*Set, error) {
 		return s, nil
 	}
 	info, err := os.Stat(dir)
-	if err != nil || !info.IsDir() {
-		return nil, fmt.Errorf("templates directory %s: not a directory", dir)
+	if err == nil && !info.IsDir() {
+		err = &fs.PathError{Op: "open", Path: dir, Err: syscall.ENOTDIR}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("templates directory: %w", err)
 	}
 	if err := s.loadFrom(os.DirFS(dir), dir, Builtin()); err != nil {
 		return nil, err

@@ -202,6 +202,7 @@ func TestCommandLine(t *testing.T) {
 		{name: "bad spreadsheet id", env: []string{"CLIENT_DATABASE_SHEET_ID=not an id", "GOOGLE_SERVICE_ACCOUNT_KEY_PATH=" + keyPath}, code: 2, stderr: []string{"not an id"}},
 		{name: "missing key file", env: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID=" + sid, "GOOGLE_SERVICE_ACCOUNT_KEY_PATH=/nonexistent/key.json"}, code: 2, stderr: []string{"/nonexistent/key.json", "no such file"}},
 		{name: "bad max rows", args: []string{"--max-rows", "0"}, code: 2, stderr: []string{"max-rows"}},
+		{name: "workbook dir is a file", args: []string{"--workbook-dir", keyPath}, code: 2, stderr: []string{keyPath, "not a directory", "a path setting is wrong"}},
 		{name: "bad tab", args: []string{"--clients-tab", "a/b"}, code: 2, stderr: []string{"clients-tab"}},
 		{name: "agent not in the ACL", env: []string{"MCP_ACL_FILE=" + repoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, code: 2, stderr: []string{"nosuch", "client_data"}},
 		{name: "init on the fake", env: googleEnv(f, keyPath), args: []string{"init"}, stdout: []string{"added tab Clients", "ready"}},
