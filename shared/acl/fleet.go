@@ -69,3 +69,55 @@ func (p *Policy) UnknownTools(known func(string) bool) []UnknownTool {
 	}
 	return out
 }
+
+// FleetResources returns the resource and resource template names of every
+// server of the fleet, by server.
+func FleetResources() map[string][]string {
+	out := make(map[string][]string, len(fleetResources))
+	for s, names := range fleetResources {
+		out[s] = slices.Clone(names)
+	}
+	return out
+}
+
+// FleetResource reports whether some server of the fleet has a resource or
+// resource template named name.
+func FleetResource(name string) bool {
+	for _, names := range fleetResources {
+		if slices.Contains(names, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// FleetResourceNames lists every resource name of the fleet, sorted.
+func FleetResourceNames() []string {
+	var out []string
+	for _, names := range fleetResources {
+		out = append(out, names...)
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// UnknownResources lists the resources an agent entry's resources: list
+// names that neither the fleet nor known (the calling server's own) has: a
+// misspelt name would make the agent read nothing it was meant to.
+func (p *Policy) UnknownResources(known func(string) bool) []UnknownTool {
+	var out []UnknownTool
+	for _, name := range p.Agents() {
+		a := p.agents[name]
+		names := make([]string, 0, len(a.resources))
+		for r := range a.resources {
+			names = append(names, r)
+		}
+		sort.Strings(names)
+		for _, r := range names {
+			if !FleetResource(r) && (known == nil || !known(r)) {
+				out = append(out, UnknownTool{Agent: name, Tool: r})
+			}
+		}
+	}
+	return out
+}

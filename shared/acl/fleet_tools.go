@@ -10,3 +10,13 @@ var fleetTools = map[string][]string{
 	"supabase": {"supabase_delete", "supabase_describe_table", "supabase_insert", "supabase_list_tables", "supabase_query", "supabase_rpc", "supabase_update"},
 	"devtools": {"database_query", "database_schema", "database_tables", "file_delete", "file_info", "file_list", "file_read", "file_search", "file_write", "shell_execute", "system_health", "system_info", "web_fetch", "web_request"},
 }
+
+// fleetResources are the resources (and resource templates) each server
+// serves, by the name a policy's resources: list uses.
+var fleetResources = map[string][]string{
+	"avinode":  {"trip", "trip_quotes"},
+	"gmail":    {},
+	"sheets":   {"client"},
+	"supabase": {},
+	"devtools": {"file"},
+}

@@ -392,7 +392,7 @@ func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 	if cleanup != nil {
 		defer cleanup()
 	}
-	if err := checkPolicyTools(policy, cfg.ACLFiles, tools); err != nil {
+	if err := checkPolicyTools(policy, cfg.ACLFiles, tools, env); err != nil {
 		return err
 	}
 	srv, err := New(spec.Info, tools, Options{
@@ -437,7 +437,7 @@ func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 // another server has it; the server's own tools count too, for servers
 // outside the fleet's list. It also logs which grant files widen the
 // policy, and for which step.
-func checkPolicyTools(p *acl.Policy, files []string, tools []Tool) error {
+func checkPolicyTools(p *acl.Policy, files []string, tools []Tool, env *Env) error {
 	if p == nil {
 		return nil
 	}
@@ -445,23 +445,36 @@ func checkPolicyTools(p *acl.Policy, files []string, tools []Tool) error {
 	for _, t := range tools {
 		own[t.Name] = true
 	}
-	unknown := p.UnknownTools(func(name string) bool { return own[name] })
-	if len(unknown) == 0 {
-		return nil
+	ownRes := map[string]bool{}
+	for _, r := range env.resources {
+		ownRes[r.Name] = true
 	}
+	for _, r := range env.templates {
+		ownRes[r.Name] = true
+	}
+	var msgs []string
 	candidates := acl.FleetToolNames()
 	for name := range own {
 		candidates = append(candidates, name)
 	}
-	msgs := make([]string, 0, len(unknown))
-	for _, u := range unknown {
+	for _, u := range p.UnknownTools(func(name string) bool { return own[name] }) {
 		file := files[0]
 		if u.Grant != "" {
 			file = u.Grant
 		}
 		msgs = append(msgs, fmt.Sprintf("%s: agent %q is granted %q, which no server of the fleet has%s", file, u.Agent, u.Tool, suggest(u.Tool, candidates)))
 	}
-	return usageErr("ACL policy: unknown tool names (a misspelt tool would grant nothing):\n  %s", strings.Join(msgs, "\n  "))
+	resCandidates := acl.FleetResourceNames()
+	for name := range ownRes {
+		resCandidates = append(resCandidates, name)
+	}
+	for _, u := range p.UnknownResources(func(name string) bool { return ownRes[name] }) {
+		msgs = append(msgs, fmt.Sprintf("%s: agent %q lists the resource %q, which no server of the fleet has%s", files[0], u.Agent, u.Tool, suggest(u.Tool, resCandidates)))
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return usageErr("ACL policy: unknown tool or resource names (a misspelt name would grant nothing):\n  %s", strings.Join(msgs, "\n  "))
 }
 
 // serverFlags are the flags of the server itself: the kit's and spec's.

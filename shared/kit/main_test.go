@@ -230,6 +230,7 @@ func TestMainRefusesBadConfiguration(t *testing.T) {
 	aclFile := writeFile(t, "acl.yaml", demoPolicy)
 	badACL := writeFile(t, "bad.yaml", "version: 1\nagents:\n  reader:\n    tols: [peek]\n")
 	misspelt := writeFile(t, "misspelt.yaml", "version: 1\nagents:\n  reader:\n    tools: [peak, send_email]\n")
+	badResource := writeFile(t, "resource.yaml", "version: 1\nagents:\n  reader:\n    tools: [peek]\n    resources: [trip, trip_qoutes]\n")
 	badGrant := writeFile(t, "grant.yaml", "version: 1\nstep: test\ngrants:\n  reader: [seach_emails]\n")
 	cases := []struct {
 		name string
@@ -259,6 +260,8 @@ func TestMainRefusesBadConfiguration(t *testing.T) {
 		{"token for an unknown agent", nil, map[string]string{"MCP_ACL_FILE": aclFile, "MCP_AGENT": "reader", "MCP_AGENT_TOKENS": "ghost=ghost-token-0123456789"}, 2, []string{`"ghost"`}},
 		{"misspelt tool in the policy", nil, map[string]string{"MCP_ACL_FILE": misspelt, "MCP_AGENT": "reader"}, 2,
 			[]string{misspelt, `agent "reader" is granted "peak"`, `did you mean "peek"?`}},
+		{"misspelt resource in the policy", nil, map[string]string{"MCP_ACL_FILE": badResource, "MCP_AGENT": "reader"}, 2,
+			[]string{badResource, `lists the resource "trip_qoutes"`, `did you mean "trip_quotes"?`}},
 		{"misspelt tool in a grant file", nil, map[string]string{"MCP_ACL_FILE": aclFile + string(os.PathListSeparator) + badGrant, "MCP_AGENT": "reader"}, 2,
 			[]string{badGrant, `"seach_emails"`, `did you mean "search_emails"?`}},
 		{"a grant file given first", []string{"--acl", badGrant, "--agent", "reader"}, nil, 2, []string{"grant file", "after the policy"}},

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -52,6 +53,34 @@ type fleet struct {
 	facts *Facts
 	bins  map[string]string   // server → binary built for this test
 	tools map[string][]string // server → its tools, served without a policy
+	// resources: server → the names of its resources and templates.
+	resources map[string][]string
+}
+
+// resourceNames reads the names of a server's resources and resource
+// templates from the Resources table of its generated reference (docs),
+// which lists both, while resources/list shows only concrete resources.
+func resourceNames(bin string) ([]string, error) {
+	out, err := exec.Command(bin, "docs").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s docs: %w", bin, err)
+	}
+	var names []string
+	in := false
+	for _, line := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(line, "### "):
+			in = line == "### Resources"
+		case in && strings.HasPrefix(line, "| `"):
+			cells := strings.Split(line, "|")
+			if len(cells) < 3 {
+				return nil, fmt.Errorf("%s docs: resource row %q", bin, line)
+			}
+			names = append(names, strings.TrimSpace(cells[2]))
+		}
+	}
+	sort.Strings(names)
+	return slices.Compact(names), nil
 }
 
 func loadFleet(t *testing.T) *fleet {
@@ -65,7 +94,7 @@ func loadFleet(t *testing.T) *fleet {
 
 func gather(t *testing.T) (*fleet, error) {
 	root := repoRoot(t)
-	fl := &fleet{root: root, bins: map[string]string{}, tools: map[string][]string{},
+	fl := &fleet{root: root, bins: map[string]string{}, tools: map[string][]string{}, resources: map[string][]string{},
 		facts: &Facts{Root: root, Servers: map[string]*help.Server{}, Images: map[string]string{}}}
 	binDir := t.TempDir()
 	for _, s := range servers {
@@ -77,6 +106,9 @@ func gather(t *testing.T) (*fleet, error) {
 		fl.bins[s], fl.facts.Servers[s] = bin, h
 		c := mcptest.StartStdio(t, bin, []string{"DEVTOOLS_ROOTS=" + t.TempDir()})
 		fl.tools[s] = c.ToolNames()
+		if fl.resources[s], err = resourceNames(bin); err != nil {
+			return nil, err
+		}
 		sort.Strings(fl.tools[s])
 		if len(fl.tools[s]) == 0 {
 			return nil, fmt.Errorf("%s serves no tools without a policy", s)

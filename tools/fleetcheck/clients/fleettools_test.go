@@ -35,6 +35,17 @@ func TestFleetTools(t *testing.T) {
 			}
 			b.WriteString("},\n")
 		}
+		b.WriteString("}\n\n// fleetResources are the resources (and resource templates) each server\n// serves, by the name a policy's resources: list uses.\nvar fleetResources = map[string][]string{\n")
+		for _, s := range servers {
+			fmt.Fprintf(&b, "\t%q: {", s)
+			for i, r := range fl.resources[s] {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%q", r)
+			}
+			b.WriteString("},\n")
+		}
 		b.WriteString("}\n")
 		src, err := format.Source(b.Bytes())
 		if err != nil {
@@ -50,6 +61,13 @@ func TestFleetTools(t *testing.T) {
 		if !slices.Equal(got[s], fl.tools[s]) {
 			t.Errorf("%s serves %v, but shared/acl lists %v: regenerate with go test ./tools/fleetcheck/clients -run TestFleetTools -update",
 				s, fl.tools[s], got[s])
+		}
+	}
+	gotRes := acl.FleetResources()
+	for _, s := range servers {
+		if !slices.Equal(gotRes[s], fl.resources[s]) {
+			t.Errorf("%s serves the resources %v, but shared/acl lists %v: regenerate with go test ./tools/fleetcheck/clients -run TestFleetTools -update",
+				s, fl.resources[s], gotRes[s])
 		}
 	}
 	if len(got) != len(servers) {
