@@ -253,7 +253,9 @@ func (a *analysis) flags(entry string, s *help.Server, args []string) map[string
 		case !f.TakesValue && val != "true" && val != "false":
 			a.errf(entry, "--%s is a switch: --%s, or --%s=true|false, not %q", name, name, name, val)
 		}
-		if _, dup := vals[name]; dup {
+		if prev, dup := vals[name]; dup && f.Repeatable {
+			val = prev + string(os.PathListSeparator) + val
+		} else if dup {
 			a.errf(entry, "--%s given twice", name)
 		}
 		vals[name] = val
@@ -280,6 +282,13 @@ func (a *analysis) identity(t *Target, acl string, extra map[string]string) {
 	policy, ok := t.Flags["acl"]
 	if !ok {
 		policy = t.Env["MCP_ACL_FILE"]
+	}
+	// The policy comes first; grant files of configs/acl.d may follow.
+	policy, grants, _ := strings.Cut(policy, string(os.PathListSeparator))
+	for _, g := range strings.Split(grants, string(os.PathListSeparator)) {
+		if g != "" && !strings.Contains(g, "/configs/acl.d/") && extra[g] == "" {
+			a.errf(t.Entry.Name, "grant file %s: use one of the shipped grants in configs/acl.d", g)
+		}
 	}
 	t.Agent = agent
 	if agent != "" && (a.facts.Policy == nil || !a.facts.Policy.HasAgent(agent)) {
@@ -323,7 +332,7 @@ func (a *analysis) paths(t *Target, mounts map[string]string) {
 		vals = append(vals, v)
 	}
 	sort.Strings(vals)
-	for _, v := range vals {
+	for _, v := range splitPaths(vals) {
 		switch {
 		case strings.HasPrefix(v, RootPlaceholder+"/"):
 			if t.Via == ViaContainer {
@@ -339,6 +348,26 @@ func (a *analysis) paths(t *Target, mounts map[string]string) {
 			}
 		}
 	}
+}
+
+// splitPaths splits path lists (a policy and its grant files) into their
+// paths; a value whose parts are not all paths (a URL) stays whole.
+func splitPaths(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		parts := strings.Split(v, string(os.PathListSeparator))
+		whole := false
+		for _, p := range parts {
+			if !strings.HasPrefix(p, RootPlaceholder+"/") && !strings.HasPrefix(p, "/") {
+				whole = true
+			}
+		}
+		if whole {
+			parts = []string{v}
+		}
+		out = append(out, parts...)
+	}
+	return out
 }
 
 func inImage(p string, mounts map[string]string) bool {

@@ -20,7 +20,7 @@ func helpText(name string, port int, extra string) string {
 Flags (each also read from the environment variable shown):
   --transport value            transport (stdio, http) [$MCP_TRANSPORT] (default stdio)
   --port value                 HTTP listen port [$MCP_PORT, $MCP_HTTP_PORT] (default %[2]d)
-  --acl value                  policy [$MCP_ACL_FILE]
+  --acl value                  policy, then grant files (repeat --acl, or separate with :) [$MCP_ACL_FILE]
   --agent value                agent [$MCP_AGENT]
   --read-only                  serve only tools that change nothing [$MCP_READ_ONLY]
 %[3]s  $MCP_AUTH_TOKEN              bearer token (environment only; never pass secrets as flags)
@@ -36,8 +36,13 @@ func testFacts(t *testing.T) *Facts {
 	if err := os.MkdirAll(filepath.Join(root, "configs"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(root, "configs", "acl.yaml"), nil, 0o644); err != nil {
+	if err := os.MkdirAll(filepath.Join(root, "configs", "acl.d"), 0o755); err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range []string{"acl.yaml", "acl.d/flight-search-cancel-trips.yaml"} {
+		if err := os.WriteFile(filepath.Join(root, "configs", f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	facts := &Facts{Root: root, Servers: map[string]*help.Server{}, Images: map[string]string{
 		"mcp-fleet/avinode-mcp:latest": "avinode", "mcp-fleet/avinode-mcp": "avinode",
@@ -76,6 +81,10 @@ func TestAnalyzeFindsMistakes(t *testing.T) {
 	}{
 		{"a good binary entry", "claude_desktop.json",
 			`{"mcpServers":{"avinode":{"command":"` + bin + `avinode-mcp","args":["--mock-operators","3","--read-only"],"env":{"MCP_AGENT":"flight_search","MCP_ACL_FILE":"` + policy + `"}}}}`, nil},
+		{"a policy and a shipped grant file", "claude_desktop.json",
+			`{"mcpServers":{"avinode":{"command":"` + bin + `avinode-mcp","args":["--acl","` + policy + `","--acl","` + RootPlaceholder + `/configs/acl.d/flight-search-cancel-trips.yaml"],"env":{"MCP_AGENT":"flight_search"}}}}`, nil},
+		{"a grant file that is not shipped", "claude_desktop.json",
+			`{"mcpServers":{"avinode":{"command":"` + bin + `avinode-mcp","args":["--acl","` + policy + `","--acl","` + RootPlaceholder + `/configs/acl.d/nope.yaml"],"env":{"MCP_AGENT":"flight_search"}}}}`, []string{"acl.d/nope.yaml: no such file in the repository"}},
 		{"unknown flag", "claude_desktop.json",
 			`{"mcpServers":{"avinode":{"command":"` + bin + `avinode-mcp","args":["--operators","3"]}}}`, []string{"--operators is not a flag of avinode-mcp"}},
 		{"flag without its value", "claude_desktop.json",

@@ -357,7 +357,9 @@ func (c *check) flags(service string, h *help.Server, args []string) map[string]
 		case !f.TakesValue && !hasVal:
 			val = "true"
 		}
-		if _, dup := vals[name]; dup {
+		if prev, dup := vals[name]; dup && f.Repeatable {
+			val = prev + string(os.PathListSeparator) + val
+		} else if dup {
 			c.errf(service, "--%s given twice", name)
 		}
 		vals[name] = val
@@ -391,7 +393,12 @@ func (c *check) mcp(svc types.ServiceConfig, h *help.Server, flags map[string]st
 	}
 	port, _ := strconv.Atoi(value(svc, h, flags, "port"))
 	c.published(svc, port)
-	acl := value(svc, h, flags, "acl")
+	acl, grants, _ := strings.Cut(value(svc, h, flags, "acl"), string(os.PathListSeparator))
+	for _, g := range strings.Split(grants, string(os.PathListSeparator)) {
+		if g != "" && !c.mounted(svc, g, filepath.Join(c.facts.Root, "configs", "acl.d", filepath.Base(g))) {
+			c.errf(svc.Name, "grant file %s: mount configs/acl.d/%s there, read-only", g, filepath.Base(g))
+		}
+	}
 	if acl == "" {
 		c.errf(svc.Name, "runs without the policy (--acl %s)", image.Policy)
 	} else if !c.mounted(svc, acl, filepath.Join(c.facts.Root, "configs", "acl.yaml")) {

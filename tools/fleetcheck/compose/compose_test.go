@@ -273,6 +273,11 @@ func testFinds(t *testing.T, facts *Facts, envFile string) {
 		{"flag twice", func(p *types.Project) {
 			svc(p, "gmail", func(s *types.ServiceConfig) { s.Command = append(s.Command, "--port", "3002") })
 		}, "--port given twice"},
+		{"grant file not mounted", func(p *types.Project) {
+			svc(p, "avinode", func(s *types.ServiceConfig) {
+				s.Command = append(s.Command, "--acl", "/etc/mcp-fleet/acl.d/flight-search-cancel-trips.yaml")
+			})
+		}, "grant file /etc/mcp-fleet/acl.d/flight-search-cancel-trips.yaml: mount configs/acl.d/flight-search-cancel-trips.yaml there"},
 		{"unknown variable", func(p *types.Project) {
 			svc(p, "gmail", func(s *types.ServiceConfig) { s.Environment["GMAIL_NO_SUCH"] = str("x") })
 		}, "sets GMAIL_NO_SUCH, which gmail-mcp does not read"},

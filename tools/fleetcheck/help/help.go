@@ -26,6 +26,9 @@ type Flag struct {
 	TakesValue bool     // "--name value" rather than a boolean switch
 	Env        []string // variables that set it, in the order --help lists them
 	Default    string   // as --help prints it; empty when none is shown
+	// Repeatable: --help says the flag may be given more than once
+	// ("repeat --acl"); its values then join as a path list.
+	Repeatable bool
 }
 
 // Server is what one binary's --help says it accepts.
@@ -101,7 +104,7 @@ func Parse(text string) (*Server, error) {
 		switch section {
 		case "flags":
 			if m := flagLine.FindStringSubmatch(line); m != nil {
-				f := Flag{Name: m[1], TakesValue: m[2] != ""}
+				f := Flag{Name: m[1], TakesValue: m[2] != "", Repeatable: strings.Contains(line, "repeat --"+m[1])}
 				if g := envGroup.FindAllStringSubmatch(line, -1); g != nil {
 					for _, v := range strings.Split(g[len(g)-1][1], ", ") {
 						f.Env = append(f.Env, strings.TrimPrefix(v, "$"))
