@@ -55,6 +55,8 @@ type fleet struct {
 	tools map[string][]string // server → its tools, served without a policy
 	// resources: server → the names of its resources and templates.
 	resources map[string][]string
+	// defs: server → its tools as tools/list gives them.
+	defs map[string][]mcp.Tool
 }
 
 // resourceNames reads the names of a server's resources and resource
@@ -94,7 +96,7 @@ func loadFleet(t *testing.T) *fleet {
 
 func gather(t *testing.T) (*fleet, error) {
 	root := repoRoot(t)
-	fl := &fleet{root: root, bins: map[string]string{}, tools: map[string][]string{}, resources: map[string][]string{},
+	fl := &fleet{root: root, bins: map[string]string{}, tools: map[string][]string{}, resources: map[string][]string{}, defs: map[string][]mcp.Tool{},
 		facts: &Facts{Root: root, Servers: map[string]*help.Server{}, Images: map[string]string{}}}
 	binDir := t.TempDir()
 	for _, s := range servers {
@@ -105,6 +107,7 @@ func gather(t *testing.T) (*fleet, error) {
 		}
 		fl.bins[s], fl.facts.Servers[s] = bin, h
 		c := mcptest.StartStdio(t, bin, []string{"DEVTOOLS_ROOTS=" + t.TempDir()})
+		fl.defs[s] = c.ListTools()
 		fl.tools[s] = c.ToolNames()
 		if fl.resources[s], err = resourceNames(bin); err != nil {
 			return nil, err
