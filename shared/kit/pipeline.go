@@ -75,7 +75,7 @@ func (s *Server) callTool(ctx context.Context, r *request) reply {
 		}
 	}
 	if failure != nil {
-		res = errorResult(failure)
+		res = errorResult(failure, t.output != nil)
 		s.clientLog(r, "warning", t.Name, map[string]any{"tool": t.Name, "error": failure.Body()})
 	}
 	rep := s.ok(r, res, false)
@@ -271,10 +271,18 @@ func textBytesResult(text, structured []byte) []byte {
 	return append(out, '}')
 }
 
-// errorResult is a tool error: isError with the structured body.
-func errorResult(e *mcperr.Error) []byte {
+// errorResult is a tool error: isError with the body as text, and as
+// structuredContent unless the tool declares an outputSchema. Clients check
+// any structuredContent against the outputSchema, an error's too (the
+// official TypeScript SDK throws when it does not match), and an error body
+// never matches a result's schema.
+func errorResult(e *mcperr.Error, typed bool) []byte {
 	body := e.JSON()
-	out := textBytesResult(body, body)
+	var structured []byte
+	if !typed {
+		structured = body
+	}
+	out := textBytesResult(body, structured)
 	return append(out[:len(out)-1], `,"isError":true}`...)
 }
 

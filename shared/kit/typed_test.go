@@ -115,6 +115,30 @@ func TestNewToolSchemasDefaultsAndValidate(t *testing.T) {
 	if !res.IsError || !strings.Contains(mcptest.Text(res), `"field":"argv"`) {
 		t.Fatalf("Validate must run before the handler: %s", mcptest.Text(res))
 	}
+	// The error of a tool with an outputSchema is text only: clients check
+	// any structuredContent against that schema, an error's too.
+	if res.StructuredContent != nil {
+		t.Fatalf("an error of a typed tool carries structuredContent %v", res.StructuredContent)
+	}
+}
+
+// TestUntypedErrorKeepsStructuredContent: a tool without an outputSchema
+// still sends its error body as structuredContent too.
+func TestUntypedErrorKeepsStructuredContent(t *testing.T) {
+	fail := kit.Tool{Name: "fail", Description: "Always fails.", Effect: kit.ReadOnly, InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
+			return nil, mcperr.New(mcperr.NotFound, "nothing")
+		}}
+	s, err := kit.New(kit.Info{Name: "x"}, []kit.Tool{fail}, kit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mcptest.NewInProcess(t, s, "").Call("fail", map[string]any{})
+	var b mcperr.Body
+	structured(t, res, &b)
+	if !res.IsError || b.Code != mcperr.NotFound {
+		t.Fatalf("error %s, structured %+v", mcptest.Text(res), b)
+	}
 }
 
 func TestResultBudget(t *testing.T) {
