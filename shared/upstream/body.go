@@ -92,7 +92,7 @@ func NewJSONRequest(ctx context.Context, method, url string, body any) (*http.Re
 func (c *Client) DoJSON(req *http.Request, out any) error {
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return FromError(c.name, err, requestHint(req))
+		return FromError(c.name, err, Request(req))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -103,7 +103,7 @@ func (c *Client) DoJSON(req *http.Request, out any) error {
 			hs = c.errorHints(resp.StatusCode, resp.Header, body)
 		}
 		drain(resp.Body)
-		return FromStatus(c.name, resp.StatusCode, resp.Header, hs...)
+		return FromStatus(c.name, resp.StatusCode, resp.Header, append([]Hint{Request(req)}, hs...)...)
 	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
 		drain(resp.Body)
@@ -112,7 +112,7 @@ func (c *Client) DoJSON(req *http.Request, out any) error {
 	if err := DecodeJSON(resp.Body, c.maxBody, out); err != nil {
 		// The request hint keeps a POST whose answer broke off from being
 		// called retryable: the upstream has accepted it.
-		return FromError(c.name, err, requestHint(req))
+		return FromError(c.name, err, Request(req))
 	}
 	return nil
 }

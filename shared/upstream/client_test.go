@@ -668,3 +668,39 @@ func TestHookErrorTextScrubbedInLog(t *testing.T) {
 		t.Fatalf("log: %s", out)
 	}
 }
+
+// TestDoJSONOutcomeUnknown: DoJSON tells a caller whether to repeat a POST
+// that failed: not after a 5xx (the upstream may have applied it), yes
+// after a 429 or a 503 that says when to come back, and a GET's 500 stays
+// retryable.
+func TestDoJSONOutcomeUnknown(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		method     string
+		reply      reply
+		code       mcperr.Code
+		retryable  bool
+		retryAfter int
+	}{
+		{"POST 500", http.MethodPost, reply{status: 500}, mcperr.Upstream, false, 0},
+		{"POST 503", http.MethodPost, reply{status: 503}, mcperr.Upstream, false, 0},
+		{"POST 503 with Retry-After", http.MethodPost, reply{status: 503, header: map[string]string{"Retry-After": "7"}}, mcperr.Upstream, true, 7},
+		{"POST 429 with Retry-After", http.MethodPost, reply{status: 429, header: map[string]string{"Retry-After": "7"}}, mcperr.RateLimit, true, 7},
+		{"GET 500", http.MethodGet, reply{status: 500}, mcperr.Upstream, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := newFakeUpstream(t, tc.reply, tc.reply, tc.reply)
+			cfg := testConfig(newFakeClock())
+			cfg.Retry = retry.Policy{MaxAttempts: 1}
+			c := newTestClient(t, cfg)
+			req, _ := NewJSONRequest(context.Background(), tc.method, up.URL+"/bookings", map[string]int{"n": 1})
+			e := mustMCP(t, "avinode", c.DoJSON(req, nil), tc.code, tc.retryable)
+			if got := e.Body().Data.RetryAfterSeconds; (got == nil) != (tc.retryAfter == 0) || (got != nil && *got != tc.retryAfter) {
+				t.Errorf("retry_after_seconds %v, want %d", got, tc.retryAfter)
+			}
+			if unknown := errors.Is(e, ErrOutcomeUnknown); unknown == tc.retryable {
+				t.Errorf("ErrOutcomeUnknown in the chain: %v (%s)", unknown, e.Message)
+			}
+		})
+	}
+}

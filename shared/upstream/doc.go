@@ -49,8 +49,11 @@
 // (it may echo secrets) nor a URL's query; a caller adds a short safe text
 // with [Detail], and says with [RateLimited] that a 403 is really a rate
 // limit. The original error is kept as the cause, for logs only. A failure
-// whose outcome is unknown (a timeout or a lost connection after a POST was
-// sent) is not marked retryable: the upstream may have applied it.
+// whose outcome is unknown (a 5xx, a timeout or a lost connection after a
+// POST was sent) is not marked retryable, and carries [ErrOutcomeUnknown]:
+// the upstream may have applied it. A caller names the request with
+// [Request], or with [Method] and [Repeatable] when it has only a Google
+// client error; a 429, or a 503 with Retry-After, stays retryable.
 //
 // [Client.DoJSON] with [NewJSONRequest] covers the common case of a JSON API:
 // send, map failures, read at most MaxResponseBytes and decode, ignoring

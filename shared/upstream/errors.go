@@ -67,13 +67,38 @@ func RateLimited() Hint {
 	return func(h *hints) { h.rateLimited = true }
 }
 
-// requestHint records the request a DoJSON failure belongs to.
-func requestHint(req *http.Request) Hint {
+// Request names the request a failure belongs to, so that FromStatus and
+// FromError can tell whether its outcome is unknown: a request that is not
+// safe to repeat (a POST or PATCH not marked with MarkIdempotent or an
+// idempotency key) may have been applied before a 5xx, a timeout or a lost
+// connection. DoJSON passes it itself.
+func Request(req *http.Request) Hint {
 	return func(h *hints) {
 		h.method = req.Method
 		h.repeatable = isRepeatable(req)
 	}
 }
+
+// Method names the request's method for a caller that has no
+// *http.Request at hand (a Google API client's error); see Request. Add
+// Repeatable when the request was marked with MarkIdempotent.
+func Method(method string) Hint {
+	return func(h *hints) { h.method = method }
+}
+
+// Repeatable says that the request is safe to repeat although its method is
+// not idempotent: a POST that only reads, or that sets values rather than
+// adding them.
+func Repeatable() Hint {
+	return func(h *hints) { h.repeatable = true }
+}
+
+// ErrOutcomeUnknown is in the chain of an error from a request that is not
+// safe to repeat and may have been applied although no answer said so: a
+// 5xx, a timeout or a lost connection after it was sent. Such an error is
+// not retryable, since repeating the request may do it twice (a second
+// mail, a second row); its message says to check first.
+var ErrOutcomeUnknown = errors.New("the outcome of the request is unknown")
 
 func cleanDetail(s string) string {
 	s = strings.Map(func(r rune) rune {
@@ -105,8 +130,13 @@ func statusLine(code int) string {
 
 // FromStatus maps an error response of the upstream called name to the
 // mcperr taxonomy. header may be nil; its Retry-After (seconds or HTTP-date)
-// sets RetryAfter on 429, 503 and rate-limited responses. For a Google API
-// error, pass its Code and Header, and RateLimited() when its reason says so.
+// sets RetryAfter on every retryable error. For a Google API error, pass its
+// Code and Header, and RateLimited() when its reason says so.
+//
+// With Request or Method naming a request that is not safe to repeat (a
+// POST), a 408 or a 5xx is not retryable and carries ErrOutcomeUnknown: the
+// upstream may have applied it before failing. A 429, and a 503 with
+// Retry-After, stay retryable: the upstream said it did not process it.
 //
 //	400 413 414 415 422       VALIDATION_ERROR      not retryable
 //	401 407                   AUTHENTICATION_ERROR  not retryable
@@ -158,10 +188,30 @@ func FromStatus(name string, status int, header http.Header, hs ...Hint) *mcperr
 	if h.detail != "" {
 		e.Message += ": " + h.detail
 	}
-	if e.RetryAfter > 0 {
+	if unknown := unsafeRequest(h); unknown != "" && e.Retryable() && statusLeavesOutcomeUnknown(status, header) {
+		e.Message += fmt.Sprintf("; the upstream may have applied the %s before failing, so the outcome is unknown: check before repeating it", unknown)
+		return e.WithRetryable(false).WithCause(ErrOutcomeUnknown)
+	}
+	if e.Retryable() && e.RetryAfter == 0 {
+		e.RetryAfter = retryAfter(header)
+	}
+	if e.RetryAfter > 0 && e.Retryable() {
 		e.Message += fmt.Sprintf("; retry after %ds", int64((e.RetryAfter+time.Second-1)/time.Second))
 	}
 	return e
+}
+
+// statusLeavesOutcomeUnknown: the upstream failed while it may have been
+// handling the request. A 429 is refused before processing, and so is a
+// 503 that says when to come back.
+func statusLeavesOutcomeUnknown(status int, header http.Header) bool {
+	switch {
+	case status == http.StatusServiceUnavailable:
+		return retryAfter(header) == 0
+	case status == http.StatusRequestTimeout:
+		return true
+	}
+	return status >= 500 && status <= 599
 }
 
 func retryAfter(header http.Header) time.Duration {
@@ -202,71 +252,76 @@ func FromError(name string, err error, hs ...Hint) *mcperr.Error {
 		return e
 	}
 	h := collect(hs)
-	e := classify(name, err, h)
+	e, unknown := classify(name, err, h)
 	if h.detail != "" {
 		e.Message += ": " + h.detail
 	}
-	return e.WithCause(scrubCause(err))
+	cause := scrubCause(err)
+	if unknown {
+		cause = fmt.Errorf("%w: %w", ErrOutcomeUnknown, cause)
+	}
+	return e.WithCause(cause)
 }
 
-func classify(name string, err error, h hints) *mcperr.Error {
+// classify maps err; unknown reports that the request may have been applied.
+func classify(name string, err error, h hints) (e *mcperr.Error, unknown bool) {
 	if _, ok := errors.AsType[*authError](err); ok {
-		return mcperr.New(mcperr.Authentication, "could not obtain credentials for upstream %q", name)
+		return mcperr.New(mcperr.Authentication, "could not obtain credentials for upstream %q", name), false
 	}
 	if errors.Is(err, context.Canceled) {
-		return mcperr.New(mcperr.Cancelled, "the request to upstream %q was cancelled", name)
+		return mcperr.New(mcperr.Cancelled, "the request to upstream %q was cancelled", name), false
 	}
 	if re, ok := errors.AsType[*redirectError](err); ok {
 		return mcperr.New(mcperr.Upstream, "upstream %q redirected the request (%s); not followed", name, re.reason()).
-			WithRetryable(false)
+			WithRetryable(false), false
 	}
 	if be, ok := errors.AsType[*BodyTooLargeError](err); ok {
 		return mcperr.New(mcperr.Upstream, "the response of upstream %q exceeds the limit of %d bytes", name, be.Limit).
-			WithRetryable(false)
+			WithRetryable(false), false
 	}
 	if _, ok := errors.AsType[*decodeError](err); ok {
 		return mcperr.New(mcperr.Upstream, "upstream %q sent a response that is not the expected JSON", name).
-			WithRetryable(false)
+			WithRetryable(false), false
 	}
 	if reason, ok := tlsFailure(err); ok {
 		return mcperr.New(mcperr.Transport, "the TLS connection to upstream %q failed: %s", name, reason).
-			WithRetryable(false)
+			WithRetryable(false), false
 	}
 	if de, ok := errors.AsType[*net.DNSError](err); ok {
 		if de.IsNotFound {
 			// A name that does not exist will not exist on the next try
 			// either; it is a configuration problem.
 			return mcperr.New(mcperr.Transport, "the host of upstream %q does not resolve (no such host)", name).
-				WithRetryable(false)
+				WithRetryable(false), false
 		}
-		return mcperr.New(mcperr.Transport, "the DNS lookup for upstream %q failed", name)
+		return mcperr.New(mcperr.Transport, "the DNS lookup for upstream %q failed", name), false
 	}
 	if isDial(err) {
 		// Never sent, so always safe to repeat.
 		switch {
 		case errors.Is(err, syscall.ECONNREFUSED):
-			return mcperr.New(mcperr.Transport, "could not connect to upstream %q: connection refused", name)
+			return mcperr.New(mcperr.Transport, "could not connect to upstream %q: connection refused", name), false
 		case isTimeout(err):
-			return mcperr.New(mcperr.Timeout, "could not connect to upstream %q in time", name)
+			return mcperr.New(mcperr.Timeout, "could not connect to upstream %q in time", name), false
 		}
-		return mcperr.New(mcperr.Transport, "could not connect to upstream %q", name)
+		return mcperr.New(mcperr.Transport, "could not connect to upstream %q", name), false
 	}
-	unknown := outcomeUnknown(err, h)
+	what := outcomeUnknown(err, h)
 	if isTimeout(err) {
-		if unknown != "" {
-			return mcperr.New(mcperr.Timeout, "upstream %q did not answer in time; the %s may still have been applied, so check before repeating it", name, unknown).
-				WithRetryable(false)
+		if what != "" {
+			return mcperr.New(mcperr.Timeout, "upstream %q did not answer in time; the %s may still have been applied, so check before repeating it", name, what).
+				WithRetryable(false), true
 		}
-		return mcperr.New(mcperr.Timeout, "upstream %q did not answer in time", name)
+		return mcperr.New(mcperr.Timeout, "upstream %q did not answer in time", name), false
 	}
 	if isConnectionLost(err) {
-		if unknown != "" {
-			return mcperr.New(mcperr.Transport, "the connection to upstream %q was lost; the %s may have been applied, so check before repeating it", name, unknown).
-				WithRetryable(false)
+		if what != "" {
+			return mcperr.New(mcperr.Transport, "the connection to upstream %q was lost; the %s may have been applied, so check before repeating it", name, what).
+				WithRetryable(false), true
 		}
-		return mcperr.New(mcperr.Transport, "the connection to upstream %q was lost", name)
+		return mcperr.New(mcperr.Transport, "the connection to upstream %q was lost", name), false
 	}
-	return mcperr.New(mcperr.Internal, "the request to upstream %q failed", name)
+	return mcperr.New(mcperr.Internal, "the request to upstream %q failed", name), false
 }
 
 func isTimeout(err error) bool {
@@ -296,17 +351,21 @@ func isConnectionLost(err error) bool {
 // after the upstream received it and repeating it is not known to be safe;
 // otherwise it returns "".
 func outcomeUnknown(err error, h hints) string {
-	if h.repeatable {
+	if h.method == "" {
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			h.method = ue.Op
+		}
+	}
+	return unsafeRequest(h)
+}
+
+// unsafeRequest names the request ("POST request") when the hints say it
+// is not safe to repeat; "" when they say it is, or name no method.
+func unsafeRequest(h hints) string {
+	if h.repeatable || h.method == "" {
 		return ""
 	}
 	method := strings.ToUpper(h.method)
-	if method == "" {
-		ue, ok := errors.AsType[*url.Error](err)
-		if !ok {
-			return ""
-		}
-		method = strings.ToUpper(ue.Op)
-	}
 	switch method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodPut, http.MethodDelete, http.MethodTrace:
 		return ""

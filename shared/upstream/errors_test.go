@@ -59,6 +59,25 @@ func TestFromStatus(t *testing.T) {
 		{302, nil, nil, mcperr.Upstream, false, 0, "unexpected HTTP 302 Found"},
 		{200, nil, []Hint{RateLimited()}, mcperr.Upstream, false, 0, "unexpected HTTP 200"},
 		{404, nil, []Hint{Detail("aircraft N123\n\tnot\x00 listed"), nil}, mcperr.NotFound, false, 0, "(HTTP 404 Not Found): aircraft N123 not listed"},
+		// Any retryable status carries the wait the upstream asked for.
+		{502, map[string]string{"Retry-After": "7"}, nil, mcperr.Upstream, true, 7 * time.Second, "HTTP 502 Bad Gateway); retry after 7s"},
+		{504, map[string]string{"Retry-After": soon}, nil, mcperr.Timeout, true, -1, "retry after"},
+		{404, map[string]string{"Retry-After": "7"}, nil, mcperr.NotFound, false, 0, "HTTP 404 Not Found"},
+		// A request that is not safe to repeat: a failure while the
+		// upstream handled it leaves its outcome unknown.
+		{500, nil, []Hint{Method("POST")}, mcperr.Upstream, false, 0, "may have applied the POST request before failing, so the outcome is unknown"},
+		{502, map[string]string{"Retry-After": "7"}, []Hint{Method("post")}, mcperr.Upstream, false, 0, "the outcome is unknown"},
+		{504, nil, []Hint{Method("PATCH")}, mcperr.Timeout, false, 0, "PATCH request"},
+		{408, nil, []Hint{Method("POST")}, mcperr.Timeout, false, 0, "the outcome is unknown"},
+		{503, nil, []Hint{Method("POST")}, mcperr.Upstream, false, 0, "the outcome is unknown"},
+		{503, map[string]string{"Retry-After": "7"}, []Hint{Method("POST")}, mcperr.Upstream, true, 7 * time.Second, "retry after 7s"},
+		{429, map[string]string{"Retry-After": "7"}, []Hint{Method("POST")}, mcperr.RateLimit, true, 7 * time.Second, "retry after 7s"},
+		{501, nil, []Hint{Method("POST")}, mcperr.Upstream, false, 0, "does not support"},
+		{500, nil, []Hint{Method("POST"), Repeatable()}, mcperr.Upstream, true, 0, "HTTP 500"},
+		{500, nil, []Hint{Method("GET")}, mcperr.Upstream, true, 0, "HTTP 500"},
+		{500, nil, []Hint{Method("PUT")}, mcperr.Upstream, true, 0, "HTTP 500"},
+		{500, nil, []Hint{Request(httptestRequest("POST", ""))}, mcperr.Upstream, false, 0, "the outcome is unknown"},
+		{500, nil, []Hint{Request(httptestRequest("POST", "k-1"))}, mcperr.Upstream, true, 0, "HTTP 500"},
 	} {
 		t.Run(fmt.Sprintf("%d %s", tc.status, tc.words), func(t *testing.T) {
 			var h http.Header
@@ -132,9 +151,9 @@ func TestFromError(t *testing.T) {
 		{"deadline POST", wrapURL("Post", context.DeadlineExceeded), nil, mcperr.Timeout, false, "POST request may still have been applied"},
 		{"timeout PATCH", wrapURL("Patch", timeoutErr{}), nil, mcperr.Timeout, false, "PATCH request may still"},
 		{"attempt timeout GET", wrapURL("Get", &attemptTimeoutError{d: time.Second}), nil, mcperr.Timeout, true, "in time"},
-		{"timeout POST with key", context.DeadlineExceeded, []Hint{requestHint(keyed)}, mcperr.Timeout, true, "in time"},
-		{"timeout POST marked", context.DeadlineExceeded, []Hint{requestHint(marked)}, mcperr.Timeout, true, "in time"},
-		{"timeout POST from hint", context.DeadlineExceeded, []Hint{requestHint(plainPost)}, mcperr.Timeout, false, "POST request"},
+		{"timeout POST with key", context.DeadlineExceeded, []Hint{Request(keyed)}, mcperr.Timeout, true, "in time"},
+		{"timeout POST marked", context.DeadlineExceeded, []Hint{Request(marked)}, mcperr.Timeout, true, "in time"},
+		{"timeout POST from hint", context.DeadlineExceeded, []Hint{Request(plainPost)}, mcperr.Timeout, false, "POST request"},
 		{"timeout without method", timeoutErr{}, nil, mcperr.Timeout, true, "in time"},
 		{"refused POST", wrapURL("Post", refused), nil, mcperr.Transport, true, "connection refused"},
 		{"dial timeout", wrapURL("Post", &net.OpError{Op: "dial", Err: timeoutErr{}}), nil, mcperr.Timeout, true, "could not connect to upstream \"svc\" in time"},
@@ -158,6 +177,8 @@ func TestFromError(t *testing.T) {
 		{"auth", &authError{err: errBoom}, nil, mcperr.Authentication, false, "could not obtain credentials"},
 		{"unknown", wrapURL("Get", errBoom), nil, mcperr.Internal, false, "request to upstream \"svc\" failed"},
 		{"detail", io.EOF, []Hint{Detail("while listing quotes")}, mcperr.Transport, true, "was lost: while listing quotes"},
+		{"timeout POST from Method", context.DeadlineExceeded, []Hint{Method("POST")}, mcperr.Timeout, false, "POST request may still"},
+		{"reset POST repeatable", wrapURL("Post", reset), []Hint{Method("POST"), Repeatable()}, mcperr.Transport, true, "was lost"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := FromError("svc", tc.err, tc.hints...)
@@ -205,5 +226,44 @@ func TestRealNetworkErrors(t *testing.T) {
 	e := mustMCP(t, "avinode", err, mcperr.Transport, true)
 	if strings.Contains(errors.Unwrap(e).Error(), "abcdef123456") {
 		t.Fatalf("cause keeps the secret query: %v", errors.Unwrap(e))
+	}
+}
+
+// httptestRequest is a request of method, with an Idempotency-Key when key
+// is set.
+func httptestRequest(method, key string) *http.Request {
+	req, _ := http.NewRequest(method, "https://svc.example/x", nil)
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	return req
+}
+
+// TestFromStatusOutcomeUnknown: the error of a request whose outcome is
+// unknown says so in its chain, for callers that record it.
+func TestFromStatusOutcomeUnknown(t *testing.T) {
+	if e := FromStatus("svc", 500, nil, Method("POST")); !errors.Is(e, ErrOutcomeUnknown) {
+		t.Errorf("POST 500: %v lacks ErrOutcomeUnknown", e)
+	}
+	for _, e := range []*mcperr.Error{FromStatus("svc", 500, nil, Method("GET")), FromStatus("svc", 429, nil, Method("POST")), FromStatus("svc", 500, nil)} {
+		if errors.Is(e, ErrOutcomeUnknown) {
+			t.Errorf("%s: marked unknown", e.Message)
+		}
+	}
+}
+
+// TestFromErrorOutcomeUnknown: a failure after a POST was sent carries
+// ErrOutcomeUnknown; one before sending, or of a GET, does not.
+func TestFromErrorOutcomeUnknown(t *testing.T) {
+	reset := &url.Error{Op: "Post", URL: "https://x", Err: &net.OpError{Op: "read", Err: syscall.ECONNRESET}}
+	if e := FromError("svc", reset); !errors.Is(e, ErrOutcomeUnknown) || !errors.Is(e, syscall.ECONNRESET) {
+		t.Errorf("POST reset: %v", e)
+	}
+	refused := &url.Error{Op: "Post", URL: "https://x", Err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}
+	getReset := &url.Error{Op: "Get", URL: "https://x", Err: &net.OpError{Op: "read", Err: syscall.ECONNRESET}}
+	for _, err := range []error{refused, getReset} {
+		if e := FromError("svc", err); errors.Is(e, ErrOutcomeUnknown) {
+			t.Errorf("%v: marked unknown", err)
+		}
 	}
 }

@@ -30,7 +30,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/retry"
@@ -257,30 +256,23 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 	if err != nil {
 		return mcperr.Wrap(err)
 	}
-	// A POST that only reads is safe to repeat; any other may create
-	// something (a trip, a message) when it reaches Avinode.
-	mutates := method == http.MethodPost && !idempotent
+	// A POST that only reads is marked idempotent above; any other may
+	// create something (a trip, a message) when it reaches Avinode, and the
+	// upstream mapping then reports a failure after sending as an unknown
+	// outcome, not retryable.
 	resp, err := c.up.HTTPClient().Do(req)
 	if err != nil {
-		return unknownOutcome(upstream.FromError(Name, err), mutates, method, path)
+		return unknownOutcome(upstream.FromError(Name, err, upstream.Request(req)), method, path)
 	}
 	defer resp.Body.Close()
 	raw, err := upstream.ReadBody(resp.Body, maxBody)
 	if err != nil {
-		return unknownOutcome(upstream.FromError(Name, &url.Error{Op: method, URL: u, Err: err}), mutates, method, path)
+		return unknownOutcome(upstream.FromError(Name, &url.Error{Op: method, URL: u, Err: err}, upstream.Request(req)), method, path)
 	}
 	var env envelope
 	decodeErr := upstream.DecodeJSON(bytes.NewReader(raw), maxBody, &env)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		if mutates && (resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout) {
-			// The server failed while handling the request: it may have
-			// been applied before the failure, so it must not be repeated
-			// blindly, whatever the status's usual advice.
-			e := c.statusError(resp, env.Meta.Errors)
-			e.Message += fmt.Sprintf("; Avinode may have applied the %s %s before failing, so the outcome is unknown: check before repeating it", method, path)
-			return e.WithRetryable(false).WithCause(market.ErrOutcomeUnknown)
-		}
-		return c.statusError(resp, env.Meta.Errors)
+		return unknownOutcome(c.statusError(req, resp, env.Meta.Errors), method, path)
 	}
 	if decodeErr != nil {
 		return upstream.FromError(Name, decodeErr)
@@ -305,19 +297,18 @@ const authHint = "check AVINODE_API_TOKEN and AVINODE_AUTH_TOKEN (or the OAuth c
 	"is active (connections unused for 60 days are deactivated; sandbox credentials are reset weekly), and that this " +
 	"machine's clock is right (X-Avinode-SentTimestamp must be close to Avinode's time)"
 
-// unknownOutcome marks a transport failure of a mutating request that came
-// after the request was sent (the upstream layer then reports it as not
-// retryable): its effect is unknown. A failure before sending (a refused
-// connection) stays retryable and unmarked.
-func unknownOutcome(e *mcperr.Error, mutates bool, method, path string) error {
-	if !mutates || e.Retryable() || (e.Code != mcperr.Timeout && e.Code != mcperr.Transport) {
+// unknownOutcome names the request in the error of one whose outcome is
+// unknown (upstream.ErrOutcomeUnknown: a POST that failed after it was
+// sent), so the caller knows what to check.
+func unknownOutcome(e *mcperr.Error, method, path string) error {
+	if !errors.Is(e, upstream.ErrOutcomeUnknown) {
 		return e
 	}
-	return mcperr.New(e.Code, "%s (%s %s)", e.Message, method, path).WithRetryable(false).
-		WithCause(fmt.Errorf("%w: %w", market.ErrOutcomeUnknown, e))
+	e.Message += fmt.Sprintf(" (%s %s)", method, path)
+	return e
 }
 
-func (c *Client) statusError(resp *http.Response, problems []Problem) *mcperr.Error {
+func (c *Client) statusError(req *http.Request, resp *http.Response, problems []Problem) *mcperr.Error {
 	detail := describe(problems)
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		e := mcperr.New(mcperr.Authentication, "Avinode refused the request (HTTP %d%s); %s", resp.StatusCode, suffix(detail), authHint)
@@ -331,7 +322,7 @@ func (c *Client) statusError(resp *http.Response, problems []Problem) *mcperr.Er
 		}
 		return e
 	}
-	var hints []upstream.Hint
+	hints := []upstream.Hint{upstream.Request(req)}
 	if detail != "" {
 		hints = append(hints, upstream.Detail(detail))
 	}

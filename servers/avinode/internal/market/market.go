@@ -21,6 +21,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/airports"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/upstream"
 )
 
 // Modes of a backend.
@@ -194,8 +195,9 @@ func StoreNotFound(err error, field, id, what string) error {
 // taken effect although no answer said so: a POST that failed with a 5xx,
 // timed out or lost its connection after it was sent. Repeating such a
 // request may do it twice (a second trip, duplicate RFQs), so the error is
-// not retryable and callers say how to check first.
-var ErrOutcomeUnknown = errors.New("the outcome of the request is unknown")
+// not retryable and callers say how to check first. It is the upstream
+// mapping's own sentinel.
+var ErrOutcomeUnknown = upstream.ErrOutcomeUnknown
 
 // Conflict is the error for an action the current state forbids.
 func Conflict(format string, args ...any) *mcperr.Error {

@@ -165,21 +165,14 @@ func (q querier) tripAttempts(ctx context.Context, query string, args ...any) ([
 	if err != nil {
 		return nil, fmt.Errorf("store: reading trip attempts: %w", err)
 	}
-	defer rows.Close()
-	var out []TripAttempt
-	for rows.Next() {
-		var a TripAttempt
-		var segs, created, updated string
-		if err := rows.Scan(&a.Reference, &a.State, &a.TripID, &segs, &a.Detail, &created, &updated); err != nil {
-			return nil, fmt.Errorf("store: reading trip attempts: %w", err)
+	return scanRows(rows, "trip attempts", func(rows *sql.Rows, a *TripAttempt) error {
+		var segs string
+		if err := rows.Scan(&a.Reference, &a.State, &a.TripID, &segs, &a.Detail, stamp(&a.CreatedAt), stamp(&a.UpdatedAt)); err != nil {
+			return err
 		}
-		var err1, err2 error
-		a.CreatedAt, err1 = parseTS(created)
-		a.UpdatedAt, err2 = parseTS(updated)
-		if err := errors.Join(json.Unmarshal([]byte(segs), &a.Segments), err1, err2); err != nil {
-			return nil, fmt.Errorf("store: trip attempt %s: %w", a.Reference, err)
+		if err := json.Unmarshal([]byte(segs), &a.Segments); err != nil {
+			return fmt.Errorf("trip attempt %s: %w", a.Reference, err)
 		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+		return nil
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -119,22 +118,14 @@ func (s *Store) ApplyPublished(ctx context.Context, f PublishedFilter, now time.
 }
 
 func scanEvents(rows *sql.Rows) ([]Event, error) {
-	var out []Event
-	for rows.Next() {
-		var e Event
-		var dueAt, payload string
-		if err := rows.Scan(&e.ID, &e.TripID, &e.RFQID, &e.Kind, &dueAt, &e.Ref, &payload); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("store: reading events: %w", err)
+	return scanRows(rows, "events", func(rows *sql.Rows, e *Event) error {
+		var payload string
+		if err := rows.Scan(&e.ID, &e.TripID, &e.RFQID, &e.Kind, stamp(&e.DueAt), &e.Ref, &payload); err != nil {
+			return err
 		}
-		e.DueAt, _ = parseTS(dueAt)
 		e.Payload = json.RawMessage(payload)
-		out = append(out, e)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return nil, fmt.Errorf("store: reading events: %w", err)
-	}
-	return out, nil
+		return nil
+	})
 }
 
 // HasDueEvents reports, from the read pool, whether any event is due, so a

@@ -152,30 +152,17 @@ func (q querier) rfqs(ctx context.Context, query string, args ...any) ([]RFQ, er
 	if err != nil {
 		return nil, fmt.Errorf("store: reading RFQs: %w", err)
 	}
-	defer rows.Close()
-	var out []RFQ
-	for rows.Next() {
-		var r RFQ
-		var lifts, created, updated string
-		var responded nullTime
+	return scanRows(rows, "RFQs", func(rows *sql.Rows, r *RFQ) error {
+		var lifts string
 		if err := rows.Scan(&r.ID, &r.TripID, &r.SellerID, &r.SellerName, &r.SellerCountry, &r.Status, &r.DeclineReason,
-			&r.DeclineMessage, &lifts, &created, &responded, &updated); err != nil {
-			return nil, fmt.Errorf("store: reading RFQs: %w", err)
+			&r.DeclineMessage, &lifts, stamp(&r.CreatedAt), optStamp(&r.RespondedAt), stamp(&r.UpdatedAt)); err != nil {
+			return err
 		}
-		var e1, e2, e3, e4 error
-		e1 = json.Unmarshal([]byte(lifts), &r.Lifts)
-		r.CreatedAt, e2 = parseTS(created)
-		r.UpdatedAt, e3 = parseTS(updated)
-		r.RespondedAt, e4 = parseTSPtr(responded)
-		if err := errors.Join(e1, e2, e3, e4); err != nil {
-			return nil, fmt.Errorf("store: RFQ %s: %w", r.ID, err)
+		if err := json.Unmarshal([]byte(lifts), &r.Lifts); err != nil {
+			return fmt.Errorf("RFQ %s: %w", r.ID, err)
 		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: reading RFQs: %w", err)
-	}
-	return out, nil
+		return nil
+	})
 }
 
 // QuoteFilter selects quotes: of a trip, of an RFQ, or one by id (the
@@ -203,36 +190,23 @@ func (s *Store) Quotes(ctx context.Context, f QuoteFilter, now time.Time) ([]Quo
 	if err != nil {
 		return nil, fmt.Errorf("store: reading quotes: %w", err)
 	}
-	defer rows.Close()
-	var out []Quote
-	for rows.Next() {
-		var q Quote
+	return scanRows(rows, "quotes", func(rows *sql.Rows, q *Quote) error {
 		var base, taxes, total int64
-		var breakdown, received, updated string
-		var valid nullTime
+		var breakdown string
 		if err := rows.Scan(&q.ID, &q.RFQID, &q.TripID, &q.LiftID, &q.OperatorID, &q.OperatorName, &q.AircraftType,
 			&q.AircraftCategory, &q.AircraftTail, &q.AircraftCapacity, &q.YearOfMake, &q.Currency, &base, &taxes, &total,
-			&breakdown, &valid, &q.Status, &q.SellerMessage, &received, &updated); err != nil {
-			return nil, fmt.Errorf("store: reading quotes: %w", err)
+			&breakdown, optStamp(&q.ValidUntil), &q.Status, &q.SellerMessage, stamp(&q.ReceivedAt), stamp(&q.UpdatedAt)); err != nil {
+			return err
 		}
 		q.Base, q.TaxesFees, q.Total = Money(base), Money(taxes), Money(total)
-		var e1, e2, e3, e4 error
-		e1 = json.Unmarshal([]byte(breakdown), &q.Breakdown)
-		q.ValidUntil, e2 = parseTSPtr(valid)
-		q.ReceivedAt, e3 = parseTS(received)
-		q.UpdatedAt, e4 = parseTS(updated)
-		if err := errors.Join(e1, e2, e3, e4); err != nil {
-			return nil, fmt.Errorf("store: quote %s: %w", q.ID, err)
+		if err := json.Unmarshal([]byte(breakdown), &q.Breakdown); err != nil {
+			return fmt.Errorf("quote %s: %w", q.ID, err)
 		}
 		if q.Status == QuoteActive && q.ValidUntil != nil && !now.Before(*q.ValidUntil) {
 			q.Status = QuoteExpired
 		}
-		out = append(out, q)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: reading quotes: %w", err)
-	}
-	return out, nil
+		return nil
+	})
 }
 
 // nonNil keeps a nil slice from being stored as JSON null.

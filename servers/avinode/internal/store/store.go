@@ -322,15 +322,74 @@ func parseTS(s string) (time.Time, error) {
 	return t.UTC(), err
 }
 
-func parseTSPtr(s sql.NullString) (*time.Time, error) {
-	if !s.Valid || s.String == "" {
-		return nil, nil
-	}
-	t, err := parseTS(s.String)
+// stamp scans a stored timestamp column into t, so a row's times are read
+// by rows.Scan itself rather than through strings parsed afterwards.
+func stamp(t *time.Time) sql.Scanner { return stampScanner{t} }
+
+type stampScanner struct{ t *time.Time }
+
+func (s stampScanner) Scan(src any) error {
+	v, ok, err := stampText(src)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return &t, nil
+	if !ok {
+		return errors.New("store: a timestamp is NULL")
+	}
+	*s.t, err = parseTS(v)
+	return err
+}
+
+// optStamp scans a nullable timestamp column: nil for NULL or empty.
+func optStamp(t **time.Time) sql.Scanner { return optStampScanner{t} }
+
+type optStampScanner struct{ t **time.Time }
+
+func (s optStampScanner) Scan(src any) error {
+	v, ok, err := stampText(src)
+	if err != nil || !ok || v == "" {
+		*s.t = nil
+		return err
+	}
+	t, err := parseTS(v)
+	if err != nil {
+		return err
+	}
+	*s.t = &t
+	return nil
+}
+
+// stampText is a timestamp column's text; ok is false for NULL.
+func stampText(src any) (string, bool, error) {
+	switch v := src.(type) {
+	case nil:
+		return "", false, nil
+	case string:
+		return v, true, nil
+	case []byte:
+		return string(v), true, nil
+	case time.Time:
+		return ts(v), true, nil
+	}
+	return "", false, fmt.Errorf("store: a timestamp column holds %T", src)
+}
+
+// scanRows reads every row with scan into a fresh T, then closes rows; what
+// names the rows in errors ("RFQs").
+func scanRows[T any](rows *sql.Rows, what string, scan func(*sql.Rows, *T) error) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := scan(rows, &v); err != nil {
+			return nil, fmt.Errorf("store: reading %s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: reading %s: %w", what, err)
+	}
+	return out, nil
 }
 
 // Now is the time the store writes for "now": the wall clock in UTC, cut to

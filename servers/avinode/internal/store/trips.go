@@ -120,30 +120,17 @@ func (q querier) trips(ctx context.Context, query string, args ...any) ([]Trip, 
 	if err != nil {
 		return nil, fmt.Errorf("store: reading trips: %w", err)
 	}
-	defer rows.Close()
-	var out []Trip
-	for rows.Next() {
-		var tr Trip
-		var segs, links, created, updated string
+	return scanRows(rows, "trips", func(rows *sql.Rows, tr *Trip) error {
+		var segs, links string
 		if err := rows.Scan(&tr.ID, &tr.DisplayID, &tr.ExternalReference, &tr.Status, &tr.AircraftCategory, &tr.Notes,
-			&segs, &links, &tr.CancelReason, &tr.CancelMessage, &created, &updated); err != nil {
-			return nil, fmt.Errorf("store: reading trips: %w", err)
+			&segs, &links, &tr.CancelReason, &tr.CancelMessage, stamp(&tr.CreatedAt), stamp(&tr.UpdatedAt)); err != nil {
+			return err
 		}
 		if err := errors.Join(json.Unmarshal([]byte(segs), &tr.Segments), json.Unmarshal([]byte(links), &tr.Links)); err != nil {
-			return nil, fmt.Errorf("store: trip %s: %w", tr.ID, err)
+			return fmt.Errorf("trip %s: %w", tr.ID, err)
 		}
-		var err1, err2 error
-		tr.CreatedAt, err1 = parseTS(created)
-		tr.UpdatedAt, err2 = parseTS(updated)
-		if err := errors.Join(err1, err2); err != nil {
-			return nil, fmt.Errorf("store: trip %s: %w", tr.ID, err)
-		}
-		out = append(out, tr)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: reading trips: %w", err)
-	}
-	return out, nil
+		return nil
+	})
 }
 
 // NextSeq returns the next value of the named counter, starting at first.
@@ -157,6 +144,3 @@ func (t *Tx) NextSeq(ctx context.Context, name string, first int64) (int64, erro
 	}
 	return v, nil
 }
-
-// nullTime scans a nullable timestamp column.
-type nullTime = sql.NullString

@@ -533,40 +533,22 @@ func (q querier) events(ctx context.Context, query string, args ...any) ([]Webho
 	if err != nil {
 		return nil, fmt.Errorf("store: reading webhook events: %w", err)
 	}
-	defer rows.Close()
-	var out []WebhookEvent
-	for rows.Next() {
-		var e WebhookEvent
+	return scanRows(rows, "webhook events", func(rows *sql.Rows, e *WebhookEvent) error {
 		var verified int
-		var parsed, claimed, processed, next, lease sql.NullString
+		var parsed sql.NullString
 		var dur sql.NullInt64
-		var received, last, updated string
 		if err := rows.Scan(&e.ID, &e.AvinodeEventID, &e.EventType, &e.ResourceType, &e.Href, &e.TripRef, &e.TripID, &e.RFQID,
-			&e.QuoteID, &e.MessageID, &e.Source, &e.SourceIP, &verified, &e.Payload, &parsed, &e.Status, &e.Deliveries, &received,
-			&last, &claimed, &processed, &dur, &e.Error, &e.RetryCount, &e.MaxRetries, &next, &e.RequeueCount, &e.LeaseOwner,
-			&lease, &updated); err != nil {
-			return nil, fmt.Errorf("store: reading webhook events: %w", err)
+			&e.QuoteID, &e.MessageID, &e.Source, &e.SourceIP, &verified, &e.Payload, &parsed, &e.Status, &e.Deliveries,
+			stamp(&e.ReceivedAt), stamp(&e.LastReceivedAt), optStamp(&e.ClaimedAt), optStamp(&e.ProcessedAt), &dur, &e.Error,
+			&e.RetryCount, &e.MaxRetries, optStamp(&e.NextRetryAt), &e.RequeueCount, &e.LeaseOwner, optStamp(&e.LeaseExpiresAt),
+			stamp(&e.UpdatedAt)); err != nil {
+			return err
 		}
 		e.SignatureVerified = verified != 0
 		e.ParsedData = parsed.String
 		if dur.Valid {
 			e.DurationMS = &dur.Int64
 		}
-		var errs [8]error
-		e.ReceivedAt, errs[0] = parseTS(received)
-		e.LastReceivedAt, errs[1] = parseTS(last)
-		e.UpdatedAt, errs[2] = parseTS(updated)
-		e.ClaimedAt, errs[3] = parseTSPtr(claimed)
-		e.ProcessedAt, errs[4] = parseTSPtr(processed)
-		e.NextRetryAt, errs[5] = parseTSPtr(next)
-		e.LeaseExpiresAt, errs[6] = parseTSPtr(lease)
-		if err := errors.Join(errs[:]...); err != nil {
-			return nil, fmt.Errorf("store: webhook event %s: %w", e.ID, err)
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: reading webhook events: %w", err)
-	}
-	return out, nil
+		return nil
+	})
 }

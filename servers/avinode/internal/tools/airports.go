@@ -7,15 +7,23 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/airports"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
-	"github.com/mcp-fleet/mcp-fleet/shared/schema"
 )
 
 // AirportTools returns search_airports.
 func AirportTools(d Deps) []kit.Tool { return []kit.Tool{searchAirports(d)} }
 
 type airportsArgs struct {
-	Query string `json:"query" jsonschema:"an ICAO or IATA code, or words of an airport's name or city, e.g. KTEB, LGW, teterboro, le bourget, new york" mcp:"minLength=2,maxLength=100"`
-	Limit int    `json:"limit,omitempty" jsonschema:"most airports to return" mcp:"min=1,max=50,default=10"`
+	Query  string `json:"query" jsonschema:"an ICAO or IATA code, or words of an airport's name or city, e.g. KTEB, LGW, teterboro, le bourget, new york" mcp:"minLength=2,maxLength=100"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"most airports to return" mcp:"min=1,max=50,default=10"`
+	Offset int    `json:"offset,omitempty" jsonschema:"best matches to skip: the next_offset of the previous page" mcp:"min=0,max=200"`
+}
+
+// Validate: a query is more than blanks.
+func (a *airportsArgs) Validate() error {
+	if strings.TrimSpace(a.Query) == "" {
+		return mcperr.Invalid("query", a.Query, "a code, a name or a city", "the query is blank")
+	}
+	return nil
 }
 
 // airportView is an airport as the tool shows it; an airport found only
@@ -46,6 +54,7 @@ type airportsResult struct {
 	Query    string        `json:"query"`
 	Airports []airportView `json:"airports"`
 	Total    int           `json:"total"`
+	page
 	// Source says where the airports come from: avinode (the
 	// marketplace's search, then the table) or table.
 	Source string `json:"source"`
@@ -53,7 +62,7 @@ type airportsResult struct {
 }
 
 func searchAirports(d Deps) kit.Tool {
-	return kit.Tool{
+	return kit.NewTool(kit.Tool{
 		Name:  "search_airports",
 		Title: "Find airports",
 		Description: "Find airports by ICAO or IATA code, name or city, best match first (accents, case and punctuation " +
@@ -62,53 +71,48 @@ func searchAirports(d Deps) kit.Tool {
 			"the ICAO codes create_trip needs. With Avinode credentials it asks Avinode's airport search first (what " +
 			"Avinode accepts in a trip), then the built-in table of about 6 850 airports, which includes the " +
 			"business-aviation fields (Courchevel, East Hampton, Saanen/Gstaad…).",
-		InputSchema: schema.MustFor[airportsArgs](),
-		Effect:      kit.ReadOnly,
-		OpenWorld:   true,
-		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a airportsArgs
-			if err := c.Bind(&a); err != nil {
-				return nil, err
+		Paging:    "ask for the next matches with offset set to next_offset, or for fewer with limit",
+		Effect:    kit.ReadOnly,
+		OpenWorld: true,
+	}, func(ctx context.Context, c *kit.Call, a airportsArgs) (airportsResult, error) {
+		q := strings.TrimSpace(a.Query)
+		// One more than the page tells whether another follows.
+		want := a.Offset + a.Limit + 1
+		out := airportsResult{Query: q, Airports: []airportView{}, Source: "table"}
+		var found []airportView
+		seen := map[string]bool{}
+		add := func(ap airports.Airport) {
+			if len(found) < want && !seen[ap.ICAO] {
+				seen[ap.ICAO] = true
+				found = append(found, viewOf(ap))
 			}
-			q := strings.TrimSpace(a.Query)
-			if q == "" {
-				return nil, mcperr.Invalid("query", a.Query, "a code, a name or a city", "the query is blank")
-			}
-			if a.Limit == 0 {
-				a.Limit = 10
-			}
-			out := airportsResult{Query: q, Airports: []airportView{}, Source: "table"}
-			seen := map[string]bool{}
-			add := func(ap airports.Airport) {
-				if len(out.Airports) < a.Limit && !seen[ap.ICAO] {
-					seen[ap.ICAO] = true
-					out.Airports = append(out.Airports, viewOf(ap))
+		}
+		remote, searched, err := d.Market.SearchAirports(ctx, q, want)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return airportsResult{}, err
+		case err != nil:
+			// The table still answers; the note says what is missing.
+			out.Note = "Avinode's airport search failed (" + mcperr.Wrap(err).Message + "); these airports come from the built-in table only."
+		case searched:
+			out.Source = "avinode"
+			for _, ap := range remote {
+				// The table knows an airport's type and elevation;
+				// Avinode's answer names it as the marketplace does.
+				if known, ok := airports.Lookup(ap.ICAO); ok && known.ICAO == ap.ICAO {
+					known.Name, known.City = ap.Name, ap.City
+					ap = known
 				}
-			}
-			remote, searched, err := d.Market.SearchAirports(ctx, q, a.Limit)
-			switch {
-			case err != nil && ctx.Err() != nil:
-				return nil, err
-			case err != nil:
-				// The table still answers; the note says what is missing.
-				out.Note = "Avinode's airport search failed (" + mcperr.Wrap(err).Message + "); these airports come from the built-in table only."
-			case searched:
-				out.Source = "avinode"
-				for _, ap := range remote {
-					// The table knows an airport's type and elevation;
-					// Avinode's answer names it as the marketplace does.
-					if known, ok := airports.Lookup(ap.ICAO); ok && known.ICAO == ap.ICAO {
-						known.Name, known.City = ap.Name, ap.City
-						ap = known
-					}
-					add(ap)
-				}
-			}
-			for _, ap := range airports.Search(q, a.Limit) {
 				add(ap)
 			}
-			out.Total = len(out.Airports)
-			return out, nil
-		},
-	}
+		}
+		for _, ap := range airports.Search(q, want) {
+			add(ap)
+		}
+		if out.Airports, out.page, err = pageOf(c, found, a.Offset, a.Limit, out); err != nil {
+			return airportsResult{}, err
+		}
+		out.Total = len(out.Airports)
+		return out, nil
+	})
 }

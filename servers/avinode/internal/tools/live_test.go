@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -287,6 +288,8 @@ func TestLiveFaults(t *testing.T) {
 			tool: "create_trip", code: mcperr.RateLimit, retryable: true, contains: "retry after 7s", posts: 1},
 		{name: "503 on a POST: the outcome is unknown", fault: fakeavinode.Fault{Method: "POST", Path: "/trips", Status: 503},
 			tool: "create_trip", code: mcperr.Upstream, retryable: false, contains: "outcome is unknown", posts: 1},
+		{name: "503 with Retry-After on a POST: not processed", fault: fakeavinode.Fault{Method: "POST", Path: "/trips", Status: 503, RetryAfter: "7"},
+			tool: "create_trip", code: mcperr.Upstream, retryable: true, contains: "retry after 7s", posts: 1},
 		{name: "500 on a POST: the outcome is unknown", fault: fakeavinode.Fault{Method: "POST", Path: "/trips", Status: 500},
 			tool: "create_trip", code: mcperr.Upstream, retryable: false, contains: "find_trips with external_reference", posts: 1},
 		{name: "timeout after the POST was received", fault: fakeavinode.Fault{Method: "POST", Path: "/trips", Delay: 3 * time.Second, After: true},
@@ -330,6 +333,14 @@ func TestLiveFaults(t *testing.T) {
 			}
 			if !strings.Contains(b.Message, tc.contains) {
 				t.Errorf("message %q lacks %q", b.Message, tc.contains)
+			}
+			// The wait Avinode asked for reaches the agent as a number.
+			if want := tc.fault.RetryAfter; want != "" {
+				if got := b.Data.RetryAfterSeconds; got == nil || fmt.Sprint(*got) != want {
+					t.Errorf("retry_after_seconds = %v, want %s", got, want)
+				}
+			} else if b.Data.RetryAfterSeconds != nil {
+				t.Errorf("retry_after_seconds = %d without a Retry-After", *b.Data.RetryAfterSeconds)
 			}
 			for _, secret := range []string{apiToken, authToken} {
 				if strings.Contains(b.Message, secret) {

@@ -319,6 +319,11 @@ func TestBadInputs(t *testing.T) {
 		{"return before departure", "create_trip", base(map[string]any{"return_date": futureDate(e.clock, 24*time.Hour)}), mcperr.Validation, "return_date"},
 		{"same airports", "create_trip", base(map[string]any{"arrival_airport": "KTEB"}), mcperr.Validation, "arrival_airport"},
 		{"unknown category", "create_trip", base(map[string]any{"aircraft_category": "jumbo"}), mcperr.Validation, "aircraft_category"},
+		{"segment goes nowhere", "create_trip", base(map[string]any{"segments": []map[string]any{{"departure_airport": "KLAS",
+			"arrival_airport": "KLAS", "departure_date": futureDate(e.clock, 96*time.Hour)}}}), mcperr.Validation, "segments[0].arrival_airport"},
+		{"return goes nowhere", "create_trip", base(map[string]any{"segments": []map[string]any{{"departure_airport": "KVNY",
+			"arrival_airport": "KTEB", "departure_date": futureDate(e.clock, 96*time.Hour)}}, "return_date": futureDate(e.clock, 120*time.Hour)}),
+			mcperr.Validation, "return_date"},
 		{"unknown argument", "create_trip", base(map[string]any{"budget": 1}), mcperr.Validation, "budget"},
 		{"segment before first leg", "create_trip", base(map[string]any{"segments": []map[string]any{{"departure_airport": "KVNY",
 			"arrival_airport": "KLAS", "departure_date": futureDate(e.clock, time.Hour)}}}), mcperr.Validation, "segments[0].departure_date"},
@@ -342,6 +347,8 @@ func TestBadInputs(t *testing.T) {
 		{"empty legs in the past", "search_empty_legs", map[string]any{"departure_airport": "KTEB", "date": "2031-03-01"}, mcperr.Validation, "date"},
 		{"empty legs unknown airport", "search_empty_legs", map[string]any{"arrival_airport": "ZZZZ", "date": "2031-03-12"}, mcperr.Validation, "arrival_airport"},
 		{"watch without airports", "create_watch", map[string]any{"aircraft_category": "light"}, mcperr.Validation, "departure_airport"},
+		{"quotes at a negative offset", "get_quotes", map[string]any{"trip_id": "atrip-1", "offset": -1}, mcperr.Validation, "offset"},
+		{"messages over the limit", "get_messages", map[string]any{"rfq_id": "arfq-1", "limit": 201}, mcperr.Validation, "limit"},
 		{"watch unknown airport", "create_watch", map[string]any{"departure_airport": "ZZZZ"}, mcperr.Validation, "departure_airport"},
 	}
 	for _, tc := range tests {

@@ -118,6 +118,20 @@ func TestToolAnnotations(t *testing.T) {
 	}
 }
 
+// TestAgentReady: every tool passes the kit's check for LLM hosts: limits
+// of its name and description, a portable input schema, an outputSchema.
+func TestAgentReady(t *testing.T) {
+	all := tools.All(schemaDeps(t))
+	if len(all) != 15 {
+		t.Errorf("%d tools, want 15", len(all))
+	}
+	for _, tool := range all {
+		if err := kit.AgentReady(tool); err != nil {
+			t.Errorf("%s: %v", tool.Name, err)
+		}
+	}
+}
+
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)

@@ -122,20 +122,37 @@ func describeLegs(segs []store.Segment) string {
 	return strings.Join(parts, ", ")
 }
 
-// withProperties adds an empty "properties" to an object schema that has
-// none: some clients refuse an object schema without the key.
-func withProperties(raw json.RawMessage) json.RawMessage {
-	var s map[string]json.RawMessage
-	if json.Unmarshal(raw, &s) != nil {
-		return raw
-	}
-	if _, ok := s["properties"]; ok {
-		return raw
-	}
-	s["properties"] = json.RawMessage("{}")
-	out, err := json.Marshal(s)
+// page tells an agent that a list goes on. Truncated: the result budget
+// cut the list short. NextOffset, when set, is the offset of the next page:
+// more items follow, cut by the budget or past the limit.
+type page struct {
+	Truncated  bool `json:"truncated"`
+	NextOffset int  `json:"next_offset,omitempty"`
+}
+
+// pageOf returns the page of items (all of them from the first, at most
+// offset+limit+1, so that one more than asked tells whether another page
+// follows) that starts at offset, holds at most limit items and fits the
+// call's result budget once the rest of the result (rest, with an empty
+// list) is paid for.
+func pageOf[T any](c *kit.Call, items []T, offset, limit int, rest any) ([]T, page, error) {
+	window := items[min(offset, len(items)):]
+	more := len(window) > limit
+	window = window[:min(limit, len(window))]
+	fixed, err := json.Marshal(rest)
 	if err != nil {
-		return raw
+		return nil, page{}, mcperr.Wrap(err)
 	}
-	return out
+	n, err := kit.FitItems(window, c.Room()-kit.CostJSON(fixed))
+	if err != nil {
+		return nil, page{}, mcperr.Wrap(err)
+	}
+	var p page
+	if n < len(window) {
+		p.Truncated = true
+	}
+	if p.Truncated || more {
+		p.NextOffset = offset + n
+	}
+	return append(make([]T, 0, n), window[:n]...), p, nil
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
-	"github.com/mcp-fleet/mcp-fleet/shared/schema"
 )
 
 // WebhookTools returns list_webhook_events and requeue_webhook_event: the
@@ -32,12 +31,15 @@ type listEventsResult struct {
 	Events []store.WebhookEvent `json:"events"`
 	Total  int                  `json:"total"`
 	// Queue counts every stored event by status, whatever the filter.
-	Queue      map[string]int `json:"queue"`
-	NextBefore string         `json:"next_before,omitempty"`
+	Queue map[string]int `json:"queue"`
+	// Truncated: the result budget cut the page short. NextBefore, when
+	// set, asks for the next (older) page.
+	Truncated  bool   `json:"truncated"`
+	NextBefore string `json:"next_before,omitempty"`
 }
 
 func listWebhookEvents(d Deps) kit.Tool {
-	return kit.Tool{
+	return kit.NewTool(kit.Tool{
 		Name:  "list_webhook_events",
 		Title: "List webhook events",
 		Description: "List the webhook notifications Avinode (or the simulated marketplace) sent — each a pointer to a quote, an " +
@@ -45,38 +47,34 @@ func listWebhookEvents(d Deps) kit.Tool {
 			"completed (with what it turned out to be: quote_received, rfq_declined, message_received…), failed (retried " +
 			"with backoff; next_retry_at) or dead_letter (given up; last_error says why). Filter by trip, type or status; " +
 			"queue counts all events by status. Use it to review the dead letter before requeue_webhook_event.",
-		InputSchema: schema.MustFor[listEventsArgs](),
-		Effect:      kit.ReadOnly,
-		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a listEventsArgs
-			if err := c.Bind(&a); err != nil {
-				return nil, err
-			}
-			if a.Limit == 0 {
-				a.Limit = 50
-			}
-			evs, err := d.Store.WebhookEvents(ctx, store.EventFilter{TripID: a.TripID, Type: a.Type, Status: a.Status,
-				Before: a.Before, Limit: a.Limit})
-			if errors.Is(err, store.ErrNotFound) {
-				return nil, mcperr.Invalid("before", a.Before, "an event_id from a previous listing", "no webhook event %s exists", a.Before)
-			}
-			if err != nil {
-				return nil, err
-			}
-			counts, err := d.Store.WebhookEventCounts(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if evs == nil {
-				evs = []store.WebhookEvent{}
-			}
-			res := listEventsResult{Events: evs, Total: len(evs), Queue: counts}
-			if len(evs) == a.Limit {
-				res.NextBefore = evs[len(evs)-1].ID
-			}
-			return kit.Untrusted{Source: webhookSource, Value: res}, nil
-		},
-	}
+		Paging: "ask for the next page with before set to next_before, or for fewer events with limit",
+		Effect: kit.ReadOnly,
+	}, func(ctx context.Context, c *kit.Call, a listEventsArgs) (kit.Fenced[listEventsResult], error) {
+		var none kit.Fenced[listEventsResult]
+		// One more than asked tells whether another page follows.
+		evs, err := d.Store.WebhookEvents(ctx, store.EventFilter{TripID: a.TripID, Type: a.Type, Status: a.Status,
+			Before: a.Before, Limit: a.Limit + 1})
+		if errors.Is(err, store.ErrNotFound) {
+			return none, mcperr.Invalid("before", a.Before, "an event_id from a previous listing", "no webhook event %s exists", a.Before)
+		}
+		if err != nil {
+			return none, err
+		}
+		counts, err := d.Store.WebhookEventCounts(ctx)
+		if err != nil {
+			return none, err
+		}
+		res := listEventsResult{Events: []store.WebhookEvent{}, Queue: counts}
+		var p page
+		if res.Events, p, err = pageOf(c, evs, 0, a.Limit, res); err != nil {
+			return none, err
+		}
+		res.Total, res.Truncated = len(res.Events), p.Truncated
+		if p.NextOffset > 0 {
+			res.NextBefore = res.Events[len(res.Events)-1].ID
+		}
+		return kit.Fenced[listEventsResult]{Source: webhookSource, Value: res}, nil
+	})
 }
 
 type requeueArgs struct {
@@ -89,35 +87,30 @@ type requeueResult struct {
 }
 
 func requeueWebhookEvent(d Deps) kit.Tool {
-	return kit.Tool{
+	return kit.NewTool(kit.Tool{
 		Name:  "requeue_webhook_event",
 		Title: "Requeue a webhook event",
 		Description: "Put a webhook event that is in the dead letter (or waiting for a retry) back in the queue, due now, with its " +
 			"retries restored: the processor fetches what it points at again. Do it once the reason in last_error is mended " +
 			"(Avinode reachable again, credentials fixed). Completed, pending and processing events cannot be requeued.",
-		InputSchema: schema.MustFor[requeueArgs](),
-		Effect:      kit.Additive,
-		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a requeueArgs
-			if err := c.Bind(&a); err != nil {
-				return nil, err
-			}
-			ev, err := d.Store.RequeueWebhookEvent(ctx, a.EventID, store.Now())
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				return nil, &mcperr.Error{Code: mcperr.NotFound, Field: "event_id", Value: a.EventID,
-					Message: "no webhook event " + a.EventID + " exists"}
-			case errors.Is(err, store.ErrNotRequeueable):
-				return nil, mcperr.New(mcperr.Conflict, "webhook event %s is %s; only an event in the dead letter or waiting for a retry can be requeued",
-					a.EventID, ev.Status)
-			case err != nil:
-				return nil, err
-			}
-			if d.Poke != nil {
-				d.Poke()
-			}
-			return kit.Untrusted{Source: webhookSource, Value: requeueResult{Event: *ev,
-				Note: "Requeued: the webhook processor takes it up within a second; list_webhook_events shows the outcome."}}, nil
-		},
-	}
+		Effect: kit.Additive,
+	}, func(ctx context.Context, c *kit.Call, a requeueArgs) (kit.Fenced[requeueResult], error) {
+		var none kit.Fenced[requeueResult]
+		ev, err := d.Store.RequeueWebhookEvent(ctx, a.EventID, store.Now())
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return none, &mcperr.Error{Code: mcperr.NotFound, Field: "event_id", Value: a.EventID,
+				Message: "no webhook event " + a.EventID + " exists"}
+		case errors.Is(err, store.ErrNotRequeueable):
+			return none, mcperr.New(mcperr.Conflict, "webhook event %s is %s; only an event in the dead letter or waiting for a retry can be requeued",
+				a.EventID, ev.Status)
+		case err != nil:
+			return none, err
+		}
+		if d.Poke != nil {
+			d.Poke()
+		}
+		return kit.Fenced[requeueResult]{Source: webhookSource, Value: requeueResult{Event: *ev,
+			Note: "Requeued: the webhook processor takes it up within a second; list_webhook_events shows the outcome."}}, nil
+	})
 }

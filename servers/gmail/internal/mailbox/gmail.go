@@ -150,7 +150,7 @@ func (g *Gmail) Close() error { g.up.CloseIdleConnections(); return nil }
 func (g *Gmail) Profile(ctx context.Context) (string, error) {
 	p, err := g.svc.Users.GetProfile(g.user).Context(ctx).Do()
 	if err != nil {
-		return "", g.fail(err, "read the mailbox profile", "")
+		return "", g.fail(err, "read the mailbox profile", http.MethodGet, "")
 	}
 	if g.user != "me" && !strings.EqualFold(p.EmailAddress, g.user) {
 		return "", mcperr.New(mcperr.PermissionDeny, "the credentials open the mailbox of %s, not the configured GMAIL_USER %s", p.EmailAddress, g.user)
@@ -175,7 +175,7 @@ func (g *Gmail) Send(ctx context.Context, raw []byte, threadID string) (*Sent, e
 	}
 	m, err := call.Do()
 	if err != nil {
-		return nil, g.fail(err, "send the message", ours)
+		return nil, g.fail(err, "send the message", http.MethodPost, ours)
 	}
 	s := &Sent{ID: m.Id, ThreadID: m.ThreadId, Labels: m.LabelIds, MessageID: ours}
 	g.confirmMessageID(ctx, s)
@@ -191,7 +191,7 @@ func (g *Gmail) CreateDraft(ctx context.Context, raw []byte, threadID string) (*
 	}
 	d, err := call.Do()
 	if err != nil {
-		return nil, g.fail(err, "create the draft", "")
+		return nil, g.fail(err, "create the draft", http.MethodPost, "")
 	}
 	s := &Sent{DraftID: d.Id, MessageID: ourMessageID(raw)}
 	if d.Message != nil {
@@ -237,7 +237,7 @@ func (g *Gmail) Ref(ctx context.Context, id string) (*Ref, error) {
 	m, err := g.svc.Users.Messages.Get(g.user, id).Format("metadata").
 		MetadataHeaders("Message-ID", "References", "In-Reply-To", "Subject", "From", "Reply-To").Context(ctx).Do()
 	if err != nil {
-		return nil, g.fail(err, "read message "+id, "")
+		return nil, g.fail(err, "read message "+id, http.MethodGet, "")
 	}
 	r := &Ref{ID: m.Id, ThreadID: m.ThreadId}
 	if m.Payload != nil {
@@ -267,7 +267,7 @@ func (g *Gmail) Ref(ctx context.Context, id string) (*Ref, error) {
 func (g *Gmail) Get(ctx context.Context, id string) (*Message, error) {
 	m, err := g.svc.Users.Messages.Get(g.user, id).Format("full").Context(ctx).Do()
 	if err != nil {
-		return nil, g.fail(err, "read message "+id, "")
+		return nil, g.fail(err, "read message "+id, http.MethodGet, "")
 	}
 	return fromAPI(m), nil
 }
@@ -276,7 +276,7 @@ func (g *Gmail) Get(ctx context.Context, id string) (*Message, error) {
 func (g *Gmail) Thread(ctx context.Context, threadID string) ([]*Message, error) {
 	t, err := g.svc.Users.Threads.Get(g.user, threadID).Format("full").Context(ctx).Do()
 	if err != nil {
-		return nil, g.fail(err, "read thread "+threadID, "")
+		return nil, g.fail(err, "read thread "+threadID, http.MethodGet, "")
 	}
 	out := make([]*Message, 0, len(t.Messages))
 	for _, m := range t.Messages {
@@ -295,7 +295,7 @@ func (g *Gmail) Search(ctx context.Context, q string, max int, pageToken string)
 	}
 	list, err := call.Do()
 	if err != nil {
-		return nil, g.fail(err, "search the mailbox", "")
+		return nil, g.fail(err, "search the mailbox", http.MethodGet, "")
 	}
 	page := &Page{Messages: make([]Summary, len(list.Messages)), NextPageToken: list.NextPageToken, ResultSizeEstimate: int(list.ResultSizeEstimate)}
 	ctx, cancel := context.WithCancel(ctx)
@@ -315,7 +315,7 @@ func (g *Gmail) Search(ctx context.Context, q string, max int, pageToken string)
 			if err != nil {
 				mu.Lock()
 				if first == nil {
-					first = g.fail(err, "read the headers of message "+ref.Id, "")
+					first = g.fail(err, "read the headers of message "+ref.Id, http.MethodGet, "")
 					cancel()
 				}
 				mu.Unlock()
@@ -336,7 +336,7 @@ func (g *Gmail) Search(ctx context.Context, q string, max int, pageToken string)
 func (g *Gmail) Attachment(ctx context.Context, messageID, attachmentID string) (*AttachmentData, error) {
 	m, err := g.svc.Users.Messages.Get(g.user, messageID).Format("full").Context(ctx).Do()
 	if err != nil {
-		return nil, g.fail(err, "read message "+messageID, "")
+		return nil, g.fail(err, "read message "+messageID, http.MethodGet, "")
 	}
 	var found *gmail.MessagePart
 	walk(m.Payload, func(p *gmail.MessagePart) {
@@ -352,7 +352,7 @@ func (g *Gmail) Attachment(ctx context.Context, messageID, attachmentID string) 
 	if found.Body.AttachmentId == attachmentID {
 		a, err := g.svc.Users.Messages.Attachments.Get(g.user, messageID, attachmentID).Context(ctx).Do()
 		if err != nil {
-			return nil, g.fail(err, "download the attachment", "")
+			return nil, g.fail(err, "download the attachment", http.MethodGet, "")
 		}
 		data = a.Data
 	}
@@ -464,12 +464,14 @@ func fromAPI(m *gmail.Message) *Message {
 
 // fail maps a Gmail API failure. messageID, for a send, is the message's
 // Message-ID: when Google may have sent it despite the error, the message
-// says how to check before sending again.
-func (g *Gmail) fail(err error, what, messageID string) error {
+// says how to check before sending again. method is the request's: a POST
+// (a send, a new draft) that failed while Google handled it is not
+// retryable, since repeating it may send the mail twice.
+func (g *Gmail) fail(err error, what, method, messageID string) error {
 	var ge *googleapi.Error
 	if !errors.As(err, &ge) {
-		e := upstream.FromError("gmail", err, upstream.Detail(what))
-		if messageID != "" && !e.Retryable() && (e.Code == mcperr.Timeout || e.Code == mcperr.Transport) {
+		e := upstream.FromError("gmail", err, upstream.Detail(what), upstream.Method(method))
+		if messageID != "" && errors.Is(e, upstream.ErrOutcomeUnknown) {
 			e.Message += fmt.Sprintf("; search for rfc822msgid:%s before sending again", messageID)
 		}
 		return e
@@ -492,16 +494,20 @@ func (g *Gmail) fail(err error, what, messageID string) error {
 		return mcperr.New(mcperr.PermissionDeny, "Gmail refused to %s: %s", what, msg).WithCause(err)
 	case ge.Code == http.StatusBadRequest:
 		return mcperr.New(mcperr.Validation, "Gmail refused to %s: %s", what, msg).WithCause(err)
-	case messageID != "" && ge.Code >= 500:
-		return mcperr.New(mcperr.Upstream, "Gmail failed while trying to %s (HTTP %d); the message may or may not have been sent: search for rfc822msgid:%s before sending again",
-			what, ge.Code, messageID).WithRetryable(false).WithCause(err)
 	}
-	var hints []upstream.Hint
+	hints := []upstream.Hint{upstream.Method(method)}
 	if rate {
 		hints = append(hints, upstream.RateLimited())
 	}
 	hints = append(hints, upstream.Detail(what))
-	return upstream.FromStatus("gmail", ge.Code, ge.Header, hints...).WithCause(err)
+	e := upstream.FromStatus("gmail", ge.Code, ge.Header, hints...)
+	if errors.Is(e, upstream.ErrOutcomeUnknown) {
+		if messageID != "" {
+			e.Message += fmt.Sprintf("; the message may or may not have been sent: search for rfc822msgid:%s before sending again", messageID)
+		}
+		return e.WithCause(fmt.Errorf("%w: %w", upstream.ErrOutcomeUnknown, err))
+	}
+	return e.WithCause(err)
 }
 
 func cleanMessage(m string) string {

@@ -266,13 +266,13 @@ func (db *DB) appendFlight(ctx context.Context, hist *history, id string, in Fli
 		again, rerr = db.parseHistory(v[0])
 	}
 	if rerr != nil {
-		return nil, "", report(annotate(err, "whether flight %s was recorded is unknown: the append failed and reading tab %s to check failed too (%s); client %s's totals were not changed. "+
+		return nil, "", report(settled(annotate(err, "whether flight %s was recorded is unknown: the append failed and reading tab %s to check failed too (%s); client %s's totals were not changed. "+
 			"Calling add_flight_history again with the same flight is safe: it records the flight at most once, then updates the totals",
-			f.FlightID, hist.tab, mcperr.Wrap(rerr).Message, id), "unknown")
+			f.FlightID, hist.tab, mcperr.Wrap(rerr).Message, id)), "unknown")
 	}
 	got, _, ferr := again.find(id, f.FlightID)
 	if ferr != nil || got == nil {
-		return nil, "", report(annotate(err, "nothing was written: flight %s was not recorded and client %s's totals are unchanged", f.FlightID, id), "nothing")
+		return nil, "", report(settled(annotate(err, "nothing was written: flight %s was not recorded and client %s's totals are unchanged", f.FlightID, id)), "nothing")
 	}
 	return got, "the answer to the append was lost, but the history shows the flight", nil
 }

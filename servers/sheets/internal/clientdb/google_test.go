@@ -210,6 +210,13 @@ func TestFlightAppendFailures(t *testing.T) {
 	if n := len(e.fake.Rows(sid, "Flight_History")); n != 9 {
 		t.Errorf("history rows %d", n)
 	}
+	// A 500 leaves the append's outcome unknown; the check shows nothing
+	// was written, so repeating the call is safe.
+	e.fake.Fail(sheetsfake.OpAppend, 500, 1)
+	_, err = e.db.AddFlight(ctx, "CL-002", clientdb.FlightInput{Date: "2025-11-01", Route: "KJFK-EGLL"})
+	if me := mcpErr(err); me == nil || me.Code != mcperr.Upstream || !strings.Contains(me.Message, "nothing was written") || !me.Retryable() {
+		t.Errorf("append failed, not landed: %v", err)
+	}
 	// Applied, but the answer was lost: the check finds the row.
 	e.fake.Fail(sheetsfake.OpAppend, 503, 1, sheetsfake.AfterApply())
 	res := must(e.db.AddFlight(ctx, "CL-002", clientdb.FlightInput{Date: "2025-11-01", Route: "KJFK-EGLL"}))
@@ -221,7 +228,7 @@ func TestFlightAppendFailures(t *testing.T) {
 	e.fake.Fail(sheetsfake.OpGet, 500, 3)
 	in := clientdb.FlightInput{Date: "2025-11-05", Route: "EGLL-KJFK"}
 	_, err = e.db.AddFlight(ctx, "CL-002", in)
-	if me := mcpErr(err); me == nil || !strings.Contains(me.Message, "is unknown") || !strings.Contains(me.Message, "at most once") || me.Value.(map[string]any)["written"] != "unknown" {
+	if me := mcpErr(err); me == nil || !strings.Contains(me.Message, "is unknown") || !strings.Contains(me.Message, "at most once") || me.Value.(map[string]any)["written"] != "unknown" || !me.Retryable() {
 		t.Errorf("unknown outcome: %v", err)
 	}
 	res = must(e.db.AddFlight(ctx, "CL-002", in))

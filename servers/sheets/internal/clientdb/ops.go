@@ -603,14 +603,14 @@ func (db *DB) Create(ctx context.Context, f Fields) (Created, error) {
 		after, rerr := db.readClients(ctx)
 		if rerr != nil {
 			if aerr != nil {
-				return Created{}, annotate(aerr, "the client may or may not have been created as %s (reading the tab back to check failed: %s); get_client with the email tells, and create_client again is safe: it never creates a second client with this email", id, mcperr.Wrap(rerr).Message)
+				return Created{}, settled(annotate(aerr, "the client may or may not have been created as %s (reading the tab back to check failed: %s); get_client with the email tells, and create_client again is safe: it never creates a second client with this email", id, mcperr.Wrap(rerr).Message))
 			}
 			return Created{}, annotate(rerr, "client %s was added, but reading it back failed; get_client %s shows it", id, id)
 		}
 		rows := after.rowsWith("updated_at", stamp)
 		if len(rows) == 0 {
 			if aerr != nil {
-				return Created{}, annotate(aerr, "the client was not created")
+				return Created{}, settled(annotate(aerr, "the client was not created"))
 			}
 			return Created{}, mcperr.New(mcperr.Upstream, "the row appended for client %s cannot be found in tab %s; check the sheet", id, before.tab)
 		}

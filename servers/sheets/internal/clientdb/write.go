@@ -2,6 +2,7 @@ package clientdb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/workbook"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/upstream"
 )
 
 // maxWriteAttempts bounds how often a write is made again after the rows
@@ -179,6 +181,17 @@ func annotate(err error, format string, args ...any) *mcperr.Error {
 	out := &mcperr.Error{Code: e.Code, Message: fmt.Sprintf(format, args...) + ": " + e.Message,
 		Field: e.Field, Value: e.Value, Expected: e.Expected, RetryAfter: e.RetryAfter}
 	return out.WithRetryable(e.Retryable()).WithCause(err)
+}
+
+// settled is the advice for an append whose unknown outcome was settled by
+// reading the tab back, or that is safe to repeat anyway (the row is
+// recorded at most once): the upstream called it not retryable only
+// because it might have landed.
+func settled(e *mcperr.Error) *mcperr.Error {
+	if errors.Is(e, upstream.ErrOutcomeUnknown) {
+		e.WithRetryable(true)
+	}
+	return e
 }
 
 // rowsWith lists the rows whose column col reads exactly s.

@@ -199,7 +199,7 @@ func (g *Google) Write(ctx context.Context, tab string, cells []Cell) error {
 	_, err := g.svc.Spreadsheets.Values.BatchUpdate(g.id, &sheets.BatchUpdateValuesRequest{ValueInputOption: "RAW", Data: data}).
 		Context(upstream.MarkIdempotent(ctx)).Do()
 	if err != nil {
-		return g.fail(err, "write to tab "+tab, nil)
+		return g.fail(err, "write to tab "+tab, nil, upstream.Method(http.MethodPost), upstream.Repeatable())
 	}
 	return nil
 }
@@ -229,7 +229,7 @@ func (g *Google) Append(ctx context.Context, tab string, row []any) (a1.Range, e
 	res, err := g.svc.Spreadsheets.Values.Append(g.id, a1.Tab(tab).String(), &sheets.ValueRange{MajorDimension: "ROWS", Values: [][]any{row}}).
 		ValueInputOption("RAW").InsertDataOption("INSERT_ROWS").Context(ctx).Do()
 	if err != nil {
-		return a1.Range{}, g.fail(err, "append a row to tab "+tab, nil)
+		return a1.Range{}, g.fail(err, "append a row to tab "+tab, nil, upstream.Method(http.MethodPost))
 	}
 	if res.Updates == nil {
 		return a1.Range{}, mcperr.New(mcperr.Upstream, "the Sheets API did not say where the row was appended")
@@ -245,7 +245,7 @@ func (g *Google) Append(ctx context.Context, tab string, row []any) (a1.Range, e
 func (g *Google) Clear(ctx context.Context, r a1.Range) error {
 	_, err := g.svc.Spreadsheets.Values.Clear(g.id, r.String(), &sheets.ClearValuesRequest{}).Context(upstream.MarkIdempotent(ctx)).Do()
 	if err != nil {
-		return g.fail(err, "clear "+r.String(), &r)
+		return g.fail(err, "clear "+r.String(), &r, upstream.Method(http.MethodPost), upstream.Repeatable())
 	}
 	return nil
 }
@@ -261,7 +261,7 @@ func (g *Google) AddTabs(ctx context.Context, titles []string) error {
 	}
 	_, err := g.svc.Spreadsheets.BatchUpdate(g.id, &sheets.BatchUpdateSpreadsheetRequest{Requests: reqs}).Context(ctx).Do()
 	if err != nil {
-		return g.fail(err, "add tabs "+strings.Join(titles, ", "), nil)
+		return g.fail(err, "add tabs "+strings.Join(titles, ", "), nil, upstream.Method(http.MethodPost))
 	}
 	return nil
 }
@@ -269,12 +269,16 @@ func (g *Google) AddTabs(ctx context.Context, titles []string) error {
 // fail maps a client error to what a caller may see: Google's status with
 // its rate-limit reasons, Google's own message for a request it found
 // invalid (it names the range, nothing secret), and what to do about access.
-func (g *Google) fail(err error, what string, rng *a1.Range) *mcperr.Error {
+//
+// req names the request (upstream.Method, upstream.Repeatable): an append
+// that failed while Google handled it is not retryable, since repeating it
+// may add the row twice.
+func (g *Google) fail(err error, what string, rng *a1.Range, req ...upstream.Hint) *mcperr.Error {
 	var ge *googleapi.Error
 	if !errors.As(err, &ge) {
-		return upstream.FromError("google-sheets", err, upstream.Detail(what))
+		return upstream.FromError("google-sheets", err, append(req, upstream.Detail(what))...)
 	}
-	var hints []upstream.Hint
+	hints := req
 	rate := false
 	for _, e := range ge.Errors {
 		if e.Reason == "rateLimitExceeded" || e.Reason == "userRateLimitExceeded" {
@@ -297,7 +301,11 @@ func (g *Google) fail(err error, what string, rng *a1.Range) *mcperr.Error {
 	default:
 		hints = append(hints, upstream.Detail(what))
 	}
-	return upstream.FromStatus("google-sheets", ge.Code, ge.Header, hints...).WithCause(err)
+	e := upstream.FromStatus("google-sheets", ge.Code, ge.Header, hints...)
+	if errors.Is(e, upstream.ErrOutcomeUnknown) {
+		return e.WithCause(fmt.Errorf("%w: %w", upstream.ErrOutcomeUnknown, err))
+	}
+	return e.WithCause(err)
 }
 
 func (g *Google) who() string {

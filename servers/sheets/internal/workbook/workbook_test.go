@@ -469,3 +469,54 @@ func TestText(t *testing.T) {
 		}
 	}
 }
+
+// TestGoogleFailureAdvice: what a failed request tells an agent about
+// repeating it. An append that failed while Google handled it is not
+// retryable (a second one may add the row twice); a rate limit, or a 503
+// that says when to come back, is, with the wait; a read's 500 is, and so
+// is a write of values, which sets them rather than adding.
+func TestGoogleFailureAdvice(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		op         string
+		status     int
+		opts       []sheetsfake.FaultOption
+		write      bool
+		code       mcperr.Code
+		retryable  bool
+		retryAfter int
+		words      string
+	}{
+		{name: "append 429 with Retry-After", op: sheetsfake.OpAppend, status: 429, opts: []sheetsfake.FaultOption{sheetsfake.RetryAfter("7")},
+			code: mcperr.RateLimit, retryable: true, retryAfter: 7, words: "retry after 7s"},
+		{name: "append 500", op: sheetsfake.OpAppend, status: 500, code: mcperr.Upstream, words: "POST request before failing, so the outcome is unknown"},
+		{name: "append 503", op: sheetsfake.OpAppend, status: 503, code: mcperr.Upstream, words: "the outcome is unknown"},
+		{name: "append 503 with Retry-After", op: sheetsfake.OpAppend, status: 503, opts: []sheetsfake.FaultOption{sheetsfake.RetryAfter("7")},
+			code: mcperr.Upstream, retryable: true, retryAfter: 7, words: "retry after 7s"},
+		{name: "read 500", op: sheetsfake.OpGet, status: 500, code: mcperr.Upstream, retryable: true, words: "HTTP 500"},
+		{name: "write 500", op: sheetsfake.OpBatchUpdate, status: 500, write: true, code: mcperr.Upstream, retryable: true, words: "HTTP 500"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, g := newGoogle(t)
+			f.SetRows(sid, "Clients", [][]any{{"a"}})
+			// More failures than attempts: the last answer is what is told.
+			f.Fail(tc.op, tc.status, 10, tc.opts...)
+			var err error
+			switch {
+			case tc.op == sheetsfake.OpAppend:
+				_, err = g.Append(ctx, "Clients", []any{"x"})
+			case tc.write:
+				err = g.Write(ctx, "Clients", []workbook.Cell{{Row: 1, Col: 2, Value: "b"}})
+			default:
+				_, err = g.Read(ctx, []a1.Range{a1.Tab("Clients")}, workbook.DatesSerial)
+			}
+			b := mcperr.Wrap(err).Body()
+			if b.Code != tc.code || b.Data.Retryable != tc.retryable || !strings.Contains(b.Message, tc.words) {
+				t.Fatalf("%s retryable=%v %q, want %s retryable=%v with %q", b.Code, b.Data.Retryable, b.Message, tc.code, tc.retryable, tc.words)
+			}
+			if got := b.Data.RetryAfterSeconds; (got == nil) != (tc.retryAfter == 0) || (got != nil && *got != tc.retryAfter) {
+				t.Errorf("retry_after_seconds %v, want %d", got, tc.retryAfter)
+			}
+		})
+	}
+}
