@@ -61,7 +61,7 @@ type envVar struct {
 
 type shellArgs struct {
 	Command string   `json:"command,omitempty" jsonschema:"one simple command line: words, 'single quotes', \"double quotes\" and backslash escapes, e.g. \"git log --oneline -5\" or \"grep -rn 'TODO' src\". Refused: pipes, ;, &&, ||, &, redirections, $VARS, $(…), backticks, globs (* ? [), ~, {a,b}, assignments and newlines. Nothing is expanded, so quote glob patterns and find's parentheses ('*.go', '('). Give this or argv" mcp:"minLength=1"`
-	Argv    []string `json:"argv,omitempty" jsonschema:"the program and its arguments, used as given, nothing expanded. Give this or command" mcp:"minItems=1"`
+	Argv    []string `json:"argv,omitempty" jsonschema:"the program and its arguments, used as given, nothing expanded. Give this or command.{extraPrograms}" mcp:"minItems=1"`
 	Cwd     string   `json:"cwd,omitempty" jsonschema:"working directory: relative to the first root, or absolute inside a root (default: the first root)"`
 	// Not capped in the schema: a larger value is lowered to the maximum.
 	TimeoutMS int64    `json:"timeout_ms,omitempty" jsonschema:"time limit in milliseconds (default {defaultTimeoutMs}; larger values are lowered to {maxTimeoutMs}); at the limit the program and all its children are killed" mcp:"min=1"`
@@ -105,19 +105,27 @@ func shellExecute(sh *shell.Shell, roots *Roots) kit.Tool {
 	desc := "Run one allowlisted program, without a shell, in a working directory inside the configured roots. " +
 		"Give command (one simple command line) or argv (taken literally), not both; nothing is expanded. " +
 		"Programs (read-only): " + strings.Join(sh.Programs(), ", ") + ". Each allows only its safe flags (no find -exec/-delete, sort -o, tail -f; " +
-		"git only reads: status, log, diff, show, blame, grep, ls-files…), and every file argument must lie inside the roots, symbolic links included. " +
+		"git only status, log, diff, show, branch/tag listing, rev-parse, ls-files, blame, grep, describe, shortlog, version), and every file argument must lie inside the roots, symbolic links included. " +
 		"Clean environment, stdin /dev/null; killed with its children at the timeout (default " + cfg.DefaultTimeout.String() + ", at most " + cfg.MaxTimeout.String() +
 		") or when stdout and stderr reach " + bytesize.Format(cfg.MaxOutput) + " (output_capped). " +
 		"A non-zero exit is a result, not an error. Output over the result budget keeps its start and end (stdout and stdout_tail); truncated and rest say what was left out."
+	extraNames := ""
 	if extra := sh.Unrestricted(); len(extra) > 0 {
-		desc += " The operator also allows, with ANY arguments and no path checks: " + strings.Join(extra, ", ") + "."
+		if more := " The operator also allows, with ANY arguments and no path checks: " + strings.Join(extra, ", ") + "."; len(desc)+len(more) <= schema.MaxDescription {
+			desc += more
+		} else {
+			extraNames = more
+			// A long list would push the description past what hosts
+			// accept: the argument's description carries it instead.
+			desc += " The operator also allows " + itoa(int64(len(extra))) + " more programs with ANY arguments and no path checks (listed under argv)."
+		}
 	}
 	return kit.NewTool(kit.Tool{
 		Name:        "shell_execute",
 		Title:       "Run a command",
 		Description: desc,
 		Vars: schema.Vars{"defaultTimeoutMs": cfg.DefaultTimeout.Milliseconds(), "maxTimeoutMs": cfg.MaxTimeout.Milliseconds(),
-			"envNames": envNames},
+			"envNames": envNames, "extraPrograms": extraNames},
 		Paging: "narrow the command (grep, head -n, tail -n, sed -n) or read its source file with file_read",
 		// With only the built-in programs the tool changes nothing, but an
 		// operator may allow runners and interpreters, so it is declared for

@@ -2,12 +2,14 @@ package tools_test
 
 import (
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/shell"
+	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/tools"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 )
@@ -81,5 +83,29 @@ func TestShellExecuteEnv(t *testing.T) {
 		"env": []map[string]string{{"name": "FOO", "value": "one two"}, {"name": "BAR", "value": ""}}}), &out)
 	if !strings.Contains(out.Stdout, "FOO=one two\n") || !strings.Contains(out.Stdout, "BAR=\n") {
 		t.Errorf("env: %q", out.Stdout)
+	}
+}
+
+// TestShellDescriptionWithManyPrograms: however many programs an operator
+// allows, the description stays within what hosts accept, and the model
+// still reads every name.
+func TestShellDescriptionWithManyPrograms(t *testing.T) {
+	for _, n := range []int{2, 80} {
+		var names []string
+		for i := range n {
+			names = append(names, fmt.Sprintf("tool%02d", i))
+		}
+		sh, err := shell.New(shell.Config{Roots: []string{t.TempDir()}, Allow: names})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tool := tools.ShellTools(sh, nil)[0]
+		if err := kit.AgentReady(tool); err != nil {
+			t.Fatalf("%d programs: %v", n, err)
+		}
+		all := tool.Description + string(tool.InputSchema)
+		if !strings.Contains(all, names[n-1]+".") || !strings.Contains(all, "ANY arguments") {
+			t.Errorf("%d programs: the last name is not listed", n)
+		}
 	}
 }

@@ -83,7 +83,7 @@ type webRequestArgs struct {
 	BodyEncoding    string `json:"body_encoding,omitempty" jsonschema:"how body is encoded; base64 sends binary data" mcp:"enum=utf-8|base64,default=utf-8"`
 	TimeoutMs       int64  `json:"timeout_ms,omitempty" jsonschema:"time limit for the whole exchange, in milliseconds" mcp:"min=1,max={maxTimeoutMs},default={defaultTimeoutMs}"`
 	MaxBytes        int64  `json:"max_bytes,omitempty" jsonschema:"lower the response body cap for this call" mcp:"min=1,max={maxResponseBytes}"`
-	BodyOffset      int64  `json:"body_offset,omitempty" jsonschema:"return the response body from this offset: after a result with next_body_offset, send the same request again with body_offset = next_body_offset" mcp:"min=0,max={maxResponseBytes}"`
+	BodyOffset      int64  `json:"body_offset,omitempty" jsonschema:"return the response body from this offset: after a result with next_body_offset, send the same request again with body_offset = next_body_offset" mcp:"min=0"`
 	FollowRedirects *bool  `json:"follow_redirects,omitempty" jsonschema:"follow redirects; false returns a 3xx response as it is" mcp:"default=true"`
 }
 
