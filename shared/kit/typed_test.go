@@ -115,6 +115,12 @@ func TestNewToolSchemasDefaultsAndValidate(t *testing.T) {
 	if !res.IsError || !strings.Contains(mcptest.Text(res), `"field":"argv"`) {
 		t.Fatalf("Validate must run before the handler: %s", mcptest.Text(res))
 	}
+	// An error of a tool with an outputSchema has no structuredContent:
+	// clients check structuredContent against the outputSchema even on
+	// errors, and the error body is not of that shape.
+	if res.StructuredContent != nil {
+		t.Fatalf("an error of a typed tool carries structuredContent: %v", res.StructuredContent)
+	}
 }
 
 func TestResultBudget(t *testing.T) {
