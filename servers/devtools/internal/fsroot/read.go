@@ -24,7 +24,9 @@ const (
 )
 
 // ReadOptions selects what Read returns. Line windows (Offset/Limit, Head,
-// Tail) apply to utf-8 only and are the way to read files above the cap.
+// Tail) apply to utf-8 only; a byte window (Bytes, ByteOffset) to any
+// encoding. A read never returns more than the cap: it stops there, sets
+// Truncated and says in ByteEnd (and the line range) where to go on.
 type ReadOptions struct {
 	// Encoding is "utf-8" (default), "base64" or "hex".
 	Encoding string
@@ -34,6 +36,11 @@ type ReadOptions struct {
 	// Head and Tail return the first or last N lines. They exclude each
 	// other and Offset/Limit.
 	Head, Tail int
+	// Bytes selects a byte window from ByteOffset (0-based) to the cap or
+	// the end of the file; it excludes the line windows. In utf-8 the
+	// window's ends move to character boundaries.
+	Bytes      bool
+	ByteOffset int64
 	// MaxBytes lowers the read cap for this call; 0 or more than the
 	// configured cap means the configured cap.
 	MaxBytes int64
@@ -62,7 +69,11 @@ type ReadResult struct {
 	Lines *LineRange
 	// Truncated means the byte cap cut the requested window short.
 	Truncated bool
-	ModTime   time.Time
+	// ByteStart and ByteEnd are the file offsets of Content's first byte
+	// and of the byte after its last (before encoding): a read cut short
+	// goes on at ByteEnd.
+	ByteStart, ByteEnd int64
+	ModTime            time.Time
 }
 
 // countLinesUpTo is the largest file whose total line count a windowed read
@@ -73,8 +84,9 @@ var countLinesUpTo int64 = 64 << 20
 const readBufSize = 64 << 10
 
 // Read returns a regular file's content. Symlinks are followed only while
-// they stay inside the root. Without a line window a file larger than the
-// cap is refused; with one, reading stops at the cap and Truncated is set.
+// they stay inside the root. Reading stops at the cap and sets Truncated:
+// without a window, utf-8 is read as whole lines from the first, other
+// encodings as bytes from the first.
 func (f *FS) Read(p string, opt ReadOptions) (*ReadResult, error) {
 	const op = "read"
 	enc, err := checkReadOptions(p, &opt)
@@ -101,10 +113,10 @@ func (f *FS) Read(p string, opt ReadOptions) (*ReadResult, error) {
 		err = readTail(file, fi.Size(), opt.Tail, capBytes, res)
 	case opt.Head > 0:
 		err = readForward(file, fi.Size(), 1, opt.Head, capBytes, res)
-	case opt.Offset > 0 || opt.Limit > 0:
+	case opt.Offset > 0 || opt.Limit > 0 || (enc == EncodingUTF8 && !opt.Bytes):
 		err = readForward(file, fi.Size(), max(opt.Offset, 1), opt.Limit, capBytes, res)
 	default:
-		err = readWhole(file, p, fi.Size(), capBytes, enc, res)
+		err = readBytes(file, fi.Size(), opt.ByteOffset, capBytes, enc, res)
 	}
 	if err != nil {
 		return nil, wrap(op, p, err)
@@ -129,7 +141,7 @@ func checkReadOptions(p string, opt *ReadOptions) (string, error) {
 	for _, v := range []struct {
 		name string
 		n    int64
-	}{{"offset", int64(opt.Offset)}, {"limit", int64(opt.Limit)}, {"head", int64(opt.Head)}, {"tail", int64(opt.Tail)}, {"max_bytes", opt.MaxBytes}} {
+	}{{"offset", int64(opt.Offset)}, {"limit", int64(opt.Limit)}, {"head", int64(opt.Head)}, {"tail", int64(opt.Tail)}, {"max_bytes", opt.MaxBytes}, {"byte_offset", opt.ByteOffset}} {
 		if v.n < 0 {
 			return "", invalid(op, p, v.name, v.name+" must not be negative")
 		}
@@ -144,6 +156,8 @@ func checkReadOptions(p string, opt *ReadOptions) (string, error) {
 			field = "tail"
 		}
 		return "", invalid(op, p, field, field+" excludes offset and limit")
+	case opt.Bytes && (window || opt.Head > 0 || opt.Tail > 0):
+		return "", invalid(op, p, "byte_offset", "byte_offset excludes offset, limit, head and tail")
 	case enc != EncodingUTF8 && (window || opt.Head > 0 || opt.Tail > 0):
 		return "", invalid(op, p, "encoding", "line windows (offset, limit, head, tail) need encoding \"utf-8\"")
 	}
@@ -205,34 +219,39 @@ func typeName(m fs.FileMode) string {
 	return "special file"
 }
 
-func tooLargeRead(p string, size, capBytes int64) *Error {
-	return invalid("read", p, "path", quote(p)+" is "+sizeText(size)+", over the read cap of "+sizeText(capBytes)+
-		"; read a line window with offset/limit, head or tail")
-}
-
-func readWhole(file *os.File, p string, size, capBytes int64, enc string, res *ReadResult) error {
-	if size > capBytes {
-		return tooLargeRead(p, size, capBytes)
+// readBytes returns the bytes from off up to capBytes of them, encoded.
+// In utf-8 a character cut at either end is left out, so that the next
+// window, starting at ByteEnd, begins on a character.
+func readBytes(file *os.File, size, off, capBytes int64, enc string, res *ReadResult) error {
+	if off > size {
+		return &Error{Code: mcperr.Validation, Field: "byte_offset",
+			Msg: "byte_offset " + strconv.FormatInt(off, 10) + " is past the end of the file (" + strconv.FormatInt(size, 10) + " bytes)"}
 	}
-	// The file may grow after Stat; read one byte past the cap to notice.
-	// The buffer is sized from Stat, so a file that does not change is read
-	// into one allocation.
-	data, err := readUpTo(file, size+1, capBytes+1)
+	// The file may grow after Stat: read what is there now, up to the cap.
+	data, err := readUpTo(io.NewSectionReader(file, off, capBytes+1), min(size-off, capBytes)+1, capBytes+1)
 	if err != nil {
 		return err
 	}
 	if int64(len(data)) > capBytes {
-		return tooLargeRead(p, int64(len(data)), capBytes)
+		data, res.Truncated = data[:capBytes], true
 	}
+	start := off
+	if enc == EncodingUTF8 {
+		for i := 0; i < utf8.UTFMax-1 && len(data) > 0 && !utf8.RuneStart(data[0]); i++ {
+			data, start = data[1:], start+1
+		}
+		if res.Truncated {
+			data = trimPartialRune(data)
+		}
+	}
+	res.ByteStart, res.ByteEnd = start, start+int64(len(data))
 	switch enc {
 	case EncodingBase64:
 		res.Content = base64.StdEncoding.EncodeToString(data)
 	case EncodingHex:
 		res.Content = hex.EncodeToString(data)
 	default:
-		n := countLines(data)
 		res.Content = string(data)
-		res.Lines = &LineRange{Start: min(n, 1), End: n, Total: n}
 	}
 	return nil
 }
@@ -257,7 +276,9 @@ func readForward(r io.Reader, size int64, first, limit int, capBytes int64, res 
 		buf         []byte
 		line        int // number of the line the current chunk belongs to
 		atLineStart = true
-		lineStart   int // offset in buf where the current line began
+		lineStart   int   // offset in buf where the current line began
+		pos         int64 // file offset of the chunk
+		linePos     int64 // file offset of the current line
 		collecting  = true
 		start, end  int
 		total       = -1
@@ -267,13 +288,13 @@ func readForward(r io.Reader, size int64, first, limit int, capBytes int64, res 
 		if len(chunk) > 0 {
 			if atLineStart {
 				line++
-				lineStart = len(buf)
+				lineStart, linePos = len(buf), pos
 			}
 			atLineStart = chunk[len(chunk)-1] == '\n'
 			inWindow := line >= first && (limit == 0 || line < first+limit)
 			if collecting && inWindow {
 				if start == 0 {
-					start = line
+					start, res.ByteStart = line, linePos
 				}
 				if room := capBytes - int64(len(buf)); int64(len(chunk)) > room {
 					res.Truncated, collecting = true, false
@@ -288,6 +309,7 @@ func readForward(r io.Reader, size int64, first, limit int, capBytes int64, res 
 			} else if line > first && !inWindow {
 				collecting = false
 			}
+			pos += int64(len(chunk))
 			if !collecting && !countAll {
 				break
 			}
@@ -305,6 +327,7 @@ func readForward(r io.Reader, size int64, first, limit int, capBytes int64, res 
 			Msg: "offset " + strconv.Itoa(first) + " is past the end of the file (" + strconv.Itoa(total) + " lines)"}
 	}
 	res.Content = string(buf)
+	res.ByteEnd = res.ByteStart + int64(len(buf))
 	res.Lines = &LineRange{Start: start, End: end, Total: total}
 	if end == 0 {
 		res.Lines.Start = 0
@@ -381,6 +404,7 @@ func readTail(file *os.File, size int64, n int, capBytes int64, res *ReadResult)
 	}
 	got := countLines(data)
 	res.Content = string(data)
+	res.ByteStart, res.ByteEnd = size-int64(len(data)), size
 	lr := &LineRange{Start: -got, End: -1, Total: -1}
 	if size <= countLinesUpTo {
 		total, err := countReader(io.NewSectionReader(file, 0, size))

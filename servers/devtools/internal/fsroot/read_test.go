@@ -1,11 +1,14 @@
 package fsroot
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
@@ -105,9 +108,9 @@ func TestReadErrors(t *testing.T) {
 		{"root", "", ReadOptions{}, mcperr.Validation, "path", "directory"},
 		{"parent is file", "ten.txt/x", ReadOptions{}, mcperr.Validation, "path", "not a directory"},
 		{"nul", "a\x00b", ReadOptions{}, mcperr.Validation, "path", "NUL"},
-		{"over cap", "big.txt", ReadOptions{}, mcperr.Validation, "path", "over the read cap of 64 bytes (64 B)"},
-		{"over max bytes", "ten.txt", ReadOptions{MaxBytes: 10}, mcperr.Validation, "path", "10 bytes (10 B)"},
-		{"base64 over cap", "big.txt", ReadOptions{Encoding: "base64"}, mcperr.Validation, "path", "offset/limit, head or tail"},
+		{"byte offset past end", "ten.txt", ReadOptions{Bytes: true, ByteOffset: 1000}, mcperr.Validation, "byte_offset", "past the end of the file (71 bytes)"},
+		{"byte offset with offset", "ten.txt", ReadOptions{Bytes: true, Offset: 2}, mcperr.Validation, "byte_offset", "excludes"},
+		{"negative byte offset", "ten.txt", ReadOptions{Bytes: true, ByteOffset: -1}, mcperr.Validation, "byte_offset", "negative"},
 		{"invalid utf8", "bin.dat", ReadOptions{}, mcperr.Validation, "encoding", "base64"},
 		{"invalid utf8 window", "bin.dat", ReadOptions{Offset: 2}, mcperr.Validation, "encoding", "not valid UTF-8"},
 		{"bad encoding", "ten.txt", ReadOptions{Encoding: "latin1"}, mcperr.Validation, "encoding", `not "latin1"`},
@@ -129,6 +132,83 @@ func TestReadErrors(t *testing.T) {
 				t.Errorf("error = %+v", fe)
 			}
 		})
+	}
+}
+
+// TestReadPagesOverCap reads a file above the cap without a window: it is
+// not refused; each read returns what fits, and ByteEnd or the next line
+// goes on where it stopped until the whole file was seen.
+func TestReadPagesOverCap(t *testing.T) {
+	const capBytes = 64
+	fx := newFixture(t, Limits{MaxReadBytes: capBytes})
+	body := lines(100)
+	fx.write(t, "big.txt", body)
+	fx.write(t, "uni.txt", strings.Repeat("é✓", 40))
+
+	r, err := fx.fs.Read("big.txt", ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Truncated || r.Content != lines(9) || *r.Lines != (LineRange{1, 9, 100}) || r.ByteStart != 0 || r.ByteEnd != int64(len(lines(9))) {
+		t.Fatalf("first page: %q %+v truncated=%v bytes %d-%d", r.Content, *r.Lines, r.Truncated, r.ByteStart, r.ByteEnd)
+	}
+	var got strings.Builder
+	got.WriteString(r.Content)
+	for next := r.Lines.End + 1; r.Truncated; next = r.Lines.End + 1 {
+		if r, err = fx.fs.Read("big.txt", ReadOptions{Offset: next}); err != nil {
+			t.Fatal(err)
+		}
+		if r.Lines.Start != next || len(r.Content) > capBytes || r.ByteStart != int64(got.Len()) {
+			t.Fatalf("page from line %d: %+v, %d bytes from %d", next, *r.Lines, len(r.Content), r.ByteStart)
+		}
+		got.WriteString(r.Content)
+	}
+	if got.String() != body {
+		t.Errorf("pages joined differ from the file")
+	}
+
+	for _, enc := range []string{"base64", "hex", "utf-8"} {
+		t.Run("bytes "+enc, func(t *testing.T) {
+			var all []byte
+			var off int64
+			for {
+				r, err := fx.fs.Read("uni.txt", ReadOptions{Encoding: enc, Bytes: true, ByteOffset: off, MaxBytes: 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.ByteStart != off || r.Lines != nil {
+					t.Fatalf("window from %d starts at %d, lines %+v", off, r.ByteStart, r.Lines)
+				}
+				var b []byte
+				switch enc {
+				case "base64":
+					b, err = base64.StdEncoding.DecodeString(r.Content)
+				case "hex":
+					b, err = hex.DecodeString(r.Content)
+				default:
+					b = []byte(r.Content)
+					if !utf8.ValidString(r.Content) {
+						t.Fatalf("window %q cuts a character", r.Content)
+					}
+				}
+				if err != nil || int64(len(b)) != r.ByteEnd-r.ByteStart || len(b) > 10 {
+					t.Fatalf("window %q: %v, %d bytes for %d-%d", r.Content, err, len(b), r.ByteStart, r.ByteEnd)
+				}
+				all = append(all, b...)
+				off = r.ByteEnd
+				if !r.Truncated {
+					break
+				}
+			}
+			if string(all) != strings.Repeat("é✓", 40) {
+				t.Errorf("windows joined: %q", all)
+			}
+		})
+	}
+	// A utf-8 window starting inside a character starts at the next one.
+	r, err = fx.fs.Read("uni.txt", ReadOptions{Bytes: true, ByteOffset: 1, MaxBytes: 10})
+	if err != nil || !strings.HasPrefix(r.Content, "✓") || r.ByteStart != 2 {
+		t.Errorf("window from inside a character: %q from %d, %v", r.Content, r.ByteStart, err)
 	}
 }
 
@@ -178,11 +258,10 @@ func TestReadWindowsOverCap(t *testing.T) {
 		})
 	}
 
-	t.Run("whole read refused with both sizes", func(t *testing.T) {
-		_, err := fx.fs.Read("big.txt", ReadOptions{})
-		fe := wantCode(t, err, mcperr.Validation)
-		if !strings.Contains(fe.Msg, `"big.txt" is 8893 bytes (8.7 KiB)`) || !strings.Contains(fe.Msg, "100 bytes (100 B)") {
-			t.Errorf("msg = %q", fe.Msg)
+	t.Run("whole read pages", func(t *testing.T) {
+		r, err := fx.fs.Read("big.txt", ReadOptions{})
+		if err != nil || !r.Truncated || r.Lines.End == 0 || int64(len(r.Content)) > capBytes || r.Lines.Total != 1000 {
+			t.Errorf("got %d bytes, %+v, truncated=%v, %v", len(r.Content), r.Lines, r.Truncated, err)
 		}
 	})
 

@@ -54,22 +54,20 @@ type queryArgs struct {
 	TimeoutMS int64             `json:"timeout_ms,omitempty" jsonschema:"lower the statement timeout for this call (milliseconds)" mcp:"min=1,max={maxTimeoutMS}"`
 }
 
-// queryParamTypes are the JSON types a parameter may have. The schema
-// package has no tag for a union of types, so it is set on the derived
-// schema.
+// queryParamTypes are the JSON types a parameter may have.
 var queryParamTypes = []string{"string", "number", "boolean", "null"}
 
-// queryInputSchema is queryArgs' schema, with the types of params' items.
-func queryInputSchema(cfg database.Config) json.RawMessage {
-	raw := schema.MustFor[queryArgs](schema.Vars{"maxLimit": cfg.MaxLimit, "defaultLimit": cfg.DefaultLimit,
-		"maxTimeoutMS": cfg.StatementTimeout.Milliseconds()})
+// withParamTypes sets the types of params' items on database_query's
+// input schema: the mcp tag's type applies to the field itself, here the
+// array. anyOf, not a type array: Gemini refuses several types in one
+// schema.
+func withParamTypes(raw json.RawMessage) json.RawMessage {
 	var s map[string]any
 	if err := json.Unmarshal(raw, &s); err != nil {
 		panic(err)
 	}
 	props := s["properties"].(map[string]any)
 	params := props["params"].(map[string]any)
-	// anyOf, not a type array: Gemini refuses several types in one schema.
 	branches := make([]any, len(queryParamTypes))
 	for i, t := range queryParamTypes {
 		branches[i] = map[string]any{"type": t}
@@ -82,6 +80,13 @@ func queryInputSchema(cfg database.Config) json.RawMessage {
 	return out
 }
 
+// queryResult is database_query's result: the rows that fit and how to
+// get the rest.
+type queryResult struct {
+	database.Result
+	Rest string `json:"rest,omitempty" jsonschema:"how to get the rows left out, when truncated"`
+}
+
 func databaseQuery(db *database.DB) kit.Tool {
 	cfg := db.Config()
 	kinds := "SELECT, WITH, VALUES, TABLE, EXPLAIN, SHOW"
@@ -92,42 +97,66 @@ func databaseQuery(db *database.DB) kit.Tool {
 		placeholders = "? (in order), ?1/?2 or $1/$2 (by position)"
 		enforced = "the file is opened read-only and SQLite may compile nothing but reads"
 	}
-	return kit.Tool{
+	t := kit.NewTool(kit.Tool{
 		Name:  "database_query",
 		Title: "Run a read-only SQL query",
 		Description: "Run ONE read-only SQL statement (" + kinds + ") and return its rows. " + backendDescription(db) + " " +
 			"Pass values as params, not in the SQL; placeholders: " + placeholders + ". " +
 			"The database itself enforces read-only: " + enforced + "; writes, DDL, transaction control and multiple statements " +
-			"are refused and change nothing. " +
-			"Returns columns (name, type), rows as arrays in column order, row_count, truncated (truncated_by says why), and duration_ms. " +
+			"are refused. " +
+			"Rows come as arrays in column order; truncated, truncated_by and rest say what was left out and how to get it. " +
 			"Values: NULL→null, numeric→string (exact), bytea/BLOB→base64, timestamps→RFC 3339, json→JSON. " +
-			"Default limit " + itoa(int64(cfg.DefaultLimit)) + " rows, at most " + itoa(int64(cfg.MaxLimit)) + "; results are capped at " +
-			bytesize.Format(cfg.MaxResultBytes) + "; statement timeout " + cfg.StatementTimeout.String() + ". Explore with database_tables and database_schema.",
-		InputSchema: queryInputSchema(cfg),
-		Effect:      kit.ReadOnly,
-		OpenWorld:   true,
-		Timeout:     dbToolTimeout(db),
-		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a queryArgs
-			if err := c.Bind(&a); err != nil {
-				return nil, err
+			"Default limit " + itoa(int64(cfg.DefaultLimit)) + " rows, at most " + itoa(int64(cfg.MaxLimit)) + "; rows are capped at " +
+			bytesize.Format(cfg.MaxResultBytes) + " and the result budget; statement timeout " + cfg.StatementTimeout.String() + ". Explore with database_tables and database_schema.",
+		Vars: schema.Vars{"maxLimit": cfg.MaxLimit, "defaultLimit": cfg.DefaultLimit,
+			"maxTimeoutMS": cfg.StatementTimeout.Milliseconds()},
+		Paging:    "select fewer columns, or page with ORDER BY … LIMIT n OFFSET m in the SQL",
+		Effect:    kit.ReadOnly,
+		OpenWorld: true,
+		Timeout:   dbToolTimeout(db),
+	}, func(ctx context.Context, c *kit.Call, a queryArgs) (kit.Fenced[queryResult], error) {
+		params := make([]any, len(a.Params))
+		for i, raw := range a.Params {
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			if err := dec.Decode(&params[i]); err != nil {
+				return kit.Fenced[queryResult]{}, mcperr.Invalid("params", nil, "strings, numbers, booleans or null", "params[%d] is not a JSON scalar", i)
 			}
-			params := make([]any, len(a.Params))
-			for i, raw := range a.Params {
-				dec := json.NewDecoder(bytes.NewReader(raw))
-				dec.UseNumber()
-				if err := dec.Decode(&params[i]); err != nil {
-					return nil, mcperr.Invalid("params", nil, "strings, numbers, booleans or null", "params[%d] is not a JSON scalar", i)
-				}
-			}
-			res, err := db.Query(ctx, database.Query{SQL: a.Query, Params: params, Limit: a.Limit,
-				Timeout: time.Duration(a.TimeoutMS) * time.Millisecond})
-			if err != nil {
-				return nil, err
-			}
-			return kit.Untrusted{Source: "rows from the " + db.Source(), Value: res}, nil
-		},
+		}
+		res, err := db.Query(ctx, database.Query{SQL: a.Query, Params: params, Limit: a.Limit,
+			Timeout: time.Duration(a.TimeoutMS) * time.Millisecond})
+		if err != nil {
+			return kit.Fenced[queryResult]{}, err
+		}
+		out := queryResult{Result: *res}
+		cols, _ := json.Marshal(res.Columns)
+		n, err := kit.FitItems(res.Rows, c.Room()-kit.CostJSON(cols))
+		if err != nil {
+			return kit.Fenced[queryResult]{}, err
+		}
+		if n < len(res.Rows) {
+			out.Rows, out.RowCount = res.Rows[:n], n
+			out.Truncated, out.TruncatedBy = true, "result_budget"
+		}
+		if out.Truncated {
+			out.Rest = queryRest(out.TruncatedBy, out.RowCount)
+		}
+		return kit.Fenced[queryResult]{Source: "rows from the " + db.Source(), Value: out}, nil
+	})
+	t.InputSchema = withParamTypes(t.InputSchema)
+	return t
+}
+
+// queryRest says how to get the rows a truncated query left out.
+func queryRest(by string, got int) string {
+	page := "add ORDER BY on a unique key and LIMIT/OFFSET to the SQL and run it again with OFFSET " + itoa(int64(got)) + " for the next rows"
+	switch by {
+	case "limit":
+		return "more rows exist than limit: raise limit, or " + page
+	case "max_bytes":
+		return "the rows reached the result size cap: select fewer or narrower columns, or " + page
 	}
+	return "only " + itoa(int64(got)) + " rows fit the result budget: select fewer or narrower columns, or " + page
 }
 
 // tablesArgs are database_tables' arguments.
@@ -136,27 +165,45 @@ type tablesArgs struct {
 }
 
 func databaseTables(db *database.DB) kit.Tool {
-	return kit.Tool{
+	return kit.NewTool(kit.Tool{
 		Name:  "database_tables",
 		Title: "List database tables",
 		Description: "List the tables and views of a schema (default \"" + db.DefaultSchema() + "\"): name, type and comment. " +
 			backendDescription(db) + " A schema that does not exist is NOT_FOUND.",
-		InputSchema: schema.MustFor[tablesArgs](schema.Vars{"defaultSchema": db.DefaultSchema()}),
-		Effect:      kit.ReadOnly,
-		OpenWorld:   true,
-		Timeout:     dbToolTimeout(db),
-		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a tablesArgs
-			if err := c.Bind(&a); err != nil {
-				return nil, err
-			}
-			res, err := db.Tables(ctx, a.Schema)
-			if err != nil {
-				return nil, err
-			}
-			return kit.Untrusted{Source: "table list of the " + db.Source(), Value: res}, nil
-		},
-	}
+		Vars:      schema.Vars{"defaultSchema": db.DefaultSchema()},
+		Paging:    "list the tables of one schema at a time",
+		Effect:    kit.ReadOnly,
+		OpenWorld: true,
+		Timeout:   dbToolTimeout(db),
+	}, func(ctx context.Context, c *kit.Call, a tablesArgs) (kit.Fenced[tablesResult], error) {
+		res, err := db.Tables(ctx, a.Schema)
+		if err != nil {
+			return kit.Fenced[tablesResult]{}, err
+		}
+		out := tablesResult{Backend: res.Backend, Schema: res.Schema, Tables: res.Tables, Note: res.Note}
+		n, err := kit.FitItems(res.Tables, c.Room()-kit.Cost(res.Note))
+		if err != nil {
+			return kit.Fenced[tablesResult]{}, err
+		}
+		if n < len(res.Tables) {
+			out.Tables, out.Truncated = res.Tables[:n], true
+			out.Rest = "only " + itoa(int64(n)) + " of " + itoa(int64(len(res.Tables))) + " tables fit the result budget: " +
+				"list the rest with database_query on the catalog (information_schema.tables, or sqlite_master) with LIMIT/OFFSET"
+		}
+		return kit.Fenced[tablesResult]{Source: "table list of the " + db.Source(), Value: out}, nil
+	})
+}
+
+// tablesResult is database_tables' result: the tables that fit.
+type tablesResult struct {
+	Backend string           `json:"backend"`
+	Schema  string           `json:"schema"`
+	Tables  []database.Table `json:"tables"`
+	// Note tells a caller facing an empty SQLite database how to point the
+	// tools at a database of their own.
+	Note      string `json:"note,omitempty"`
+	Truncated bool   `json:"truncated" jsonschema:"more tables exist than fit the result budget"`
+	Rest      string `json:"rest,omitempty" jsonschema:"how to list the tables left out, when truncated"`
 }
 
 // schemaArgs are database_schema's arguments.
@@ -166,26 +213,21 @@ type schemaArgs struct {
 }
 
 func databaseSchema(db *database.DB) kit.Tool {
-	return kit.Tool{
+	return kit.NewTool(kit.Tool{
 		Name:  "database_schema",
 		Title: "Describe a database table",
 		Description: "Describe one table or view: its columns in order (name, declared type, nullable, default, position in the primary key, " +
 			"identity/generated, comment) and its primary key. " + backendDescription(db) +
 			" Names are exact (no quoting needed); a table that does not exist is NOT_FOUND.",
-		InputSchema: schema.MustFor[schemaArgs](schema.Vars{"defaultSchema": db.DefaultSchema()}),
-		Effect:      kit.ReadOnly,
-		OpenWorld:   true,
-		Timeout:     dbToolTimeout(db),
-		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a schemaArgs
-			if err := c.Bind(&a); err != nil {
-				return nil, err
-			}
-			res, err := db.Schema(ctx, a.Schema, a.Table)
-			if err != nil {
-				return nil, err
-			}
-			return kit.Untrusted{Source: "description of table " + a.Table + " in the " + db.Source(), Value: res}, nil
-		},
-	}
+		Vars:      schema.Vars{"defaultSchema": db.DefaultSchema()},
+		Effect:    kit.ReadOnly,
+		OpenWorld: true,
+		Timeout:   dbToolTimeout(db),
+	}, func(ctx context.Context, c *kit.Call, a schemaArgs) (kit.Fenced[database.TableSchema], error) {
+		res, err := db.Schema(ctx, a.Schema, a.Table)
+		if err != nil {
+			return kit.Fenced[database.TableSchema]{}, err
+		}
+		return kit.Fenced[database.TableSchema]{Source: "description of table " + a.Table + " in the " + db.Source(), Value: *res}, nil
+	})
 }

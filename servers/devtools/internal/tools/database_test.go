@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +57,12 @@ func fenced(t *testing.T, res *mcp.CallToolResult, v any) {
 // table t of 150 rows, and returns an in-process client.
 func newDBClient(t *testing.T, cfg database.Config) *mcptest.Client {
 	t.Helper()
+	return newDBClientOpts(t, cfg, kit.Options{})
+}
+
+// newDBClientOpts is newDBClient with server options (a result budget).
+func newDBClientOpts(t *testing.T, cfg database.Config, opts kit.Options) *mcptest.Client {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "devtools.db")
 	rw, err := sql.Open("sqlite", path)
 	if err != nil {
@@ -75,7 +82,7 @@ INSERT INTO t SELECT n, 'row' || n, x'00ff' FROM g;`); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
-	s, err := kit.New(kit.Info{Name: "devtools"}, tools.DatabaseTools(db), kit.Options{})
+	s, err := kit.New(kit.Info{Name: "devtools"}, tools.DatabaseTools(db), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,4 +342,40 @@ func TestDatabaseToolsSQLiteURL(t *testing.T) {
 		t.Errorf("schema %+v", s2)
 	}
 	mcptest.FailCode(t, c.Call("database_query", map[string]any{"query": "DELETE FROM notes"}), mcperr.PermissionDeny)
+}
+
+// TestDatabaseQueryWithinBudget: rows over the result budget are cut to
+// the ones that fit, and the result says so and how to page; the pages
+// the advice leads to join to the whole result.
+func TestDatabaseQueryWithinBudget(t *testing.T) {
+	c := newDBClientOpts(t, database.Config{}, kit.Options{Limits: kit.Limits{MaxResultBytes: budget}})
+	var out struct {
+		Rows        [][]any `json:"rows"`
+		RowCount    int     `json:"row_count"`
+		Truncated   bool    `json:"truncated"`
+		TruncatedBy string  `json:"truncated_by"`
+		Rest        string  `json:"rest"`
+	}
+	const q = "SELECT id, name, printf('%.200c', 'x') AS pad FROM t ORDER BY id"
+	res := c.Call("database_query", map[string]any{"query": q, "limit": 150})
+	fenced(t, res, &out)
+	if n := resultSize(t, res); n > budget {
+		t.Fatalf("result is %d bytes, over the %d budget", n, budget)
+	}
+	if !out.Truncated || out.TruncatedBy != "result_budget" || out.RowCount != len(out.Rows) || out.RowCount == 0 || out.RowCount >= 150 ||
+		!strings.Contains(out.Rest, "OFFSET "+strconv.Itoa(out.RowCount)) {
+		t.Fatalf("%d rows, truncated=%v by %q, rest %q", out.RowCount, out.Truncated, out.TruncatedBy, out.Rest)
+	}
+	seen := out.RowCount
+	for seen < 150 {
+		res = c.Call("database_query", map[string]any{"query": q + " LIMIT 1000 OFFSET " + strconv.Itoa(seen), "limit": 150})
+		fenced(t, res, &out)
+		if len(out.Rows) == 0 || out.Rows[0][0] != float64(seen+1) {
+			t.Fatalf("page from %d starts with %v", seen, out.Rows)
+		}
+		seen += out.RowCount
+	}
+	if seen != 150 {
+		t.Errorf("pages hold %d rows, want 150", seen)
+	}
 }

@@ -192,14 +192,19 @@ type fileOut struct {
 type linesOut struct{ Start, End, Total int }
 
 type readOut struct {
-	Path      string    `json:"path"`
-	Root      string    `json:"root"`
-	Content   string    `json:"content"`
-	Encoding  string    `json:"encoding"`
-	Size      int64     `json:"size"`
-	Lines     *linesOut `json:"lines"`
-	Truncated bool      `json:"truncated"`
-	Modified  string    `json:"modified"`
+	Path           string    `json:"path"`
+	Root           string    `json:"root"`
+	Content        string    `json:"content"`
+	Encoding       string    `json:"encoding"`
+	Size           int64     `json:"size"`
+	Lines          *linesOut `json:"lines"`
+	ByteStart      int64     `json:"byte_start"`
+	ByteEnd        int64     `json:"byte_end"`
+	Truncated      bool      `json:"truncated"`
+	NextOffset     *int      `json:"next_offset"`
+	NextByteOffset *int64    `json:"next_byte_offset"`
+	Rest           string    `json:"rest"`
+	Modified       string    `json:"modified"`
 }
 
 type writeOut struct {
@@ -309,7 +314,10 @@ func TestFileReadErrors(t *testing.T) {
 		{"missing parent", map[string]any{"path": "nope/x.txt"}, mcperr.NotFound, ""},
 		{"directory", map[string]any{"path": "sub"}, mcperr.Validation, "path"},
 		{"file as a directory", map[string]any{"path": "hello.txt/x"}, mcperr.Validation, "path"},
-		{"over the read cap without a window", map[string]any{"path": "big.txt"}, mcperr.Validation, "path"},
+		{"byte_offset past the end", map[string]any{"path": "big.txt", "byte_offset": 45}, mcperr.Validation, "byte_offset"},
+		{"byte_offset with a line window", map[string]any{"path": "big.txt", "byte_offset": 1, "head": 2}, mcperr.Validation, "byte_offset"},
+		{"head and tail", map[string]any{"path": "big.txt", "head": 1, "tail": 2}, mcperr.Validation, "tail"},
+		{"head and offset", map[string]any{"path": "big.txt", "head": 1, "offset": 2}, mcperr.Validation, "offset"},
 		{"not utf-8", map[string]any{"path": "latin1.txt"}, mcperr.Validation, "encoding"},
 		{"offset past the end", map[string]any{"path": "hello.txt", "offset": 9}, mcperr.Validation, "offset"},
 		{"window with base64", map[string]any{"path": "hello.txt", "encoding": "base64", "head": 1}, mcperr.Validation, "encoding"},
@@ -966,8 +974,8 @@ func TestFileErrorMessages(t *testing.T) {
 		{"file_read", map[string]any{"path": "sub"}, mcperr.Validation, "path", `"sub" is a directory, not a file`},
 		{"file_read", map[string]any{"path": "traps/fifo"}, mcperr.Validation, "path", `"traps/fifo" is a named pipe (fifo), not a regular file`},
 		{"file_read", map[string]any{"path": "hello.txt/x"}, mcperr.Validation, "path", `a component of "hello.txt/x" is not a directory`},
-		{"file_read", map[string]any{"path": "big.txt"}, mcperr.Validation, "path",
-			`"big.txt" is 44 bytes (44 B), over the read cap of 16 bytes (16 B); read a line window with offset/limit, head or tail`},
+		{"file_read", map[string]any{"path": "big.txt", "byte_offset": 100}, mcperr.Validation, "byte_offset",
+			"byte_offset 100 is past the end of the file (44 bytes)"},
 		{"file_read", map[string]any{"path": "bin.dat"}, mcperr.Validation, "encoding",
 			`"bin.dat" is not valid UTF-8 (binary?); read it with encoding "base64" or "hex"`},
 		{"file_read", map[string]any{"path": "hello.txt", "offset": 9}, mcperr.Validation, "offset", "offset 9 is past the end of the file (5 lines)"},

@@ -144,3 +144,21 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestToolsAgentReady: every tool passes the kit's check of what LLM hosts
+// accept (name, description length, a portable input schema, an
+// outputSchema), so no host refuses the server for one of its tools.
+func TestToolsAgentReady(t *testing.T) {
+	n := 0
+	for _, f := range schemaFamilies {
+		for _, tool := range f.tools(t) {
+			n++
+			if err := kit.AgentReady(tool); err != nil {
+				t.Errorf("%s: %v", f.name, err)
+			}
+		}
+	}
+	if n != 14 {
+		t.Errorf("checked %d tools, want the 14 devtools tools", n)
+	}
+}

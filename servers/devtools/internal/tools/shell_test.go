@@ -31,6 +31,15 @@ type shellOut struct {
 	Truncated   bool     `json:"truncated"`
 	TimedOut    bool     `json:"timed_out"`
 	InvalidUTF8 bool     `json:"invalid_utf8"`
+
+	StdoutTail    string `json:"stdout_tail"`
+	StdoutOmitted int64  `json:"stdout_omitted"`
+	StdoutBytes   int64  `json:"stdout_bytes"`
+	StderrTail    string `json:"stderr_tail"`
+	StderrOmitted int64  `json:"stderr_omitted"`
+	StderrBytes   int64  `json:"stderr_bytes"`
+	OutputCapped  bool   `json:"output_capped"`
+	Rest          string `json:"rest"`
 }
 
 // newShellClient serves shell_execute on a fresh root holding a.txt,
@@ -117,7 +126,10 @@ func TestShellExecuteTool(t *testing.T) {
 		{map[string]any{"argv": []string{"find", ".", "-delete"}}, mcperr.Validation, "argv", "find: flag -delete is not allowed: it deletes files"},
 		{map[string]any{"command": "ls", "argv": []string{"ls"}}, mcperr.Validation, "command", "not both"},
 		{map[string]any{}, mcperr.Validation, "command", "give a command or argv"},
-		{map[string]any{"command": "ls", "env": map[string]string{"DATABASE_URL": "x"}}, mcperr.Validation, "env", `"DATABASE_URL" may not be set`},
+		{map[string]any{"command": "ls", "env": []map[string]string{{"name": "DATABASE_URL", "value": "x"}}}, mcperr.Validation, "env", `"DATABASE_URL" may not be set`},
+		{map[string]any{"command": "ls", "env": []map[string]string{{"name": "A", "value": "1"}, {"name": "A", "value": "2"}}}, mcperr.Validation, "env.1.name", "given twice"},
+		{map[string]any{"command": "ls", "env": []map[string]string{{"name": "1A=", "value": "1"}}}, mcperr.Validation, "env.0.name", "not a valid environment variable name"},
+		{map[string]any{"command": "ls", "env": []map[string]string{{"name": "A"}}}, mcperr.Validation, "env.0.value", "required"},
 		{map[string]any{"command": "cat out-file"}, mcperr.PermissionDeny, "", "through a symbolic link"},
 		{map[string]any{"command": "ls", "cwd": "/etc"}, mcperr.PermissionDeny, "", "outside the allowed roots"},
 		{map[string]any{"command": "ls", "cwd": "nope"}, mcperr.NotFound, "", "does not exist"},

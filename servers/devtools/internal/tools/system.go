@@ -8,7 +8,6 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
-	"github.com/mcp-fleet/mcp-fleet/shared/schema"
 )
 
 // SystemDeps is what the system tools report on.
@@ -28,9 +27,6 @@ func SystemTools(d SystemDeps) []kit.Tool {
 // noArgs is the arguments of a tool that takes none.
 type noArgs struct{}
 
-// noArgsSchema is the schema of a tool without arguments.
-var noArgsSchema = schema.MustFor[noArgs]()
-
 type systemInfoResult struct {
 	Server    string   `json:"server"`
 	Version   string   `json:"version"`
@@ -47,28 +43,26 @@ type systemInfoResult struct {
 }
 
 func systemInfo(d SystemDeps) kit.Tool {
-	return kit.Tool{
+	return kit.NewTool(kit.Tool{
 		Name:        "system_info",
 		Title:       "System information",
 		Description: "Describe the machine and this server: OS, architecture, CPUs, Go version, server version, uptime and the root directories the file tools may use.",
-		InputSchema: noArgsSchema,
 		Effect:      kit.ReadOnly,
-		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			scope, err := d.Roots.For(ctx, c)
-			if err != nil {
-				return nil, err
-			}
-			defer scope.Release()
-			host, _ := os.Hostname()
-			started := d.Metrics.Started()
-			return systemInfoResult{
-				Server: d.Info.Name, Version: d.Info.Version, Commit: d.Info.Commit,
-				OS: runtime.GOOS, Arch: runtime.GOARCH, GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
-				PID: os.Getpid(), Hostname: host, StartedAt: started.UTC().Format(time.RFC3339),
-				UptimeSec: time.Since(started).Round(time.Millisecond).Seconds(), Roots: scope.FS.Roots(),
-			}, nil
-		},
-	}
+	}, func(ctx context.Context, c *kit.Call, _ noArgs) (systemInfoResult, error) {
+		scope, err := d.Roots.For(ctx, c)
+		if err != nil {
+			return systemInfoResult{}, err
+		}
+		defer scope.Release()
+		host, _ := os.Hostname()
+		started := d.Metrics.Started()
+		return systemInfoResult{
+			Server: d.Info.Name, Version: d.Info.Version, Commit: d.Info.Commit,
+			OS: runtime.GOOS, Arch: runtime.GOARCH, GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
+			PID: os.Getpid(), Hostname: host, StartedAt: started.UTC().Format(time.RFC3339),
+			UptimeSec: time.Since(started).Round(time.Millisecond).Seconds(), Roots: scope.FS.Roots(),
+		}, nil
+	})
 }
 
 type healthResult struct {
@@ -83,23 +77,21 @@ type healthResult struct {
 }
 
 func systemHealth(d SystemDeps) kit.Tool {
-	return kit.Tool{
+	return kit.NewTool(kit.Tool{
 		Name:        "system_health",
 		Title:       "Server health",
 		Description: "Report this server's health: status, uptime, memory, and per-tool call counts, errors by code and latency percentiles (p50/p95/p99, milliseconds).",
-		InputSchema: noArgsSchema,
 		Effect:      kit.ReadOnly,
-		Handler: func(ctx context.Context, _ *kit.Call) (any, error) {
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			snap := d.Metrics.Snapshot()
-			r := healthResult{Status: "ok", UptimeSec: time.Since(d.Metrics.Started()).Round(time.Millisecond).Seconds(),
-				Goroutines: runtime.NumGoroutine(), HeapBytes: ms.HeapAlloc, SysBytes: ms.Sys, Tools: snap}
-			for _, t := range snap {
-				r.TotalCalls += t.Calls
-				r.TotalErrs += t.Errors
-			}
-			return r, nil
-		},
-	}
+	}, func(ctx context.Context, _ *kit.Call, _ noArgs) (healthResult, error) {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		snap := d.Metrics.Snapshot()
+		r := healthResult{Status: "ok", UptimeSec: time.Since(d.Metrics.Started()).Round(time.Millisecond).Seconds(),
+			Goroutines: runtime.NumGoroutine(), HeapBytes: ms.HeapAlloc, SysBytes: ms.Sys, Tools: snap}
+		for _, t := range snap {
+			r.TotalCalls += t.Calls
+			r.TotalErrs += t.Errors
+		}
+		return r, nil
+	})
 }

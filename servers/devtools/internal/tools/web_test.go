@@ -40,6 +40,12 @@ func (m mapResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Add
 // the ranges the guard allows; tests use loopback (their httptest servers).
 func webClient(t *testing.T, cfg webguard.Config) *mcptest.Client {
 	t.Helper()
+	return webClientOpts(t, cfg, kit.Options{})
+}
+
+// webClientOpts is webClient with server options (a result budget).
+func webClientOpts(t *testing.T, cfg webguard.Config, opts kit.Options) *mcptest.Client {
+	t.Helper()
 	if cfg.Resolver == nil {
 		cfg.Resolver = mapResolver{"evil.test": "10.0.0.1", "imds.test": "169.254.169.254", "dev.test": "127.0.0.1"}
 	}
@@ -48,7 +54,7 @@ func webClient(t *testing.T, cfg webguard.Config) *mcptest.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(wc.CloseIdleConnections)
-	srv, err := kit.New(kit.Info{Name: "devtools"}, WebTools(wc), kit.Options{})
+	srv, err := kit.New(kit.Info{Name: "devtools"}, WebTools(wc), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +236,7 @@ func TestWebRequest(t *testing.T) {
 
 	t.Run("GET with headers", func(t *testing.T) {
 		var out webResult
-		untrustedOK(t, c.Call("web_request", map[string]any{"url": srv.URL + "/echo", "headers": map[string]string{"X-Trace": "abc"}}), &out)
+		untrustedOK(t, c.Call("web_request", map[string]any{"url": srv.URL + "/echo", "headers": []map[string]string{{"name": "X-Trace", "value": "abc"}}}), &out)
 		var e echoed
 		if err := json.Unmarshal([]byte(out.Body), &e); err != nil {
 			t.Fatal(err)
@@ -247,43 +253,29 @@ func TestWebRequest(t *testing.T) {
 		}
 	})
 
-	t.Run("JSON body", func(t *testing.T) {
+	t.Run("JSON body with its content type", func(t *testing.T) {
 		var out webResult
 		untrustedOK(t, c.Call("web_request", map[string]any{"url": srv.URL + "/echo", "method": "POST",
-			"body": map[string]any{"name": "Ada", "tags": []string{"x"}}}), &out)
+			"headers": []map[string]string{{"name": "X-Trace", "value": "abc"}, {"name": "content-type", "value": "application/json"}},
+			"body":    `{"name":"Ada","tags":["x"]}`}), &out)
 		var e echoed
 		json.Unmarshal([]byte(out.Body), &e)
-		if e.Method != "POST" || e.Header["Content-Type"] != "application/json" || e.Body != `{"name":"Ada","tags":["x"]}` {
+		if e.Method != "POST" || e.Header["Content-Type"] != "application/json" || e.Header["X-Trace"] != "abc" || e.Body != `{"name":"Ada","tags":["x"]}` {
 			t.Errorf("server saw %+v", e)
 		}
 	})
 
-	t.Run("JSON body beside other headers", func(t *testing.T) {
-		var out webResult
-		untrustedOK(t, c.Call("web_request", map[string]any{"url": srv.URL + "/echo", "method": "POST",
-			"headers": map[string]string{"X-Trace": "abc"}, "body": map[string]any{"a": 1}}), &out)
-		var e echoed
-		json.Unmarshal([]byte(out.Body), &e)
-		if e.Header["Content-Type"] != "application/json" || e.Header["X-Trace"] != "abc" || e.Body != `{"a":1}` {
-			t.Errorf("server saw %+v", e)
-		}
-	})
-
-	t.Run("JSON body keeps an explicit content type", func(t *testing.T) {
-		var out webResult
-		untrustedOK(t, c.Call("web_request", map[string]any{"url": srv.URL + "/echo", "method": "PUT",
-			"headers": map[string]string{"content-type": "application/merge-patch+json"}, "body": []int{1, 2}}), &out)
-		var e echoed
-		json.Unmarshal([]byte(out.Body), &e)
-		if e.Header["Content-Type"] != "application/merge-patch+json" || e.Body != "[1,2]" {
-			t.Errorf("server saw %+v", e)
+	t.Run("a body that is not a string is refused", func(t *testing.T) {
+		b := mcptest.FailCode(t, c.Call("web_request", map[string]any{"url": srv.URL + "/echo", "method": "POST", "body": map[string]any{"a": 1}}), mcperr.Validation)
+		if b.Data.Field != "body" {
+			t.Errorf("field %q: %s", b.Data.Field, b.Message)
 		}
 	})
 
 	t.Run("string and base64 bodies", func(t *testing.T) {
 		var out webResult
 		untrustedOK(t, c.Call("web_request", map[string]any{"url": srv.URL + "/echo", "method": "PATCH", "body": "a=1&b=2",
-			"headers": map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}), &out)
+			"headers": []map[string]string{{"name": "Content-Type", "value": "application/x-www-form-urlencoded"}}}), &out)
 		var e echoed
 		json.Unmarshal([]byte(out.Body), &e)
 		if e.Method != "PATCH" || e.Body != "a=1&b=2" || e.Header["Content-Type"] != "application/x-www-form-urlencoded" {
@@ -359,11 +351,11 @@ func TestWebRequestErrors(t *testing.T) {
 		{"redirect to private literal", map[string]any{"url": srv.URL + "/redirect?to=http://10.0.0.1/"}, mcperr.PermissionDeny, "redirect refused: 10.0.0.1", ""},
 		{"file scheme", map[string]any{"url": "file:///etc/passwd"}, mcperr.Validation, `scheme "file" is not allowed`, "url"},
 		{"credentials", map[string]any{"url": "https://admin:hunter2@example.com/"}, mcperr.Validation, "credentials in the URL", "url"},
-		{"Host header", map[string]any{"url": srv.URL, "headers": map[string]string{"Host": "internal.corp"}}, mcperr.Validation, "Host cannot be set", "headers"},
+		{"Host header", map[string]any{"url": srv.URL, "headers": []map[string]string{{"name": "Host", "value": "internal.corp"}}}, mcperr.Validation, "Host cannot be set", "headers.0.name"},
 		{"method outside the schema", map[string]any{"url": srv.URL, "method": "TRACE"}, mcperr.Validation, "", "method"},
 		{"timeout above the cap", map[string]any{"url": srv.URL, "timeout_ms": 500000}, mcperr.Validation, "", "timeout_ms"},
 		{"bad base64 body", map[string]any{"url": srv.URL, "body": "***", "body_encoding": "base64"}, mcperr.Validation, "not valid base64", "body"},
-		{"base64 with a JSON body", map[string]any{"url": srv.URL, "body": map[string]int{"a": 1}, "body_encoding": "base64"}, mcperr.Validation, "string body only", "body_encoding"},
+		{"a body that is not base64", map[string]any{"url": srv.URL, "method": "POST", "body": "***", "body_encoding": "base64"}, mcperr.Validation, "not valid base64", "body"},
 		{"connection refused", map[string]any{"url": "http://" + closed + "/"}, mcperr.Upstream, "refused the connection", ""},
 		{"unknown host", map[string]any{"url": "http://nowhere.test/"}, mcperr.Upstream, "cannot resolve nowhere.test", ""},
 	}
@@ -503,34 +495,31 @@ func TestWebFetchLoopbackRefusedByDefault(t *testing.T) {
 	}
 }
 
-// TestRequestBody covers what the schema cannot: a body that is not JSON
-// at all only reaches the handler from a caller bypassing the kit.
-func TestRequestBody(t *testing.T) {
+// TestWebRequestHeaders: each header item is checked on its own, and a
+// name given twice in any case is refused, naming the item.
+func TestWebRequestHeaders(t *testing.T) {
 	for _, tc := range []struct {
-		raw, enc, want string
-		isJSON         bool
-		field          string
+		headers []header
+		field   string
+		msg     string
 	}{
-		{``, "", "", false, ""},
-		{`null`, "", "", false, ""},
-		{`"a=1"`, "", "a=1", false, ""},
-		{`"cmF3"`, "base64", "raw", false, ""},
-		{` {"a": [1, 2]} `, "", `{"a":[1,2]}`, true, ""},
-		{`"unterminated`, "", "", false, "body"},
-		{`{"a":`, "", "", false, "body"},
-		{`"***"`, "base64", "", false, "body"},
-		{`[1]`, "base64", "", false, "body_encoding"},
+		{[]header{{"X-A", "1"}, {"X-B", "2"}}, "", ""},
+		{[]header{{"X-A", "1"}, {"x-a", "2"}}, "headers.1.name", "X-A is given twice (headers.0 and headers.1)"},
+		{[]header{{"bad name", "1"}}, "headers.0.name", "not a valid HTTP token"},
+		{[]header{{"X-A", "1"}, {"User-Agent", "x"}}, "headers.1.name", "User-Agent cannot be set"},
+		{[]header{{"X-A", "a\r\nX-Evil: 1"}}, "headers.0.value", "control characters"},
 	} {
-		got, isJSON, err := requestBody(json.RawMessage(tc.raw), tc.enc)
-		if tc.field != "" {
-			var e *mcperr.Error
-			if !errors.As(err, &e) || e.Code != mcperr.Validation || e.Field != tc.field {
-				t.Errorf("requestBody(%s, %q) error = %v, want a VALIDATION_ERROR on %s", tc.raw, tc.enc, err, tc.field)
+		a := webRequestArgs{Headers: tc.headers}
+		err := a.Validate()
+		if tc.field == "" {
+			if err != nil {
+				t.Errorf("%v: %v", tc.headers, err)
 			}
 			continue
 		}
-		if err != nil || string(got) != tc.want || isJSON != tc.isJSON {
-			t.Errorf("requestBody(%s, %q) = %q, %v, %v", tc.raw, tc.enc, got, isJSON, err)
+		var e *mcperr.Error
+		if !errors.As(err, &e) || e.Code != mcperr.Validation || e.Field != tc.field || !strings.Contains(e.Message, tc.msg) {
+			t.Errorf("%v: error %v, want field %s and %q", tc.headers, err, tc.field, tc.msg)
 		}
 	}
 }
