@@ -75,7 +75,7 @@ func (s *Server) callTool(ctx context.Context, r *request) reply {
 		}
 	}
 	if failure != nil {
-		res = errorResult(failure)
+		res = errorResult(failure, t.output == nil)
 		s.clientLog(r, "warning", t.Name, map[string]any{"tool": t.Name, "error": failure.Body()})
 	}
 	rep := s.ok(r, res, false)
@@ -271,10 +271,18 @@ func textBytesResult(text, structured []byte) []byte {
 	return append(out, '}')
 }
 
-// errorResult is a tool error: isError with the structured body.
-func errorResult(e *mcperr.Error) []byte {
+// errorResult is a tool error: isError with the body as text and, for a
+// tool without an outputSchema, as structuredContent too. Clients check
+// structuredContent against the outputSchema even when isError is set (the
+// TypeScript SDK throws on a mismatch), so a typed tool's error is text only.
+func errorResult(e *mcperr.Error, structured bool) []byte {
 	body := e.JSON()
-	out := textBytesResult(body, body)
+	var out []byte
+	if structured {
+		out = textBytesResult(body, body)
+	} else {
+		out = textBytesResult(body, nil)
+	}
 	return append(out[:len(out)-1], `,"isError":true}`...)
 }
 

@@ -115,6 +115,12 @@ func TestNewToolSchemasDefaultsAndValidate(t *testing.T) {
 	if !res.IsError || !strings.Contains(mcptest.Text(res), `"field":"argv"`) {
 		t.Fatalf("Validate must run before the handler: %s", mcptest.Text(res))
 	}
+	// Clients check structuredContent against the outputSchema even in an
+	// error result (the TypeScript SDK throws), so an error of a tool with
+	// an outputSchema is text only.
+	if res.StructuredContent != nil {
+		t.Fatalf("an error of a typed tool carries structuredContent %v", res.StructuredContent)
+	}
 }
 
 func TestResultBudget(t *testing.T) {
