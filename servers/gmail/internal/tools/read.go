@@ -31,14 +31,6 @@ func ReadTools(d Deps) []kit.Tool {
 	return []kit.Tool{getEmail(d), getThreadHistory(d), searchEmails(d), getAttachment(d)}
 }
 
-// Body paging limits.
-const (
-	defaultMaxChars   = 20000
-	maxMaxChars       = 100000
-	defaultThreadBody = 2000
-	maxThreadBody     = 20000
-)
-
 type getArgs struct {
 	MessageID string `json:"message_id" jsonschema:"the message: its id, or its RFC Message-ID (<…@…>), as search_emails, get_thread_history or a send give them" mcp:"minLength=1,maxLength=200"`
 	Offset    int    `json:"offset,omitempty" jsonschema:"first character of the body to return (next_offset of the previous call)" mcp:"min=0"`
