@@ -32,6 +32,10 @@ const proposal = {
     { type: 'Citation XLS+', operator_name: 'Blue Sky Jets', price_usd: 38500, capacity: 8 },
   ],
 };
+// template_data is a list of name/value pairs (strict tool-calling modes
+// refuse an object open to any key); lists and objects go as JSON text.
+const pairs = (data) => Object.entries(data).filter(([, v]) => v !== undefined)
+  .map(([name, v]) => ({ name, value: typeof v === 'string' ? v : JSON.stringify(v) }));
 const pdf = Buffer.from('%PDF-1.4\n% a proposal\n' + 'x'.repeat(2000));
 
 async function suite(client, data) {
@@ -52,7 +56,7 @@ async function suite(client, data) {
   let sent;
   await step('send_template_email', async () => {
     const res = await client.callTool({ name: 'send_template_email', arguments: {
-      to: ['Priya Raman <priya.raman@example.com>'], template_name: 'flight_proposal', template_data: proposal,
+      to: ['Priya Raman <priya.raman@example.com>'], template_name: 'flight_proposal', template_data: pairs(proposal),
       attachments: [{ filename: 'proposal.pdf', content: pdf.toString('base64'), content_type: 'application/pdf' }] } });
     sent = res.structuredContent;
     check('sent with a Message-ID and a thread', !res.isError && sent?.status === 'sent' && /^<.+@.+>$/.test(sent?.message_id ?? '') &&
@@ -62,8 +66,12 @@ async function suite(client, data) {
       /Content-Type: multipart\/alternative/.test(eml) && /Content-Type: text\/plain; charset=utf-8/.test(eml) &&
       /Content-Disposition: attachment; filename=proposal.pdf/.test(eml) && eml.includes(`Message-ID: ${sent.message_id}`), eml.slice(0, 400));
     const bad = await client.callTool({ name: 'send_template_email', arguments: {
-      to: 'priya.raman@example.com', template_name: 'flight_proposal', template_data: { ...proposal, contact_phone: undefined } } });
+      to: 'priya.raman@example.com', template_name: 'flight_proposal', template_data: pairs({ ...proposal, contact_phone: undefined }) } });
     check('a missing variable is VALIDATION_ERROR naming it', bad.isError && errorBody(bad)?.data?.field === 'template_data.contact_phone', j(bad));
+    const unknown = await client.callTool({ name: 'send_template_email', arguments: {
+      to: 'priya.raman@example.com', template_name: 'flight_proposal', template_data: [...pairs(proposal), { name: 'pasengers', value: '3' }] } });
+    check('an unknown variable is VALIDATION_ERROR naming its pair', unknown.isError &&
+      errorBody(unknown)?.data?.field === `template_data[${pairs(proposal).length}].name`, j(unknown));
     const inj = await client.callTool({ name: 'send_email', arguments: { to: 'a@example.com', subject: 'Hi\r\nBcc: victim@example.com', body: 'x' } });
     check('CRLF in a header is refused', inj.isError && errorBody(inj)?.data?.field === 'subject', j(inj));
   });
@@ -97,14 +105,16 @@ async function suite(client, data) {
 
   await step('get_email and get_attachment', async () => {
     const m = (await client.callTool({ name: 'get_email', arguments: { message_id: sent.id, max_chars: 40 } })).structuredContent;
-    check('a body window and attachment metadata', m?.body?.length === 40 && m?.next_offset === 40 && m?.attachments?.[0]?.filename === 'proposal.pdf', j(m));
+    check('a body window and attachment metadata', m?.body?.length === 40 && m?.next_offset === 40 && m?.truncated === true &&
+      m?.attachments?.[0]?.filename === 'proposal.pdf', j(m));
     const a = (await client.callTool({ name: 'get_attachment', arguments: { message_id: sent.id, attachment_id: m.attachments[0].attachment_id } })).structuredContent;
     check('saved to a file, byte for byte', a?.path && fs.readFileSync(a.path).equals(pdf) && a.size === pdf.length, j(a));
   });
 
   await step('list_templates', async () => {
     const l = (await client.callTool({ name: 'list_templates', arguments: {} })).structuredContent;
-    check('four templates with variables', l?.templates?.length === 4 && l.templates.some((t) => t.name === 'flight_proposal' && t.variables?.aircraft?.type === 'array'), j(l).slice(0, 300));
+    check('four templates with variables', l?.templates?.length === 4 && l.templates.some((t) => t.name === 'flight_proposal' &&
+      t.variables?.some((v) => v.name === 'aircraft' && v.type === 'array')), j(l).slice(0, 300));
   });
 }
 

@@ -2,11 +2,14 @@ package charter
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -463,11 +466,11 @@ func (r *run) sendProposal(ctx context.Context) error {
 	}
 	err = r.do(ctx, agent, "gmail", "send_template_email", map[string]any{
 		"to": r.res.ClientName + " <" + r.res.ClientEmail + ">", "template_name": "flight_proposal",
-		"template_data": map[string]any{
+		"template_data": templateData(map[string]any{
 			"client_name": r.res.ClientName, "departure_airport": fromICAO + " (Teterboro)", "arrival_airport": toICAO + " (Van Nuys)",
 			"departure_date": r.depDate.Format(time.DateOnly), "passengers": passengers, "aircraft": aircraft,
 			"contact_phone": deskPhone, "agent_name": "The Charter Desk", "valid_until": validUntil.Format(time.DateOnly),
-		},
+		}),
 	}, &sent, func() string { return fmt.Sprintf("sent %q", sent.Subject) })
 	if err != nil {
 		return err
@@ -560,4 +563,19 @@ func (r *run) verify() error {
 		return fmt.Errorf("%d calls failed", r.res.Failed)
 	}
 	return nil
+}
+
+// templateData writes a template's data as send_template_email takes it:
+// name/value pairs, sorted by name, with lists and objects as JSON text.
+func templateData(m map[string]any) []map[string]string {
+	out := []map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v, ok := m[k].(string)
+		if !ok {
+			b, _ := json.Marshal(m[k])
+			v = string(b)
+		}
+		out = append(out, map[string]string{"name": k, "value": v})
+	}
+	return out
 }

@@ -160,7 +160,7 @@ func TestAuthThenServe(t *testing.T) {
 		MessageID string `json:"message_id"`
 	}
 	structured(t, c.Call("send_template_email", map[string]any{"to": "client@example.org", "template_name": "follow_up",
-		"template_data": map[string]any{"client_name": "Ms. Raman", "message": "Checking in on the proposal."}}), &sent)
+		"template_data": []map[string]string{{"name": "client_name", "value": "Ms. Raman"}, {"name": "message", "value": "Checking in on the proposal."}}}), &sent)
 	msgs := f.Messages("jane@example.com")
 	if len(msgs) != 1 || msgs[0].ID != sent.ID || msgs[0].Parsed.Subject != "Following up on your flight request" {
 		t.Fatalf("the fake holds %d messages", len(msgs))

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	htmltemplate "html/template"
 	"io/fs"
@@ -20,6 +21,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	texttemplate "text/template"
@@ -250,6 +252,101 @@ func (t *Template) Render(data map[string]any) (*Rendered, error) {
 		out.Text = strings.TrimSpace(b.String()) + "\n"
 	}
 	return &out, nil
+}
+
+// Pair is one variable of a template's data as an agent gives it: a name
+// and its value as text. Strict tool-calling modes (OpenAI's) refuse an
+// argument that is an object open to any key, so template data travels as
+// a list of pairs and is typed here, from the template's declaration.
+type Pair struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Data turns pairs (the argument at path, e.g. template_data) into the
+// data Render checks: each value is read as its variable's declared type —
+// numbers and integers as decimal numbers, booleans as true or false, lists
+// and objects as JSON, the rest as the text itself. An empty value leaves an
+// optional variable out. A name the template does not declare, a name given
+// twice or a value that cannot be read as its type is a VALIDATION_ERROR
+// naming the pair (template_data[2].name).
+func (t *Template) Data(pairs []Pair, path string) (map[string]any, error) {
+	known := make([]string, 0, len(t.Variables))
+	for n := range t.Variables {
+		known = append(known, n)
+	}
+	sort.Strings(known)
+	out := make(map[string]any, len(pairs))
+	seen := make(map[string]int, len(pairs))
+	for i, p := range pairs {
+		field := fmt.Sprintf("%s[%d]", path, i)
+		v, ok := t.Variables[p.Name]
+		if !ok {
+			return nil, mcperr.Invalid(field+".name", p.Name, "one of "+strings.Join(known, ", "),
+				"%s.name %q is not a variable of template %s (it takes %s)", field, p.Name, t.Name, strings.Join(known, ", "))
+		}
+		if j, dup := seen[p.Name]; dup {
+			return nil, mcperr.Invalid(field+".name", p.Name, "each variable once",
+				"%s.name %q is given twice (also at %s[%d])", field, p.Name, path, j)
+		}
+		seen[p.Name] = i
+		val, err := parseValue(v, p.Value)
+		if err != nil {
+			return nil, mcperr.Invalid(field+".value", p.Value, typeWord(v)+textForm(v),
+				"%s.value (%s) must be %s%s: %v", field, p.Name, typeWord(v), textForm(v), err)
+		}
+		if val != nil {
+			out[p.Name] = val
+		}
+	}
+	return out, nil
+}
+
+// textForm says how a value of v's type is written as text.
+func textForm(v *Var) string {
+	switch v.Type {
+	case "array", "object":
+		return ", written as JSON"
+	case "number", "integer":
+		return ", written in digits such as 45000 or 1234.5"
+	}
+	return ""
+}
+
+// parseValue reads s as a value of v's type; nil is an absent value.
+func parseValue(v *Var, s string) (any, error) {
+	switch v.Type {
+	case "string", "date", "email":
+		return s, nil
+	}
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	switch v.Type {
+	case "number", "integer":
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, errors.New("not a number")
+		}
+		return f, nil
+	case "boolean":
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return nil, errors.New("not true or false")
+		}
+		return b, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var x any
+	if err := dec.Decode(&x); err != nil {
+		return nil, fmt.Errorf("not JSON (%v)", err)
+	}
+	if dec.More() {
+		return nil, errors.New("more than one JSON value")
+	}
+	return x, nil
 }
 
 func renderError(t *Template, err error) error {

@@ -1,12 +1,14 @@
 package templates_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/templates"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 func TestOverrideDirectory(t *testing.T) {
@@ -73,3 +75,38 @@ func TestLoadErrors(t *testing.T) {
 		t.Errorf("a control character in the subject: %v", err)
 	}
 }
+
+func TestDataFromPairs(t *testing.T) {
+	tmpl := &templates.Template{Name: "t", Variables: map[string]*templates.Var{
+		"name": {Type: "string", Required: true}, "n": {Type: "integer"}, "ok": {Type: "boolean"}, "list": {Type: "array", Items: &templates.Var{Type: "number"}},
+	}}
+	data, err := tmpl.Data([]templates.Pair{pair("name", "A"), pair("n", " 4 "), pair("ok", "true"), pair("list", "[1, 2.5]")}, "template_data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data["name"] != "A" || data["n"] != 4.0 || data["ok"] != true || len(data["list"].([]any)) != 2 {
+		t.Errorf("%#v", data)
+	}
+	if data, err := tmpl.Data([]templates.Pair{pair("name", "A"), pair("n", "")}, "template_data"); err != nil || len(data) != 1 {
+		t.Errorf("an empty value leaves the variable out: %v %v", data, err)
+	}
+	for _, tc := range []struct {
+		pairs []templates.Pair
+		field string
+	}{
+		{[]templates.Pair{pair("nme", "A")}, "template_data[0].name"},
+		{[]templates.Pair{pair("name", "A"), pair("name", "B")}, "template_data[1].name"},
+		{[]templates.Pair{pair("n", "four")}, "template_data[0].value"},
+		{[]templates.Pair{pair("ok", "yes please")}, "template_data[0].value"},
+		{[]templates.Pair{pair("list", "[1,")}, "template_data[0].value"},
+		{[]templates.Pair{pair("list", "[1] [2]")}, "template_data[0].value"},
+	} {
+		_, err := tmpl.Data(tc.pairs, "template_data")
+		var e *mcperr.Error
+		if !errors.As(err, &e) || e.Field != tc.field {
+			t.Errorf("%v: %v, want a VALIDATION_ERROR naming %s", tc.pairs, err, tc.field)
+		}
+	}
+}
+
+func pair(name, value string) templates.Pair { return templates.Pair{Name: name, Value: value} }

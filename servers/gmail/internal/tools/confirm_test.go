@@ -65,7 +65,7 @@ func TestConfirmSend(t *testing.T) {
 	s.deps.ConfirmSend = true
 	c := s.connect(t, nil, "", client.WithLegacyProtocolOnly())
 	b := mcptest.FailCode(t, c.Call("send_template_email", map[string]any{"to": "a@client.example", "template_name": "follow_up",
-		"template_data": map[string]any{"client_name": "A", "message": "hi"}}), mcperr.PermissionDeny)
+		"template_data": pairs(map[string]any{"client_name": "A", "message": "hi"})}), mcperr.PermissionDeny)
 	if !strings.Contains(b.Message, "GMAIL_CONFIRM_SEND") || !strings.Contains(b.Message, "elicitation") {
 		t.Errorf("no elicitation: %s", b.Message)
 	}

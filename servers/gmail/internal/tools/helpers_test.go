@@ -3,7 +3,10 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -33,6 +36,8 @@ type server struct {
 	fake *gmailfake.Server
 	auth *googleauthtest.Server
 	dir  string
+	// maxResult, when set, is the result budget (--max-result-bytes).
+	maxResult int
 }
 
 func baseDeps(t testing.TB, mb mailbox.Backend) tools.Deps {
@@ -104,7 +109,8 @@ func backends() map[string]func(testing.TB) *server {
 // connect serves the tools as agent (no policy when p is nil).
 func (s *server) connect(t testing.TB, p *acl.Policy, agent string, opts ...client.ClientOption) *mcptest.Client {
 	t.Helper()
-	srv, err := kit.New(kit.Info{Name: "gmail"}, tools.All(s.deps), kit.Options{Policy: p, Grace: 200 * time.Millisecond})
+	srv, err := kit.New(kit.Info{Name: "gmail"}, tools.All(s.deps), kit.Options{Policy: p, Grace: 200 * time.Millisecond,
+		Limits: kit.Limits{MaxResultBytes: s.maxResult}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,4 +151,23 @@ func send(t testing.TB, c *mcptest.Client, tool string, args map[string]any) sen
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// pairs writes template data as send_template_email takes it: name/value
+// pairs sorted by name, numbers in digits, lists and objects as JSON.
+func pairs(m map[string]any) []map[string]string {
+	out := []map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		var v string
+		switch x := m[k].(type) {
+		case string:
+			v = x
+		case int, float64, bool:
+			v = fmt.Sprint(x)
+		default:
+			v = mustJSON(x)
+		}
+		out = append(out, map[string]string{"name": k, "value": v})
+	}
+	return out
 }

@@ -63,8 +63,10 @@ type attachmentArg struct {
 	Path        string `json:"path,omitempty" jsonschema:"a file in the server's outbox directory, relative to it (instead of content)" mcp:"maxLength=1024"`
 }
 
-// common are the arguments every sending tool has.
-type common struct {
+// Common are the arguments every sending tool has. It is exported because
+// the schema generator (package schema) skips embedded fields of an
+// unexported type, and with them their limits.
+type Common struct {
 	To               recipients      `json:"to"`
 	Cc               []string        `json:"cc,omitempty" jsonschema:"copy recipients" mcp:"maxItems=50"`
 	Bcc              []string        `json:"bcc,omitempty" jsonschema:"blind copy recipients" mcp:"maxItems=50"`
@@ -74,73 +76,96 @@ type common struct {
 }
 
 type sendArgs struct {
-	common
+	Common
 	Subject  string `json:"subject,omitempty" jsonschema:"subject line; required unless reply_to_message_id is given (a reply keeps the thread's subject)" mcp:"maxLength=998"`
 	Body     string `json:"body" jsonschema:"the message: HTML or plain text, as body_type says" mcp:"minLength=1,maxLength={maxBody}"`
 	BodyType string `json:"body_type,omitempty" jsonschema:"html (sent with a plain-text alternative made from it) or text" mcp:"enum=html|text,default=html"`
 }
 
-func sendSchema[T any]() json.RawMessage {
-	return withProperty(schema.MustFor[T](schema.Vars{"maxBody": MaxBodyChars}), "to", toSchema)
+// Validate holds the rules between arguments, the same for send_email and
+// create_draft.
+func (a *sendArgs) Validate() error {
+	if err := a.Common.validate(); err != nil {
+		return err
+	}
+	if strings.TrimSpace(a.Subject) == "" && strings.TrimSpace(a.ReplyToMessageID) == "" {
+		return mcperr.Invalid("subject", a.Subject, "a subject line, or reply_to_message_id for a reply",
+			"subject is required (unless reply_to_message_id is given)")
+	}
+	return nil
+}
+
+// validate holds the rules every sending tool shares: each attachment is
+// content with a filename, or a path.
+func (a *Common) validate() error {
+	for i, at := range a.Attachments {
+		field := fieldAt("attachments", i)
+		switch {
+		case at.Content != "" && at.Path != "":
+			return mcperr.Invalid(field, nil, "content or path, not both", "%s gives both content and path", field)
+		case at.Content != "" && at.Filename == "":
+			return mcperr.Invalid(field+".filename", nil, "a file name such as proposal.pdf", "%s.filename is required with content", field)
+		case at.Content == "" && at.Path == "":
+			return mcperr.Invalid(field, nil, "content (base64) with a filename, or a path in the outbox", "%s has neither content nor path", field)
+		}
+	}
+	return nil
+}
+
+func fieldAt(name string, i int) string { return fmt.Sprintf("%s[%d]", name, i) }
+
+// withTo gives a sending tool's to its anyOf schema: the argument type
+// cannot state its items' limits in each branch.
+func withTo(t kit.Tool) kit.Tool {
+	if t.InputSchema != nil {
+		t.InputSchema = withProperty(t.InputSchema, "to", toSchema)
+	}
+	return t
 }
 
 const sendReturns = "Returns status, id (the mailbox's message id), thread_id, message_id (the RFC 5322 Message-ID: <…>), sent_at, recipients {to, cc, bcc}, subject and attachments."
 
 func sendEmail(d Deps) kit.Tool {
-	return kit.Tool{
+	return withTo(kit.NewTool(kit.Tool{
 		Name:  "send_email",
 		Title: "Send an email",
 		Description: "Send an email now, with optional cc, bcc, Reply-To and attachments (base64 content, or files from the server's outbox directory). " +
 			"body_type html (the default) also sends a plain-text alternative. To reply, give reply_to_message_id: the mail then joins that " +
 			"conversation in Gmail and in every other mail client. A send is never repeated automatically: on an error that says the message may " +
 			"have been sent, search for rfc822msgid:<message_id> before sending again. " + sendReturns,
-		InputSchema:   sendSchema[sendArgs](),
+		Vars:          schema.Vars{"maxBody": MaxBodyChars},
 		Effect:        kit.Additive,
 		OpenWorld:     d.OpenWorld,
 		Timeout:       2 * time.Minute,
 		MaxConcurrent: 4,
 		AuditOmit:     []string{"body", "attachments"},
-		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a sendArgs
-			if err := c.Bind(&a); err != nil {
-				return nil, err
-			}
-			p, err := compose(ctx, d, a.common, a.Subject, a.Body, a.BodyType, "")
-			if err != nil {
-				return nil, err
-			}
-			return deliver(ctx, c, d, p, false)
-		},
-	}
-}
-
-type draftArgs struct {
-	sendArgs
+	}, func(ctx context.Context, c *kit.Call, a sendArgs) (*sentResult, error) {
+		p, err := compose(ctx, d, a.Common, a.Subject, a.Body, a.BodyType, "")
+		if err != nil {
+			return nil, err
+		}
+		return deliver(ctx, c, d, p, false)
+	}))
 }
 
 func createDraft(d Deps) kit.Tool {
-	return kit.Tool{
+	return withTo(kit.NewTool(kit.Tool{
 		Name:  "create_draft",
 		Title: "Create a draft",
 		Description: "Save an email as a draft for a person to review and send; the same arguments as send_email (replies thread the same way). " +
 			"Nothing is sent. Returns status \"draft\", draft_id, id, thread_id, message_id, recipients, subject and attachments.",
-		InputSchema: sendSchema[draftArgs](),
-		Effect:      kit.Additive,
-		OpenWorld:   d.OpenWorld,
-		Timeout:     2 * time.Minute,
-		AuditOmit:   []string{"body", "attachments"},
-		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a draftArgs
-			if err := c.Bind(&a); err != nil {
-				return nil, err
-			}
-			p, err := compose(ctx, d, a.common, a.Subject, a.Body, a.BodyType, "")
-			if err != nil {
-				return nil, err
-			}
-			return deliver(ctx, c, d, p, true)
-		},
-	}
+		Vars:      schema.Vars{"maxBody": MaxBodyChars},
+		Effect:    kit.Additive,
+		OpenWorld: d.OpenWorld,
+		Timeout:   2 * time.Minute,
+		AuditOmit: []string{"body", "attachments"},
+	}, func(ctx context.Context, c *kit.Call, a sendArgs) (*sentResult, error) {
+		p, err := compose(ctx, d, a.Common, a.Subject, a.Body, a.BodyType, "")
+		if err != nil {
+			return nil, err
+		}
+		return deliver(ctx, c, d, p, true)
+	}))
 }
 
 // prepared is a message ready to go.
@@ -154,7 +179,7 @@ type prepared struct {
 
 // compose validates the arguments and builds the message. Nothing leaves
 // the server here.
-func compose(ctx context.Context, d Deps, a common, subject, body, bodyType, text string) (*prepared, error) {
+func compose(ctx context.Context, d Deps, a Common, subject, body, bodyType, text string) (*prepared, error) {
 	to, err := parseTo(a.To)
 	if err != nil {
 		return nil, err
@@ -228,6 +253,8 @@ func compose(ctx context.Context, d Deps, a common, subject, body, bodyType, tex
 		}
 	}
 	if strings.TrimSpace(subject) == "" {
+		// A template's subject can render empty; send_email's Validate
+		// has already refused an empty one.
 		return nil, mcperr.Invalid("subject", subject, "a subject line", "subject is required (unless reply_to_message_id is given)")
 	}
 	m.Subject = subject
@@ -318,9 +345,8 @@ func loadAttachments(d Deps, args []attachmentArg) ([]mailmsg.Attachment, error)
 		field := fmt.Sprintf("attachments[%d]", i)
 		var data []byte
 		name := a.Filename
+		// Validate saw to it that each is content with a filename, or a path.
 		switch {
-		case a.Content != "" && a.Path != "":
-			return nil, mcperr.Invalid(field, nil, "content or path, not both", "%s gives both content and path", field)
 		case a.Path != "":
 			b, base, err := readOutbox(d, field+".path", a.Path, d.MaxAttachmentBytes-total)
 			if err != nil {
@@ -330,7 +356,7 @@ func loadAttachments(d Deps, args []attachmentArg) ([]mailmsg.Attachment, error)
 			if name == "" {
 				name = base
 			}
-		case a.Content != "":
+		default:
 			if n := int64(len(a.Content)) * 3 / 4; n > d.MaxAttachmentBytes-total {
 				return nil, tooLarge(field, total+n, d.MaxAttachmentBytes)
 			}
@@ -339,11 +365,6 @@ func loadAttachments(d Deps, args []attachmentArg) ([]mailmsg.Attachment, error)
 				return nil, mcperr.Invalid(field+".content", nil, "base64 data", "%s.content is not base64", field)
 			}
 			data = b
-			if name == "" {
-				return nil, mcperr.Invalid(field+".filename", nil, "a file name such as proposal.pdf", "%s.filename is required with content", field)
-			}
-		default:
-			return nil, mcperr.Invalid(field, nil, "content (base64) with a filename, or a path in the outbox", "%s has neither content nor path", field)
 		}
 		// Windows drops trailing dots and spaces from a file name, so
 		// "run.exe." and "run.exe " open as run.exe: the type is judged on

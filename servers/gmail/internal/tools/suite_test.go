@@ -341,7 +341,7 @@ func TestTemplates(t *testing.T) {
 					map[string]any{"type": "Challenger 350", "operator_name": "Summit Air", "price_usd": 45000, "capacity": 9, "features": "Wi-Fi & catering"},
 					map[string]any{"type": "Citation XLS+", "operator_name": "Blue Sky", "price_usd": 38500.5},
 				}}
-			out := send(t, c, "send_template_email", map[string]any{"to": "priya@client.example", "template_name": "flight_proposal", "template_data": data})
+			out := send(t, c, "send_template_email", map[string]any{"to": "priya@client.example", "template_name": "flight_proposal", "template_data": pairs(data)})
 			if out.Template != "flight_proposal" || out.Subject != "Your flight options: KTEB to KVNY on Saturday, November 15, 2025" {
 				t.Fatalf("%+v", out)
 			}
@@ -362,7 +362,10 @@ func TestTemplates(t *testing.T) {
 				{func(m map[string]any) { delete(m, "contact_phone") }, "template_data.contact_phone"},
 				{func(m map[string]any) { m["aircraft"].([]any)[1].(map[string]any)["price_usd"] = "cheap" }, "template_data.aircraft[1].price_usd"},
 				{func(m map[string]any) { m["departure_date"] = "15/11/2025" }, "template_data.departure_date"},
-				{func(m map[string]any) { m["pasengers"] = 3 }, "template_data.pasengers"},
+				// pairs sorts by name: pasengers is the seventh pair.
+				{func(m map[string]any) { m["pasengers"] = 3 }, "template_data[6].name"},
+				{func(m map[string]any) { m["passengers"] = "four" }, "template_data[6].value"},
+				{func(m map[string]any) { m["aircraft"] = "[{" }, "template_data[0].value"},
 				{func(m map[string]any) { m["aircraft"] = []any{} }, "template_data.aircraft"},
 				{func(m map[string]any) { m["passengers"] = 2.5 }, "template_data.passengers"},
 			} {
@@ -372,12 +375,12 @@ func TestTemplates(t *testing.T) {
 				}
 				bad["aircraft"] = []any{data["aircraft"].([]any)[0], map[string]any{"type": "Citation XLS+", "operator_name": "Blue Sky", "price_usd": 1}}
 				tc.change(bad)
-				b := mcptest.FailCode(t, c.Call("send_template_email", map[string]any{"to": "priya@client.example", "template_name": "flight_proposal", "template_data": bad}), mcperr.Validation)
+				b := mcptest.FailCode(t, c.Call("send_template_email", map[string]any{"to": "priya@client.example", "template_name": "flight_proposal", "template_data": pairs(bad)}), mcperr.Validation)
 				if b.Data.Field != tc.field {
 					t.Errorf("field %q, want %q (%s)", b.Data.Field, tc.field, b.Message)
 				}
 			}
-			b := mcptest.FailCode(t, c.Call("send_template_email", map[string]any{"to": "p@client.example", "template_name": "nope", "template_data": map[string]any{}}), mcperr.Validation)
+			b := mcptest.FailCode(t, c.Call("send_template_email", map[string]any{"to": "p@client.example", "template_name": "nope", "template_data": []any{}}), mcperr.Validation)
 			if b.Data.Field != "template_name" {
 				t.Errorf("%+v", b)
 			}
@@ -388,23 +391,33 @@ func TestTemplates(t *testing.T) {
 					"payment_method": "wire", "items": []any{map[string]any{"description": "Charter", "amount_usd": 120000}}, "contact_email": "billing@jetvision.example"},
 				"follow_up": {"client_name": "A", "message": "Just checking in.\n\nAny questions?", "reference": "the proposal of Nov 15"},
 			} {
-				out := send(t, c, "send_template_email", map[string]any{"to": "a@client.example", "template_name": tmpl, "template_data": td})
+				out := send(t, c, "send_template_email", map[string]any{"to": "a@client.example", "template_name": tmpl, "template_data": pairs(td)})
 				if out.Template != tmpl || out.Subject == "" {
 					t.Errorf("%s: %+v", tmpl, out)
 				}
 			}
+			dup := append(pairs(data), map[string]string{"name": "client_name", "value": "again"})
+			b = mcptest.FailCode(t, c.Call("send_template_email", map[string]any{"to": "p@client.example", "template_name": "flight_proposal", "template_data": dup}), mcperr.Validation)
+			if b.Data.Field != fmt.Sprintf("template_data[%d].name", len(dup)-1) || !strings.Contains(b.Message, "twice") {
+				t.Errorf("a repeated variable: %+v", b)
+			}
 			var list struct {
 				Templates []struct {
 					Name      string
-					Variables map[string]struct {
+					Variables []struct {
+						Name     string
 						Type     string
 						Required bool
 					}
 				}
 			}
 			structured(t, c.Call("list_templates", nil), &list)
-			if len(list.Templates) != 4 || list.Templates[1].Name != "flight_proposal" || list.Templates[1].Variables["aircraft"].Type != "array" ||
-				!list.Templates[1].Variables["client_name"].Required {
+			vars := map[string]string{}
+			for _, v := range list.Templates[1].Variables {
+				vars[v.Name] = fmt.Sprint(v.Type, v.Required)
+			}
+			if len(list.Templates) != 4 || list.Templates[1].Name != "flight_proposal" || vars["aircraft"] != "arraytrue" ||
+				vars["client_name"] != "stringtrue" || vars["aircraft[].price_usd"] != "numbertrue" || vars["valid_until"] != "datefalse" {
 				t.Errorf("list_templates %s", mustJSON(list))
 			}
 		})

@@ -187,10 +187,33 @@ type Page struct {
 	Clients    []Summary `json:"clients"`
 	Total      int       `json:"total"`
 	NextCursor string    `json:"next_cursor,omitempty"`
-	Warnings   []string  `json:"warnings,omitempty"`
+	// Truncated: the page was ended before its limit to fit a result
+	// budget (see Cut).
+	Truncated bool     `json:"truncated"`
+	Warnings  []string `json:"warnings,omitempty"`
 	// RowsWithoutID are rows holding client data but no client_id; every
 	// page lists them.
 	RowsWithoutID []Unidentified `json:"rows_without_client_id,omitempty"`
+}
+
+// Cut keeps the first n clients of the page, for a caller whose result
+// must fit a budget; NextCursor then goes on after the last one kept.
+func (p *Page) Cut(n int) {
+	if n >= len(p.Clients) || n < 1 {
+		return
+	}
+	p.Clients, p.Truncated = p.Clients[:n], true
+	p.NextCursor = p.Clients[n-1].ClientID
+}
+
+// Cut keeps the first n clients found, for a caller whose result must fit
+// a budget; NextOffset then goes on after the last one kept.
+func (f *Found) Cut(n, offset int) {
+	if n >= len(f.Clients) {
+		return
+	}
+	next := offset + n
+	f.Clients, f.Truncated, f.NextOffset = f.Clients[:n], true, &next
 }
 
 // Unidentified is a row of the Clients tab with data but no client_id (a
@@ -329,14 +352,19 @@ type Query struct {
 	VIPStatus          string
 	MinFlights         *int
 	AircraftPreference string
-	Limit              int
+	// Offset is how many matches, in order, to skip.
+	Offset int
+	Limit  int
 }
 
 // Found is the result of a search.
 type Found struct {
-	Clients   []Summary `json:"clients"`
-	Matches   int       `json:"total_matches"`
-	Truncated bool      `json:"truncated"`
+	Clients []Summary `json:"clients"`
+	Matches int       `json:"total_matches"`
+	// Truncated: more clients match than are returned; NextOffset is the
+	// offset of the next one.
+	Truncated  bool `json:"truncated"`
+	NextOffset *int `json:"next_offset,omitempty"`
 	// RowsWithoutID are matching rows that have no client_id.
 	RowsWithoutID []Unidentified `json:"rows_without_client_id,omitempty"`
 }
@@ -417,9 +445,10 @@ func (db *DB) Search(ctx context.Context, q Query) (Found, error) {
 		return naturalCompare(a.id, b.id)
 	})
 	out := Found{Clients: []Summary{}, Matches: len(hits), RowsWithoutID: c.unidentified(lost)}
-	for _, h := range hits {
+	for i, h := range hits[min(q.Offset, len(hits)):] {
 		if len(out.Clients) == q.Limit {
-			out.Truncated = true
+			next := q.Offset + i
+			out.Truncated, out.NextOffset = true, &next
 			break
 		}
 		out.Clients = append(out.Clients, c.client(h.row).summary())

@@ -50,6 +50,25 @@ type RangeRows struct {
 	Offset    int        `json:"offset"`
 	// NextOffset is set when the range holds more rows with data.
 	NextOffset *int `json:"next_offset,omitempty"`
+	// Truncated: the page was ended before Limit rows to fit a result
+	// budget (see Cut).
+	Truncated bool `json:"truncated"`
+
+	// first is the row offset 0 stands for; cols are the range's columns.
+	first, startCol, endCol int
+}
+
+// Cut keeps the first n rows of the page, for a caller whose result must
+// fit a budget: Range, NextOffset and Truncated then say where the page
+// ends and where the next begins.
+func (r *RangeRows) Cut(n int) {
+	if n >= len(r.Rows) {
+		return
+	}
+	next := r.Rows[n].Row - r.first
+	r.NextOffset, r.Truncated = &next, true
+	r.Range = a1.Rect(r.Tab, r.first+r.Offset, r.startCol, r.Rows[n].Row-1, r.endCol).String()
+	r.Rows = r.Rows[:n]
 }
 
 // ReadRange returns up to Limit rows of a range that hold data, skipping
@@ -96,7 +115,8 @@ func (db *DB) ReadRange(ctx context.Context, req RangeRequest) (RangeRows, error
 	if req.HeaderRow == first {
 		first++
 	}
-	out := RangeRows{Tab: tab.Title, HeaderRow: req.HeaderRow, Offset: req.Offset, Rows: []SheetRow{}}
+	out := RangeRows{Tab: tab.Title, HeaderRow: req.HeaderRow, Offset: req.Offset, Rows: []SheetRow{},
+		first: first, startCol: res.StartCol, endCol: res.EndCol}
 	for c := res.StartCol; c <= res.EndCol; c++ {
 		out.Columns = append(out.Columns, Column{Letter: a1.ColumnLetters(c), Name: a1.ColumnLetters(c)})
 	}

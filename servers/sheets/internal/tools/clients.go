@@ -2,10 +2,11 @@ package tools
 
 import (
 	"context"
+	"strings"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/clientdb"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
-	"github.com/mcp-fleet/mcp-fleet/shared/schema"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 // ClientTools returns list_clients, search_clients, get_client,
@@ -26,29 +27,35 @@ type listArgs struct {
 }
 
 func listClients(d Deps) kit.Tool {
-	return kit.Tool{
+	return kit.NewTool(kit.Tool{
 		Name:  "list_clients",
 		Title: "List clients",
 		Description: "List clients in client_id order, a page at a time (the order does not change when people sort the sheet). " +
 			"Each entry: client_id, name, email, company, vip_status, total_flights, last_flight_date, version. Returns clients, total, " +
-			"next_cursor (pass it as cursor for the next page; absent on the last), warnings (e.g. duplicate client ids) and " +
+			"next_cursor (pass it as cursor for the next page; absent on the last), truncated (the page was ended early to fit the result " +
+			"budget), warnings (e.g. duplicate client ids) and " +
 			"rows_without_client_id (rows a person added without a client_id: row, name, email, company, warning).",
-		InputSchema: schema.MustFor[listArgs](),
-		Effect:      kit.ReadOnly,
-		OpenWorld:   d.OpenWorld,
-		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			a := listArgs{Limit: 25}
-			if err := c.Bind(&a); err != nil {
-				return nil, err
-			}
-			p, err := d.DB.List(ctx, a.Cursor, a.Limit)
-			if err != nil {
-				return nil, err
-			}
-			ct, _ := d.DB.Tabs()
-			return kit.Untrusted{Source: rowsSource(d, ct), Value: p}, nil
-		},
-	}
+		Paging:    "ask for fewer clients with limit and go on with cursor",
+		Effect:    kit.ReadOnly,
+		OpenWorld: d.OpenWorld,
+	}, func(ctx context.Context, c *kit.Call, a listArgs) (kit.Fenced[*clientdb.Page], error) {
+		p, err := d.DB.List(ctx, a.Cursor, a.Limit)
+		if err != nil {
+			return kit.Fenced[*clientdb.Page]{}, err
+		}
+		// Fit the clients in what the rest leaves, keeping room for the
+		// longest cursor a cut can add (maxLength of cursor).
+		clients, cursor := p.Clients, p.NextCursor
+		p.Clients, p.NextCursor = nil, strings.Repeat("x", 64)
+		n, err := kit.FitItems(clients, c.Room()-costOf(p))
+		if err != nil {
+			return kit.Fenced[*clientdb.Page]{}, err
+		}
+		p.Clients, p.NextCursor = clients, cursor
+		p.Cut(max(n, 1))
+		ct, _ := d.DB.Tabs()
+		return kit.Fenced[*clientdb.Page]{Source: rowsSource(d, ct), Value: &p}, nil
+	})
 }
 
 type searchFilters struct {
@@ -61,36 +68,40 @@ type searchArgs struct {
 	Query   string         `json:"query,omitempty" jsonschema:"words to find in name, email and company, without regard to case; every word must match" mcp:"maxLength=200"`
 	Filters *searchFilters `json:"filters,omitempty"`
 	Limit   int            `json:"limit,omitempty" jsonschema:"most clients returned" mcp:"min=1,max=100,default=10"`
+	Offset  int            `json:"offset,omitempty" jsonschema:"matches to skip, in order: next_offset of the previous call" mcp:"min=0"`
 }
 
 func searchClients(d Deps) kit.Tool {
-	return kit.Tool{
+	return kit.NewTool(kit.Tool{
 		Name:  "search_clients",
 		Title: "Search clients",
 		Description: "Find clients by words in their name, email or company, and/or by filters (vip_status, min_flights, " +
 			"aircraft_preference). A query that is a client_id finds that client; exact email or client_id matches come first, then names " +
-			"starting with the query. Returns clients (as list_clients), total_matches, truncated and rows_without_client_id (matching " +
-			"rows that have no client_id). Use get_client for a whole record.",
-		InputSchema: schema.MustFor[searchArgs](),
-		Effect:      kit.ReadOnly,
-		OpenWorld:   d.OpenWorld,
-		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			a := searchArgs{Limit: 10}
-			if err := c.Bind(&a); err != nil {
-				return nil, err
-			}
-			q := clientdb.Query{Text: a.Query, Limit: a.Limit}
-			if f := a.Filters; f != nil {
-				q.VIPStatus, q.MinFlights, q.AircraftPreference = f.VIPStatus, f.MinFlights, f.AircraftPreference
-			}
-			found, err := d.DB.Search(ctx, q)
-			if err != nil {
-				return nil, err
-			}
-			ct, _ := d.DB.Tabs()
-			return kit.Untrusted{Source: rowsSource(d, ct), Value: found}, nil
-		},
-	}
+			"starting with the query. Returns clients (as list_clients), total_matches, truncated (more match: pass next_offset as offset for " +
+			"them) and rows_without_client_id (matching rows that have no client_id). Use get_client for a whole record.",
+		Paging:    "ask for fewer clients with limit and go on with offset",
+		Effect:    kit.ReadOnly,
+		OpenWorld: d.OpenWorld,
+	}, func(ctx context.Context, c *kit.Call, a searchArgs) (kit.Fenced[*clientdb.Found], error) {
+		q := clientdb.Query{Text: a.Query, Limit: a.Limit, Offset: a.Offset}
+		if f := a.Filters; f != nil {
+			q.VIPStatus, q.MinFlights, q.AircraftPreference = f.VIPStatus, f.MinFlights, f.AircraftPreference
+		}
+		found, err := d.DB.Search(ctx, q)
+		if err != nil {
+			return kit.Fenced[*clientdb.Found]{}, err
+		}
+		clients, next := found.Clients, found.NextOffset
+		found.Clients, found.NextOffset, found.Truncated = nil, &found.Matches, true
+		n, err := kit.FitItems(clients, c.Room()-costOf(found))
+		if err != nil {
+			return kit.Fenced[*clientdb.Found]{}, err
+		}
+		found.Clients, found.NextOffset, found.Truncated = clients, next, next != nil
+		found.Cut(max(n, 1), a.Offset)
+		ct, _ := d.DB.Tabs()
+		return kit.Fenced[*clientdb.Found]{Source: rowsSource(d, ct), Value: &found}, nil
+	})
 }
 
 type getArgs struct {
@@ -99,26 +110,20 @@ type getArgs struct {
 }
 
 func getClient(d Deps) kit.Tool {
-	return kit.Tool{
+	return kit.NewTool(kit.Tool{
 		Name:        "get_client",
 		Title:       "Get a client",
 		Description: "Get one client's full record by email or client_id. " + recordShape + " Keep version to pass as expected_version to update_client.",
-		InputSchema: schema.MustFor[getArgs](),
 		Effect:      kit.ReadOnly,
 		OpenWorld:   d.OpenWorld,
-		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a getArgs
-			if err := c.Bind(&a); err != nil {
-				return nil, err
-			}
-			r, err := d.DB.Get(ctx, a.Identifier, a.SearchField)
-			if err != nil {
-				return nil, err
-			}
-			ct, _ := d.DB.Tabs()
-			return kit.Untrusted{Source: rowsSource(d, ct), Value: r}, nil
-		},
-	}
+	}, func(ctx context.Context, c *kit.Call, a getArgs) (kit.Fenced[*clientdb.Client], error) {
+		r, err := d.DB.Get(ctx, a.Identifier, a.SearchField)
+		if err != nil {
+			return kit.Fenced[*clientdb.Client]{}, err
+		}
+		ct, _ := d.DB.Tabs()
+		return kit.Fenced[*clientdb.Client]{Source: rowsSource(d, ct), Value: &r}, nil
+	})
 }
 
 // fields are the client fields an agent may set.
@@ -153,31 +158,25 @@ type createArgs struct {
 }
 
 func createClient(d Deps) kit.Tool {
-	return kit.Tool{
+	return kit.NewTool(kit.Tool{
 		Name:  "create_client",
 		Title: "Create a client",
 		Description: "Add a new client; the server assigns the next client_id (CL-001, CL-002, …) and sets created_at, updated_at " +
 			"and total_flights 0. An email that another client already has is a CONFLICT naming that client, so repeating a call " +
 			"never creates a client twice. Values are stored as plain text, never as formulas. Returns client (the record) and notes.",
-		InputSchema: schema.MustFor[createArgs](),
-		Effect:      kit.Additive,
-		OpenWorld:   d.OpenWorld,
-		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a createArgs
-			if err := c.Bind(&a); err != nil {
-				return nil, err
-			}
-			f := clientdb.Fields{Name: &a.Name, Email: &a.Email, Phone: a.Phone, Company: a.Company,
-				AircraftPreference: a.AircraftPreference, CateringPreference: a.CateringPreference,
-				SpecialNeeds: a.SpecialNeeds, VIPStatus: a.VIPStatus, PreferredOperators: a.PreferredOperators}
-			r, err := d.DB.Create(ctx, f)
-			if err != nil {
-				return nil, err
-			}
-			ct, _ := d.DB.Tabs()
-			return kit.Untrusted{Source: rowsSource(d, ct), Value: r}, nil
-		},
-	}
+		Effect:    kit.Additive,
+		OpenWorld: d.OpenWorld,
+	}, func(ctx context.Context, c *kit.Call, a createArgs) (kit.Fenced[*clientdb.Created], error) {
+		f := clientdb.Fields{Name: &a.Name, Email: &a.Email, Phone: a.Phone, Company: a.Company,
+			AircraftPreference: a.AircraftPreference, CateringPreference: a.CateringPreference,
+			SpecialNeeds: a.SpecialNeeds, VIPStatus: a.VIPStatus, PreferredOperators: a.PreferredOperators}
+		r, err := d.DB.Create(ctx, f)
+		if err != nil {
+			return kit.Fenced[*clientdb.Created]{}, err
+		}
+		ct, _ := d.DB.Tabs()
+		return kit.Fenced[*clientdb.Created]{Source: rowsSource(d, ct), Value: &r}, nil
+	})
 }
 
 type updateArgs struct {
@@ -187,8 +186,17 @@ type updateArgs struct {
 	ExpectedUpdatedAt string `json:"expected_updated_at,omitempty" jsonschema:"the updated_at you read; CONFLICT if this server changed the client since. A person's edit in the sheet does not change updated_at: use expected_version to see those too" mcp:"format=date-time"`
 }
 
+// Validate: an update changes something. (The schema's minProperties says
+// so too, but hosts that take only the portable subset drop it.)
+func (a *updateArgs) Validate() error {
+	if a.Updates == (fields{}) {
+		return mcperr.Invalid("updates", nil, "at least one field to change", "updates names no field to change")
+	}
+	return nil
+}
+
 func updateClient(d Deps) kit.Tool {
-	return kit.Tool{
+	return kit.NewTool(kit.Tool{
 		Name:  "update_client",
 		Title: "Update a client",
 		Description: "Change some fields of one client, found by its client_id just before writing, whatever order the rows are in; " +
@@ -196,21 +204,15 @@ func updateClient(d Deps) kit.Tool {
 			"Pass expected_version (the version you read) to refuse the change (CONFLICT) if anyone changed the client since you read it, " +
 			"in the sheet or through this server. " +
 			"Values are stored as plain text, never as formulas. Returns client (the updated record), changed (the fields that changed) and notes.",
-		InputSchema: schema.MustFor[updateArgs](),
-		Effect:      kit.Destructive,
-		Idempotent:  true,
-		OpenWorld:   d.OpenWorld,
-		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a updateArgs
-			if err := c.Bind(&a); err != nil {
-				return nil, err
-			}
-			r, err := d.DB.UpdateIf(ctx, a.ClientID, a.Updates.db(), clientdb.Expect{UpdatedAt: a.ExpectedUpdatedAt, Version: a.ExpectedVersion})
-			if err != nil {
-				return nil, err
-			}
-			ct, _ := d.DB.Tabs()
-			return kit.Untrusted{Source: rowsSource(d, ct), Value: r}, nil
-		},
-	}
+		Effect:     kit.Destructive,
+		Idempotent: true,
+		OpenWorld:  d.OpenWorld,
+	}, func(ctx context.Context, c *kit.Call, a updateArgs) (kit.Fenced[*clientdb.Changed], error) {
+		r, err := d.DB.UpdateIf(ctx, a.ClientID, a.Updates.db(), clientdb.Expect{UpdatedAt: a.ExpectedUpdatedAt, Version: a.ExpectedVersion})
+		if err != nil {
+			return kit.Fenced[*clientdb.Changed]{}, err
+		}
+		ct, _ := d.DB.Tabs()
+		return kit.Fenced[*clientdb.Changed]{Source: rowsSource(d, ct), Value: &r}, nil
+	})
 }

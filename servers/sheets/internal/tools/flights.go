@@ -5,7 +5,6 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/clientdb"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
-	"github.com/mcp-fleet/mcp-fleet/shared/schema"
 )
 
 // FlightTools returns add_flight_history.
@@ -27,7 +26,7 @@ type flightArgs struct {
 
 func addFlightHistory(d Deps) kit.Tool {
 	_, ht := d.DB.Tabs()
-	return kit.Tool{
+	return kit.NewTool(kit.Tool{
 		Name:  "add_flight_history",
 		Title: "Record a completed flight",
 		Description: "Record a client's completed flight: the flight is appended to the " + ht + " tab, then the client's total_flights " +
@@ -36,22 +35,16 @@ func addFlightHistory(d Deps) kit.Tool {
 			"the same flight_id with other details is a CONFLICT naming them. A date in the future is refused. " +
 			"If only the first step succeeds the error says so (data.value lists what was and was not written); retry the same call. " +
 			"Returns flight, client (the updated record), already_recorded, totals_updated and notes.",
-		InputSchema: schema.MustFor[flightArgs](),
-		Effect:      kit.Additive,
-		Idempotent:  true,
-		OpenWorld:   d.OpenWorld,
-		Handler: func(ctx context.Context, c *kit.Call) (any, error) {
-			var a flightArgs
-			if err := c.Bind(&a); err != nil {
-				return nil, err
-			}
-			f := a.FlightDetails
-			r, err := d.DB.AddFlight(ctx, a.ClientID, clientdb.FlightInput{FlightID: f.FlightID, Date: f.Date, Route: f.Route,
-				Aircraft: f.Aircraft, Operator: f.Operator, Price: f.Price})
-			if err != nil {
-				return nil, err
-			}
-			return kit.Untrusted{Source: rowsSource(d, ht), Value: r}, nil
-		},
-	}
+		Effect:     kit.Additive,
+		Idempotent: true,
+		OpenWorld:  d.OpenWorld,
+	}, func(ctx context.Context, c *kit.Call, a flightArgs) (kit.Fenced[*clientdb.Recorded], error) {
+		f := a.FlightDetails
+		r, err := d.DB.AddFlight(ctx, a.ClientID, clientdb.FlightInput{FlightID: f.FlightID, Date: f.Date, Route: f.Route,
+			Aircraft: f.Aircraft, Operator: f.Operator, Price: f.Price})
+		if err != nil {
+			return kit.Fenced[*clientdb.Recorded]{}, err
+		}
+		return kit.Fenced[*clientdb.Recorded]{Source: rowsSource(d, ht), Value: &r}, nil
+	})
 }

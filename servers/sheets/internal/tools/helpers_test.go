@@ -32,6 +32,8 @@ type server struct {
 	deps     tools.Deps
 	notifier *kit.Notifier
 	fake     *sheetsfake.Server
+	// maxResult, when set, is the result budget (--max-result-bytes).
+	maxResult int
 }
 
 func localServer(t testing.TB) *server {
@@ -84,7 +86,7 @@ func backends() map[string]func(testing.TB) *server {
 func (s *server) connect(t testing.TB, p *acl.Policy, agent string, opts ...client.ClientOption) *mcptest.Client {
 	t.Helper()
 	o := kit.Options{Policy: p, Notifier: s.notifier, Templates: []kit.ResourceTemplate{tools.ClientTemplate(s.deps)},
-		Limits: kit.Limits{MaxCalls: 64, MaxSessionCalls: 64},
+		Limits: kit.Limits{MaxCalls: 64, MaxSessionCalls: 64, MaxResultBytes: s.maxResult},
 		// A subscriptions/listen stream the client closed is still open on
 		// the server when the test ends; do not wait the default 10 s for it.
 		Grace: 200 * time.Millisecond}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/tools"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 )
 
@@ -74,6 +75,19 @@ func TestToolAnnotations(t *testing.T) {
 	for _, tool := range tools.All(s.deps) {
 		if a := tool.Annotations(); a.OpenWorldHint == nil || !*a.OpenWorldHint {
 			t.Errorf("%s: not open world on Google Sheets", tool.Name)
+		}
+	}
+}
+
+// TestAgentReady: every tool, on either backend, is one every LLM host
+// accepts: portable arguments, limits on name and description, and an
+// outputSchema its results are checked against.
+func TestAgentReady(t *testing.T) {
+	for name, open := range backends() {
+		for _, tool := range tools.All(open(t).deps) {
+			if err := kit.AgentReady(tool); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
 		}
 	}
 }

@@ -5,6 +5,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"net/url"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/clientdb"
@@ -47,4 +48,13 @@ func ClientURI(clientID string) string {
 // rowsSource names where returned rows come from, for the untrusted fence.
 func rowsSource(d Deps, tab string) string {
 	return "rows of tab " + tab + " (" + d.DB.Workbook().Describe() + ")"
+}
+
+// costOf is what v costs in a result, encoded as JSON.
+func costOf(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return kit.CostJSON(b)
 }
