@@ -111,13 +111,15 @@ func annotate(s *jsonschema.Schema, t reflect.Type, vars Vars, path string) erro
 	}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
+		// encoding/json promotes the fields of an embedded struct, exported
+		// type or not, so their tags apply here too.
 		if f.Anonymous && f.Tag.Get("json") == "" {
 			if err := annotate(s, f.Type, vars, path); err != nil {
 				return err
 			}
+			continue
+		}
+		if !f.IsExported() {
 			continue
 		}
 		name := jsonName(f)

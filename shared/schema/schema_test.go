@@ -227,3 +227,24 @@ func TestProjectionMovesUnportableKeywordsToProse(t *testing.T) {
 		t.Error("a string result type was accepted")
 	}
 }
+
+type common struct {
+	Kind string   `json:"kind,omitempty" mcp:"enum=html|text"`
+	To   []string `json:"to,omitempty" mcp:"maxItems=3"`
+}
+
+// The fields of an embedded struct are promoted by encoding/json whether
+// its type is exported or not; their tags must not be lost either way.
+func TestEmbeddedUnexportedStructKeepsItsTags(t *testing.T) {
+	type draft struct {
+		common
+		Subject string `json:"subject"`
+	}
+	raw, err := For[draft]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"enum":["html","text"]`) || !strings.Contains(string(raw), `"maxItems":3`) {
+		t.Fatalf("the embedded fields lost their tags: %s", raw)
+	}
+}
