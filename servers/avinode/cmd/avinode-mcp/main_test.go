@@ -316,7 +316,7 @@ func TestCommandLine(t *testing.T) {
 		{name: "operators out of range", args: []string{"--mock-operators", "0"}, code: 2, stderr: []string{"mock-operators"}},
 		{name: "negative timeout", env: []string{"AVINODE_TIMEOUT=0s"}, code: 2, stderr: []string{"AVINODE_TIMEOUT"}},
 		{name: "bad duration", env: []string{"AVINODE_MOCK_FIRST_RESPONSE=3"}, code: 2, stderr: []string{"did you mean 3s"}},
-		{name: "unwritable store", args: []string{"--db-path", "/proc/avinode.db"}, code: 1, stderr: []string{"avinode store"}},
+		{name: "unwritable store", args: []string{"--db-path", "/proc/avinode.db"}, code: 2, stderr: []string{"avinode store", "a path setting is wrong"}},
 		{name: "malformed DATABASE_URL", env: []string{"DATABASE_URL=postgres://fleet:hunter2-db-secret@127.0.0.1:notaport/avinode"}, code: 2,
 			stderr: []string{"DATABASE_URL is not a valid PostgreSQL URL"}},
 	}
