@@ -251,6 +251,44 @@ func (p *filterParser) column(field, col string, raw json.RawMessage) ([]*Cond, 
 	return out, nil
 }
 
+// NewCond builds one condition from typed arguments: the operator's name,
+// value for every operator but in, and list for in. field names the
+// condition in errors (e.g. filters[2]); counting conditions against
+// MaxConditions is the caller's.
+func NewCond(field, col, op string, not bool, value json.RawMessage, list []json.RawMessage, lim Limits) (*Cond, error) {
+	if err := CheckIdent(field+".column", "column", col); err != nil {
+		return nil, err
+	}
+	o, ok := ops[op]
+	if !ok {
+		return nil, mcperr.Invalid(field+".op", op, strings.TrimSuffix(opList, ", not"), "%s.op: unknown filter operator %q (operators: %s)",
+			field, op, strings.TrimSuffix(opList, ", not"))
+	}
+	p := &filterParser{lim: lim}
+	var c *Cond
+	var err error
+	if o == In {
+		if value != nil && string(value) != "null" {
+			return nil, mcperr.Invalid(field+".value", nil, "values", "%s: op in takes its values in values, not value", field)
+		}
+		raw, _ := json.Marshal(list)
+		c, err = p.cond(field+".values", col, o, raw)
+	} else {
+		if len(list) > 0 {
+			return nil, mcperr.Invalid(field+".values", nil, "value", "%s: values is for op in only; op %s compares with value", field, op)
+		}
+		if value == nil {
+			return nil, mcperr.Invalid(field+".value", nil, "a value", "%s: op %s needs a value", field, op)
+		}
+		c, err = p.cond(field+".value", col, o, value)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.Not = not
+	return c, nil
+}
+
 func (p *filterParser) cond(field, col string, op Op, raw json.RawMessage) (*Cond, error) {
 	c := &Cond{Column: col, Op: op}
 	switch op {
