@@ -103,19 +103,36 @@ type rowsResult struct {
 }
 
 // fitRows splits a JSON array of rows and keeps the rows, from the first,
-// that fit room; fit is false when some were left out.
+// that fit room (kit.FitItems); fit is false when some were left out. A
+// row costs at least twice its length, so decoding stops once the rows
+// decoded so far could not fit: a page of 1000 wide rows is not decoded
+// whole to return a dozen.
 func fitRows(raw json.RawMessage, room int) (rows []json.RawMessage, fit bool, err error) {
 	rows = []json.RawMessage{}
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &rows); err != nil {
+	if len(raw) == 0 || string(raw) == "null" {
+		return rows, true, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, false, fmt.Errorf("rows from the database are not a JSON array")
+	}
+	more, least := true, 0
+	for least <= room {
+		if more = dec.More(); !more {
+			break
+		}
+		var r json.RawMessage
+		if err := dec.Decode(&r); err != nil {
 			return nil, false, fmt.Errorf("rows from the database: %w", err)
 		}
+		rows = append(rows, r)
+		least += 2 * len(r)
 	}
 	n, err := kit.FitItems(rows, room)
 	if err != nil {
 		return nil, false, err
 	}
-	return rows[:n], n == len(rows), nil
+	return rows[:n], n == len(rows) && !more, nil
 }
 
 // tooWide is the error for a first row that alone exceeds the result

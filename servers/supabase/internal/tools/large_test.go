@@ -1,0 +1,134 @@
+package tools_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/testenv"
+	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/tools"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
+)
+
+// largeRows and largeCell: a table far over the result budget (1000 rows
+// of 20 KB is about 20 MB, 40 MB as sent).
+const (
+	largeRows = 1000
+	largeCell = 20 << 10
+)
+
+// fillLarge writes largeRows rows of agent_type "bulk" into agent_errors,
+// each with a stack_trace of largeCell bytes, through supabase_insert in
+// batches, as an agent (or the TypeScript check) would.
+func fillLarge(t *testing.T, call func(args map[string]any) map[string]any) {
+	t.Helper()
+	const batch = 100
+	for from := 0; from < largeRows; from += batch {
+		var data []any
+		for i := from; i < from+batch; i++ {
+			trace := strings.Repeat(fmt.Sprintf("frame %04d at handler (bulk.ts:%d)\n", i, i), largeCell)[:largeCell]
+			data = append(data, cells("agent_type", "bulk", "error_type", "large", "task_id", fmt.Sprintf("bulk-%04d", i), "stack_trace", trace))
+		}
+		r := call(map[string]any{"table": "agent_errors", "data": data, "select": "task_id"})
+		if r["row_count"] != float64(batch) {
+			t.Fatalf("insert from %d: %v", from, r["row_count"])
+		}
+	}
+}
+
+// TestLargeResultPages: a read of 1000 rows of 20 KB returns only the rows
+// that fit the result budget, each page within it, with truncated and
+// next_offset; following next_offset reads every row once, in order.
+func TestLargeResultPages(t *testing.T) {
+	e := testenv.Embedded(t)
+	c := client(t, e)
+	fillLarge(t, func(args map[string]any) map[string]any { return call(t, c, "supabase_insert", args) })
+
+	args := map[string]any{"table": "agent_errors", "select": "task_id, stack_trace", "filters": where(eq("agent_type", "bulk")),
+		"orderBy": asc("task_id"), "limit": largeRows}
+	next, pages := 0, 0
+	for {
+		args["offset"] = next
+		res := c.Call("supabase_query", args)
+		raw, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(raw) > kit.DefaultMaxResultBytes {
+			t.Fatalf("page at offset %d is %d bytes, over the budget of %d", next, len(raw), kit.DefaultMaxResultBytes)
+		}
+		r := ok(t, res)
+		rows := rowsOf(t, r)
+		pages++
+		if len(rows) == 0 || r["row_count"] != float64(len(rows)) {
+			t.Fatalf("page at offset %d: %d rows, row_count %v", next, len(rows), r["row_count"])
+		}
+		for i, row := range rows {
+			want := fmt.Sprintf("bulk-%04d", next+i)
+			if row["task_id"] != want || len(fmt.Sprint(row["stack_trace"])) != largeCell {
+				t.Fatalf("row %d of the page at offset %d: task_id %v, stack_trace of %d bytes", i, next, row["task_id"], len(fmt.Sprint(row["stack_trace"])))
+			}
+		}
+		if next+len(rows) == largeRows {
+			if r["truncated"] != nil || r["next_offset"] != nil {
+				t.Fatalf("last page: truncated %v next_offset %v", r["truncated"], r["next_offset"])
+			}
+			break
+		}
+		if r["truncated"] != true || r["next_offset"] != float64(next+len(rows)) {
+			t.Fatalf("page at offset %d of %d rows: truncated %v next_offset %v", next, len(rows), r["truncated"], r["next_offset"])
+		}
+		next += len(rows)
+	}
+	if pages < 2 {
+		t.Fatalf("%d rows of %d bytes came in %d page(s)", largeRows, largeCell, pages)
+	}
+}
+
+// TestSmallBudget: under the smallest result budget, a row wider than the
+// budget is refused naming select; a write whose returned rows do not fit
+// still writes them all and says it left rows out; a function's rows are
+// cut to fit.
+func TestSmallBudget(t *testing.T) {
+	e := testenv.Embedded(t)
+	s, err := kit.New(kit.Info{Name: "supabase"}, tools.All(deps(t, e)), kit.Options{Limits: kit.Limits{MaxResultBytes: 16 << 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcptest.NewInProcess(t, s, "")
+	wide := strings.Repeat("w", largeCell)
+	r := call(t, c, "supabase_insert", map[string]any{"table": "agent_errors", "data": rowList(
+		cells("agent_type", "wide", "error_type", "a", "task_id", "w1", "stack_trace", wide),
+		cells("agent_type", "wide", "error_type", "b", "task_id", "w2", "stack_trace", wide))})
+	if r["row_count"] != 2.0 || len(rowsOf(t, r)) != 0 || r["truncated"] != true {
+		t.Errorf("insert of wide rows: row_count %v, %d rows, truncated %v", r["row_count"], len(rowsOf(t, r)), r["truncated"])
+	}
+	b := failCode(t, c, "supabase_query", map[string]any{"table": "agent_errors", "filters": where(eq("agent_type", "wide"))}, mcperr.Validation)
+	if b.Data.Field != "select" {
+		t.Errorf("a row over the budget: field %q (%s)", b.Data.Field, b.Message)
+	}
+	r = call(t, c, "supabase_query", map[string]any{"table": "agent_errors", "select": "task_id", "filters": where(eq("agent_type", "wide")), "orderBy": asc("task_id")})
+	if got := column(rowsOf(t, r), "task_id"); !reflect.DeepEqual(got, strs("w1", "w2")) || r["truncated"] != nil {
+		t.Errorf("narrow read: %v", r)
+	}
+	r = call(t, c, "supabase_update", map[string]any{"table": "agent_errors", "filters": where(eq("agent_type", "wide")), "data": cells("error_type", "c")})
+	if r["row_count"] != 2.0 || r["truncated"] != true {
+		t.Errorf("update of wide rows: %v %v", r["row_count"], r["truncated"])
+	}
+	r = call(t, c, "supabase_delete", map[string]any{"table": "agent_errors", "filters": where(eq("agent_type", "wide"))})
+	if r["row_count"] != 2.0 || r["truncated"] != true {
+		t.Errorf("delete of wide rows: %v %v", r["row_count"], r["truncated"])
+	}
+	var quotes []any
+	for i := range 100 {
+		quotes = append(quotes, map[string]any{"id": fmt.Sprintf("quote-%03d", i), "total_price_usd": 40000 + i, "safety_rating": 4.5})
+	}
+	r = call(t, c, "supabase_rpc", map[string]any{"function": "calculate_quote_scores", "params": params("quotes", quotes)})
+	if n := len(rowsOf(t, r)); n == 0 || n >= 100 || r["row_count"] != float64(n) || r["truncated"] != true {
+		t.Errorf("scores under a small budget: %d rows, row_count %v, truncated %v", n, r["row_count"], r["truncated"])
+	}
+}
