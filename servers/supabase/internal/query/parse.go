@@ -113,10 +113,13 @@ type filterParser struct {
 	conds int
 }
 
-// ParseFilters reads the filter language: an object whose keys are columns
-// (a value means equality, null means "is null", an object of operators
-// means each of them) or "or"/"and" (an array of such objects). Empty or
-// absent filters give an empty group.
+// ParseFilters reads the object form of the filter language, as
+// supabase-js builds it: an object whose keys are columns (a value means
+// equality, null means "is null", an object of operators means each of
+// them) or "or"/"and" (an array of such objects). Empty or absent filters
+// give an empty group. The tools take typed conditions instead (NewCond),
+// which every LLM host accepts; this form replays supabase-js's requests
+// in the PostgREST client's tests.
 func ParseFilters(field string, raw json.RawMessage, lim Limits) (Group, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -307,7 +310,7 @@ func (p *filterParser) cond(field, col string, op Op, raw json.RawMessage) (*Con
 				return nil, err
 			}
 			if v.Kind == Null {
-				return nil, mcperr.Invalid(field, nil, "values other than null", `%s: null never matches in a list; use {"is": null}`, field)
+				return nil, mcperr.Invalid(field, nil, "values other than null", `%s: null never matches in a list; compare with null by is`, field)
 			}
 			// A repeated value changes nothing; PostgREST's own client drops
 			// repeats too.
@@ -334,7 +337,7 @@ func (p *filterParser) cond(field, col string, op Op, raw json.RawMessage) (*Con
 		return nil, err
 	}
 	if v.Kind == Null {
-		return nil, mcperr.Invalid(field, nil, "a string, number or boolean", `%s: nothing equals null; use {"is": null}`, field)
+		return nil, mcperr.Invalid(field, nil, "a string, number or boolean", `%s: nothing equals null; compare with null by is`, field)
 	}
 	if (op == Like || op == ILike) && v.Kind != String {
 		return nil, mcperr.Invalid(field, v.Text, "a string pattern", "%s needs a string pattern (%% or * for any text, _ for one character)", field)
