@@ -46,7 +46,7 @@ demo: build ## play the charter workflow end to end: six agents over stdio on th
 postgres: ## make sure PostgreSQL binaries are installed (tests start their own throwaway cluster)
 	@bash scripts/ensure-postgres.sh
 
-test: postgres host-check ## run every module's tests with the race detector, and the LLM host check (known refusals in tools/host-check/known-refusals.txt)
+test: postgres host-check ## run every module's tests with the race detector, and the LLM host check
 	$(GO) test -race -count=1 $(PKGS)
 
 lint: ## gofmt check, go vet, staticcheck
@@ -104,7 +104,7 @@ sdk-check: build ## official TypeScript SDK client against the servers (and the 
 
 host-check: build ## every server's tools through the OpenAI Agents, Gemini, Anthropic and Vercel AI SDKs and their providers' schema rules, plus an agent-loop round trip per server
 	@cd tools/host-check && npm ci --no-audit --no-fund --loglevel=error >/dev/null && \
-	  node --test --test-reporter=dot rules.test.mjs && node check.mjs --known known-refusals.txt --json ../../bin/host-check.json
+	  node --test --test-reporter=dot rules.test.mjs && node check.mjs --json ../../bin/host-check.json
 
 images: $(if $(filter host,$(IMAGE_FROM)),build) ## build the five server images with podman or docker (offline: from bin/)
 	@command -v $(IMAGE_ENGINE) >/dev/null || { echo "images: $(IMAGE_ENGINE) not found; install podman (apt-get install podman) or docker, or set IMAGE_ENGINE"; exit 1; }

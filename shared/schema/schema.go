@@ -16,8 +16,9 @@
 // Keys of the mcp tag: min, max, exclusiveMin, minLength, maxLength,
 // minItems, maxItems, uniqueItems, minProperties, maxProperties, enum (values
 // separated by |), default, format, and type (object, array, string, number,
-// integer or boolean; for a json.RawMessage or any field whose JSON type is
-// known, several joined by | become an anyOf). A pattern, which may hold any character,
+// integer, boolean or null; for a json.RawMessage or any field whose JSON type is
+// known, several joined by | become an anyOf), and itemType, the same for the
+// elements of a slice such as []json.RawMessage. A pattern, which may hold any character,
 // has a tag of its own. "{name}" in a tag value or a description is replaced
 // by Vars[name], so a limit set by a flag appears in the schema and in the
 // text the model reads; a name missing from Vars is an error at start-up.
@@ -274,24 +275,14 @@ func applyTag(s *jsonschema.Schema, t reflect.Type, tag string, vars Vars) error
 		case "format":
 			s.Format = val
 		case "type":
-			types := strings.Split(val, "|")
-			for _, t := range types {
-				switch t {
-				case "object", "array", "string", "number", "integer", "boolean", "null":
-				default:
-					return fmt.Errorf("type %q is not a JSON Schema type", t)
-				}
+			err = setTypes(s, val)
+		case "itemType":
+			// The elements of a []json.RawMessage: a list of values of
+			// several scalar types, which the Go type cannot say.
+			if s.Items == nil {
+				return fmt.Errorf("itemType needs an array field")
 			}
-			if len(types) == 1 {
-				s.Type, s.Types = types[0], nil
-			} else {
-				// A type array is refused by Gemini and by OpenAI's strict
-				// mode; anyOf of single types means the same to everyone.
-				s.Type, s.Types = "", nil
-				for _, t := range types {
-					s.AnyOf = append(s.AnyOf, &jsonschema.Schema{Type: t})
-				}
-			}
+			err = setTypes(s.Items, val)
 		case "enum":
 			s.Enum = nil
 			for _, v := range strings.Split(val, "|") {
@@ -313,6 +304,29 @@ func applyTag(s *jsonschema.Schema, t reflect.Type, tag string, vars Vars) error
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// setTypes gives s the JSON type(s) in val, separated by |.
+func setTypes(s *jsonschema.Schema, val string) error {
+	types := strings.Split(val, "|")
+	for _, t := range types {
+		switch t {
+		case "object", "array", "string", "number", "integer", "boolean", "null":
+		default:
+			return fmt.Errorf("type %q is not a JSON Schema type", t)
+		}
+	}
+	if len(types) == 1 {
+		s.Type, s.Types = types[0], nil
+		return nil
+	}
+	// A type array is refused by Gemini and by OpenAI's strict mode; anyOf
+	// of single types means the same to everyone.
+	s.Type, s.Types = "", nil
+	for _, t := range types {
+		s.AnyOf = append(s.AnyOf, &jsonschema.Schema{Type: t})
 	}
 	return nil
 }

@@ -166,6 +166,22 @@ func TestTypeTagAndEmptyStruct(t *testing.T) {
 	if _, err := For[bad](); err == nil {
 		t.Fatal("bad type accepted")
 	}
+	type list struct {
+		Values []json.RawMessage `json:"values" mcp:"itemType=string|null,maxItems=3"`
+	}
+	raw, err = For[list]()
+	if err != nil || !strings.Contains(string(raw), `"values":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"null"}]},"maxItems":3}`) {
+		t.Fatalf("itemType: %s %v", raw, err)
+	}
+	if _, err := Advertise(raw); err != nil {
+		t.Fatalf("itemType is not portable: %v", err)
+	}
+	type notList struct {
+		V json.RawMessage `json:"v" mcp:"itemType=string"`
+	}
+	if _, err := For[notList](); err == nil {
+		t.Fatal("itemType on a field that is not a list accepted")
+	}
 	type none struct{}
 	raw, err = For[none]()
 	if err != nil || !strings.Contains(string(raw), `"properties":{}`) || !json.Valid(raw) {

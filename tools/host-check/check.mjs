@@ -24,15 +24,6 @@ import { BIN_DIR, SERVERS, removeScratch } from './servers.mjs';
 const args = process.argv.slice(2);
 const jsonOut = args.includes('--json') ? args[args.indexOf('--json') + 1] : undefined;
 const skipRoundTrips = args.includes('--no-round-trip');
-// --known FILE: refusals not yet fixed, one "server tool host" a line (# for
-// comments). A listed refusal is reported but does not fail the run; an
-// unlisted one fails it, and so does a listed one that is now accepted, so
-// the list only shrinks, deliberately.
-const knownFile = args.includes('--known') ? args[args.indexOf('--known') + 1] : undefined;
-const known = new Set(knownFile
-  ? fs.readFileSync(knownFile, 'utf8').split('\n').map((l) => l.replace(/#.*/, '').trim().split(/\s+/).join(' ')).filter(Boolean)
-  : []);
-
 for (const s of SERVERS) {
   const bin = path.join(BIN_DIR, `${s.name}-mcp`);
   if (!fs.existsSync(bin)) {
@@ -125,14 +116,6 @@ if (jsonOut) {
   fs.writeFileSync(jsonOut, `${JSON.stringify(doc, null, 2)}\n`);
 }
 
-const refusedKeys = new Set(rejections.map((r) => `${r.server} ${r.tool} ${r.host}`));
-const unlisted = [...refusedKeys].filter((k) => !known.has(k));
-const fixed = [...known].filter((k) => !refusedKeys.has(k));
-if (known.size) {
-  console.log(`\n${refusedKeys.size - unlisted.length} refusals are listed as known in ${knownFile}`);
-  for (const k of unlisted) console.log(`  NEW refusal (not in the known list): ${k}`);
-  for (const k of fixed) console.log(`  FIXED: ${k} is accepted now; remove it from ${knownFile}`);
-}
-const ok = unlisted.length === 0 && fixed.length === 0 && errors.length === 0 && trips.every((t) => t.ok);
-console.log(!ok ? '\nhost check failed' : refusedKeys.size ? '\nno refusal but the known ones' : '\nevery host accepts every tool');
+const ok = rejections.length === 0 && errors.length === 0 && trips.every((t) => t.ok);
+console.log(ok ? '\nevery host accepts every tool' : '\nhost check failed');
 process.exit(ok ? 0 : 1);

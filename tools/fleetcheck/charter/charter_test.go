@@ -126,7 +126,7 @@ func TestWorkflow(t *testing.T) {
 		} `json:"metadata"`
 	}]
 	if err := sess.call(context.Background(), "supabase_query", map[string]any{"table": "iso_workflows",
-		"filters": map[string]any{"id": res.WorkflowID}}, &wf); err != nil {
+		"filters": whereEq("id", res.WorkflowID)}, &wf); err != nil {
 		t.Fatal(err)
 	}
 	if len(wf.Rows) != 1 || wf.Rows[0].State != "PROPOSAL_SENT" || wf.Rows[0].EmailMessageID != res.EmailMessageID ||
@@ -135,7 +135,7 @@ func TestWorkflow(t *testing.T) {
 	}
 	var scored rows[idRow]
 	if err := sess.call(context.Background(), "supabase_query", map[string]any{"table": "quote_scores",
-		"filters": map[string]any{"rfp_id": res.TripID}}, &scored); err != nil {
+		"filters": whereEq("rfp_id", res.TripID)}, &scored); err != nil {
 		t.Fatal(err)
 	}
 	if len(scored.Rows) != res.Quotes {
@@ -145,7 +145,7 @@ func TestWorkflow(t *testing.T) {
 		ErrorType string `json:"error_type"`
 	}]
 	if err := sess.call(context.Background(), "supabase_query", map[string]any{"table": "agent_errors",
-		"filters": map[string]any{"workflow_id": res.WorkflowID}}, &errs); err != nil {
+		"filters": whereEq("workflow_id", res.WorkflowID)}, &errs); err != nil {
 		t.Fatal(err)
 	}
 	if len(errs.Rows) != 1 || errs.Rows[0].ErrorType != "SIMULATED_TIMEOUT" {

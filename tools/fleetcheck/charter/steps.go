@@ -44,7 +44,7 @@ func (r *run) recordRequest(ctx context.Context) error {
 	var req rows[idRow]
 	err := r.do(ctx, "orchestrator", "supabase", "supabase_insert", map[string]any{
 		"table": "iso_requests",
-		"data": map[string]any{
+		"data": rowsData(map[string]any{
 			"client_email": clientEmail, "departure_airport": fromICAO, "arrival_airport": toICAO,
 			"departure_date": r.depDate.Format(time.DateOnly), "passengers": passengers, "status": "new",
 			"details": map[string]any{
@@ -52,7 +52,7 @@ func (r *run) recordRequest(ctx context.Context) error {
 				"request":    fmt.Sprintf("Six of us, Teterboro to Van Nuys on %s around 2pm, one way. Budget about USD 130,000.", r.depDate.Format("January 2")),
 				"max_budget": budgetUSD,
 			},
-		},
+		}),
 	}, &req, func() string {
 		return fmt.Sprintf("request %s recorded: %s→%s, %d passengers, %s", short(first(req.Rows).ID), fromICAO, toICAO, passengers,
 			r.depDate.Format(time.DateOnly))
@@ -67,7 +67,7 @@ func (r *run) recordRequest(ctx context.Context) error {
 	var wf rows[idRow]
 	err = r.do(ctx, "orchestrator", "supabase", "supabase_insert", map[string]any{
 		"table": "iso_workflows",
-		"data":  map[string]any{"request_id": r.res.RequestID, "state": "CREATED", "priority": "high"},
+		"data":  rowsData(map[string]any{"request_id": r.res.RequestID, "state": "CREATED", "priority": "high"}),
 	}, &wf, func() string {
 		return fmt.Sprintf("workflow %s opened: CREATED, priority high", short(first(wf.Rows).ID))
 	})
@@ -119,16 +119,16 @@ func (r *run) lookUpClient(ctx context.Context) error {
 	var cached rows[idRow]
 	err = r.do(ctx, "client_data", "supabase", "supabase_insert", map[string]any{
 		"table": "client_cache", "onConflict": "email",
-		"data": map[string]any{"client_id": c.ClientID, "email": c.Email, "name": c.Name, "company": c.Company, "phone": c.Phone,
-			"vip_status": c.VIPStatus, "preferences": map[string]any{"aircraft_category": c.Preferences.AircraftCategory, "catering": c.Preferences.Catering}},
+		"data": rowsData(map[string]any{"client_id": c.ClientID, "email": c.Email, "name": c.Name, "company": c.Company, "phone": c.Phone,
+			"vip_status": c.VIPStatus, "preferences": map[string]any{"aircraft_category": c.Preferences.AircraftCategory, "catering": c.Preferences.Catering}}),
 	}, &cached, func() string { return "profile cached in client_cache (upsert on email)" })
 	if err != nil {
 		return err
 	}
 	var upd rows[idRow]
 	return r.do(ctx, "client_data", "supabase", "supabase_update", map[string]any{
-		"table": "iso_requests", "filters": map[string]any{"id": r.res.RequestID},
-		"data": map[string]any{"client_name": c.Name, "status": "client_identified"},
+		"table": "iso_requests", "filters": whereEq("id", r.res.RequestID),
+		"data": cells(map[string]any{"client_name": c.Name, "status": "client_identified"}),
 	}, &upd, func() string {
 		return fmt.Sprintf("request %s: client_name set, status client_identified", short(r.res.RequestID))
 	})
@@ -171,8 +171,8 @@ func (r *run) createTrip(ctx context.Context) error {
 	r.res.TripID, r.res.DeepLink = t.TripID, t.DeepLink
 	var upd rows[idRow]
 	return r.do(ctx, "flight_search", "supabase", "supabase_update", map[string]any{
-		"table": "iso_workflows", "filters": map[string]any{"id": r.res.WorkflowID},
-		"data": map[string]any{"state": "AWAITING_QUOTES", "metadata": map[string]any{"avinode_trip_id": t.TripID, "deep_link": t.DeepLink}},
+		"table": "iso_workflows", "filters": whereEq("id", r.res.WorkflowID),
+		"data": cells(map[string]any{"state": "AWAITING_QUOTES", "metadata": map[string]any{"avinode_trip_id": t.TripID, "deep_link": t.DeepLink}}),
 	}, &upd, func() string { return "workflow: AWAITING_QUOTES, trip and deep link in metadata" })
 }
 
@@ -362,7 +362,7 @@ func (r *run) scoreQuotes(ctx context.Context) error {
 		ID    string `json:"id"`
 		Notes string `json:"notes"`
 	}]
-	err := r.do(ctx, agent, "supabase", "supabase_insert", map[string]any{"table": "quotes", "data": data}, &stored,
+	err := r.do(ctx, agent, "supabase", "supabase_insert", map[string]any{"table": "quotes", "data": rowsData(data...)}, &stored,
 		func() string { return fmt.Sprintf("%d quotes stored for trip %s", stored.RowCount, r.trip.TripID) })
 	if err != nil {
 		return err
@@ -389,7 +389,7 @@ func (r *run) scoreQuotes(ctx context.Context) error {
 	var scores rows[scoreRow]
 	err = r.do(ctx, agent, "supabase", "supabase_rpc", map[string]any{
 		"function": "calculate_quote_scores",
-		"params":   map[string]any{"quotes": scoring, "client_preferences": map[string]any{"max_budget": budgetUSD}},
+		"params":   params(map[string]any{"quotes": scoring, "client_preferences": map[string]any{"max_budget": budgetUSD}}),
 	}, &scores, func() string {
 		best := first(scores.Rows)
 		return fmt.Sprintf("calculate_quote_scores: %d scored, best %s at %.0f/100", len(scores.Rows), short(best.QuoteID), best.TotalScore)
@@ -407,14 +407,14 @@ func (r *run) scoreQuotes(ctx context.Context) error {
 			"total_score": s.TotalScore, "rank": s.Rank})
 	}
 	var saved rows[idRow]
-	err = r.do(ctx, agent, "supabase", "supabase_insert", map[string]any{"table": "quote_scores", "data": ranking}, &saved,
+	err = r.do(ctx, agent, "supabase", "supabase_insert", map[string]any{"table": "quote_scores", "data": rowsData(ranking...)}, &saved,
 		func() string { return fmt.Sprintf("ranking of %d stored in quote_scores", saved.RowCount) })
 	if err != nil {
 		return err
 	}
 	var upd rows[idRow]
 	return r.do(ctx, agent, "supabase", "supabase_update", map[string]any{
-		"table": "iso_workflows", "filters": map[string]any{"id": r.res.WorkflowID}, "data": map[string]any{"state": "PROPOSAL_READY"},
+		"table": "iso_workflows", "filters": whereEq("id", r.res.WorkflowID), "data": cells(map[string]any{"state": "PROPOSAL_READY"}),
 	}, &upd, func() string { return "workflow: PROPOSAL_READY" })
 }
 
@@ -434,8 +434,8 @@ func (r *run) sendProposal(ctx context.Context) error {
 	const agent = "communication"
 	var ranked rows[proposalRow]
 	err := r.do(ctx, agent, "supabase", "supabase_query", map[string]any{
-		"table": "ranked_proposals", "filters": map[string]any{"request_id": r.res.RequestID},
-		"orderBy": map[string]any{"column": "rank", "ascending": true}, "limit": 3,
+		"table": "ranked_proposals", "filters": whereEq("request_id", r.res.RequestID),
+		"orderBy": []any{map[string]any{"column": "rank", "direction": "asc"}}, "limit": 3,
 	}, &ranked, func() string {
 		b := first(ranked.Rows)
 		return fmt.Sprintf("top %d of ranked_proposals: #1 %s, %s, USD %.0f, %.0f/100", len(ranked.Rows), b.OperatorName, b.AircraftType,
@@ -480,8 +480,8 @@ func (r *run) sendProposal(ctx context.Context) error {
 	r.res.EmailPath = filepath.Join(r.res.Mailbox, "sent", sent.ID+".eml")
 	var upd rows[idRow]
 	return r.do(ctx, agent, "supabase", "supabase_update", map[string]any{
-		"table": "iso_workflows", "filters": map[string]any{"id": r.res.WorkflowID},
-		"data": map[string]any{"state": "PROPOSAL_SENT", "email_sent_at": time.Now().UTC().Format(time.RFC3339), "email_message_id": sent.MessageID},
+		"table": "iso_workflows", "filters": whereEq("id", r.res.WorkflowID),
+		"data": cells(map[string]any{"state": "PROPOSAL_SENT", "email_sent_at": time.Now().UTC().Format(time.RFC3339), "email_message_id": sent.MessageID}),
 	}, &upd, func() string { return "workflow: PROPOSAL_SENT, email_message_id recorded" })
 }
 
@@ -533,9 +533,9 @@ func (r *run) monitor(ctx context.Context) error {
 	var logged rows[idRow]
 	return r.do(ctx, agent, "supabase", "supabase_insert", map[string]any{
 		"table": "agent_errors",
-		"data": map[string]any{"workflow_id": r.res.WorkflowID, "agent_type": "communication", "task_id": "follow-up-" + short(r.res.RequestID),
+		"data": rowsData(map[string]any{"workflow_id": r.res.WorkflowID, "agent_type": "communication", "task_id": "follow-up-" + short(r.res.RequestID),
 			"error_type": "SIMULATED_TIMEOUT", "error_message": "simulated: the follow-up reminder could not be scheduled (demo failure)",
-			"retry_count": 1},
+			"retry_count": 1}),
 	}, &logged, func() string {
 		return fmt.Sprintf("simulated failure logged in agent_errors (%s)", short(first(logged.Rows).ID))
 	})

@@ -254,18 +254,19 @@ func testInitDB(t *testing.T, p *types.Project, bins map[string]string) {
 		var read struct {
 			Rows []map[string]any `json:"rows"`
 		}
-		mcptest.OK(t, c.Call("supabase_query", map[string]any{"table": "iso_requests", "filters": map[string]any{"id": "req-123"}}), &read)
+		mcptest.OK(t, c.Call("supabase_query", map[string]any{"table": "iso_requests", "filters": []any{map[string]any{"column": "id", "op": "eq", "value": "req-123"}}}), &read)
 		if len(read.Rows) != 1 {
 			t.Errorf("the sample request: %v", read.Rows)
 		}
 		mcptest.OK(t, c.Call("supabase_insert", map[string]any{"table": "iso_requests",
-			"data": map[string]any{"id": "req-probe", "client_email": "p@example.com", "passengers": 1}}), nil)
+			"data": []any{[]any{map[string]any{"column": "id", "value": "req-probe"}, map[string]any{"column": "client_email", "value": "p@example.com"},
+				map[string]any{"column": "passengers", "value": 1}}}}), nil)
 		mcptest.OK(t, c.Call("supabase_update", map[string]any{"table": "iso_requests",
-			"filters": map[string]any{"id": "req-probe"}, "data": map[string]any{"status": "quoted"}}), nil)
+			"filters": []any{map[string]any{"column": "id", "op": "eq", "value": "req-probe"}}, "data": []any{map[string]any{"column": "status", "value": "quoted"}}}), nil)
 		mcptest.OK(t, c.Call("supabase_rpc", map[string]any{"function": "calculate_quote_scores",
-			"params": map[string]any{"quotes": []any{map[string]any{"id": "q1", "total_price_usd": 100}}}}), nil)
+			"params": []any{map[string]any{"name": "quotes", "json": `[{"id": "q1", "total_price_usd": 100}]`}}}), nil)
 		mcptest.FailCode(t, c.Call("supabase_delete", map[string]any{"table": "iso_requests",
-			"filters": map[string]any{"id": "req-probe"}}), mcperr.PermissionDeny)
+			"filters": []any{map[string]any{"column": "id", "op": "eq", "value": "req-probe"}}}), mcperr.PermissionDeny)
 
 		// The check is live: the superuser is refused.
 		b := mcptest.FailCode(t, as("postgres").Call("supabase_query", map[string]any{"table": "iso_requests"}), mcperr.PermissionDeny)

@@ -59,7 +59,7 @@ func TestStdioEmbedded(t *testing.T) {
 	if got := sorted(c.ToolNames()); !slices.Equal(got, allTools) {
 		t.Errorf("tools %v", got)
 	}
-	res := c.Call("supabase_query", map[string]any{"table": "iso_requests", "filters": map[string]any{"id": "req-123"}, "select": "id,passengers"})
+	res := c.Call("supabase_query", map[string]any{"table": "iso_requests", "filters": []any{map[string]any{"column": "id", "op": "eq", "value": "req-123"}}, "select": "id,passengers"})
 	if res.IsError || !strings.Contains(mcptest.Text(res), "untrusted-data") {
 		t.Fatalf("query: %s", mcptest.Text(res))
 	}
@@ -75,15 +75,15 @@ func TestStdioReadOnlyAndACL(t *testing.T) {
 	if got := sorted(ro.ToolNames()); !slices.Equal(got, []string{"supabase_describe_table", "supabase_list_tables", "supabase_query"}) {
 		t.Errorf("read-only tools %v", got)
 	}
-	if res, err := ro.CallErr(context.Background(), "supabase_delete", map[string]any{"table": "quotes", "filters": map[string]any{"id": "quote-456"}}); err == nil && !res.IsError {
+	if res, err := ro.CallErr(context.Background(), "supabase_delete", map[string]any{"table": "quotes", "filters": []any{map[string]any{"column": "id", "op": "eq", "value": "quote-456"}}}); err == nil && !res.IsError {
 		t.Errorf("read-only served supabase_delete")
 	}
 	c := mcptest.StartStdio(t, bin, []string{"MCP_DATA_DIR=" + t.TempDir(), "MCP_ACL_FILE=" + aclFile(t), "MCP_AGENT=communication"})
 	if got := sorted(c.ToolNames()); !slices.Equal(got, []string{"supabase_describe_table", "supabase_list_tables", "supabase_query", "supabase_update"}) {
 		t.Errorf("communication tools %v", got)
 	}
-	mcptest.FailCode(t, c.Call("supabase_delete", map[string]any{"table": "quotes", "filters": map[string]any{"id": "quote-456"}}), mcperr.PermissionDeny)
-	mcptest.FailCode(t, c.Call("supabase_insert", map[string]any{"table": "quotes", "data": map[string]any{"rfp_id": "x"}}), mcperr.PermissionDeny)
+	mcptest.FailCode(t, c.Call("supabase_delete", map[string]any{"table": "quotes", "filters": []any{map[string]any{"column": "id", "op": "eq", "value": "quote-456"}}}), mcperr.PermissionDeny)
+	mcptest.FailCode(t, c.Call("supabase_insert", map[string]any{"table": "quotes", "data": []any{[]any{map[string]any{"column": "rfp_id", "value": "x"}}}}), mcperr.PermissionDeny)
 }
 
 // TestMigrateAndServePostgres: migrate twice (idempotent), then serve an
@@ -114,7 +114,7 @@ func TestMigrateAndServePostgres(t *testing.T) {
 	}
 	_, app := testenv.PostgresURLs(t)
 	c := mcptest.StartStdio(t, bin, []string{"DATABASE_URL=" + app})
-	res := c.Call("supabase_query", map[string]any{"table": "quotes", "filters": map[string]any{"rfp_id": "rfp-123"}, "limit": 2})
+	res := c.Call("supabase_query", map[string]any{"table": "quotes", "filters": []any{map[string]any{"column": "rfp_id", "op": "eq", "value": "rfp-123"}}, "limit": 2})
 	if res.IsError {
 		t.Fatalf("query: %s", mcptest.Text(res))
 	}
@@ -137,7 +137,7 @@ func TestStdioREST(t *testing.T) {
 	defer srv.Close()
 	c := mcptest.StartStdio(t, mcptest.Build(t, pkg), []string{"NEXT_PUBLIC_SUPABASE_URL=" + srv.URL, "SUPABASE_SERVICE_ROLE_KEY=" + testenv.Key,
 		"MCP_LOG_LEVEL=debug"})
-	res := c.Call("supabase_update", map[string]any{"table": "quotes", "filters": map[string]any{"id": "quote-456"}, "data": map[string]any{"status": "shortlisted"}})
+	res := c.Call("supabase_update", map[string]any{"table": "quotes", "filters": []any{map[string]any{"column": "id", "op": "eq", "value": "quote-456"}}, "data": []any{map[string]any{"column": "status", "value": "shortlisted"}}})
 	if res.IsError {
 		t.Fatalf("update: %s", mcptest.Text(res))
 	}

@@ -113,10 +113,13 @@ type filterParser struct {
 	conds int
 }
 
-// ParseFilters reads the filter language: an object whose keys are columns
-// (a value means equality, null means "is null", an object of operators
-// means each of them) or "or"/"and" (an array of such objects). Empty or
-// absent filters give an empty group.
+// ParseFilters reads the object form of the filter language, as
+// supabase-js builds it: an object whose keys are columns (a value means
+// equality, null means "is null", an object of operators means each of
+// them) or "or"/"and" (an array of such objects). Empty or absent filters
+// give an empty group. The tools take typed conditions instead (NewCond),
+// which every LLM host accepts; this form replays supabase-js's requests
+// in the PostgREST client's tests.
 func ParseFilters(field string, raw json.RawMessage, lim Limits) (Group, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -251,6 +254,44 @@ func (p *filterParser) column(field, col string, raw json.RawMessage) ([]*Cond, 
 	return out, nil
 }
 
+// NewCond builds one condition from typed arguments: the operator's name,
+// value for every operator but in, and list for in. field names the
+// condition in errors (e.g. filters[2]); counting conditions against
+// MaxConditions is the caller's.
+func NewCond(field, col, op string, not bool, value json.RawMessage, list []json.RawMessage, lim Limits) (*Cond, error) {
+	if err := CheckIdent(field+".column", "column", col); err != nil {
+		return nil, err
+	}
+	o, ok := ops[op]
+	if !ok {
+		return nil, mcperr.Invalid(field+".op", op, strings.TrimSuffix(opList, ", not"), "%s.op: unknown filter operator %q (operators: %s)",
+			field, op, strings.TrimSuffix(opList, ", not"))
+	}
+	p := &filterParser{lim: lim}
+	var c *Cond
+	var err error
+	if o == In {
+		if value != nil && string(value) != "null" {
+			return nil, mcperr.Invalid(field+".value", nil, "values", "%s: op in takes its values in values, not value", field)
+		}
+		raw, _ := json.Marshal(list)
+		c, err = p.cond(field+".values", col, o, raw)
+	} else {
+		if len(list) > 0 {
+			return nil, mcperr.Invalid(field+".values", nil, "value", "%s: values is for op in only; op %s compares with value", field, op)
+		}
+		if value == nil {
+			return nil, mcperr.Invalid(field+".value", nil, "a value", "%s: op %s needs a value", field, op)
+		}
+		c, err = p.cond(field+".value", col, o, value)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.Not = not
+	return c, nil
+}
+
 func (p *filterParser) cond(field, col string, op Op, raw json.RawMessage) (*Cond, error) {
 	c := &Cond{Column: col, Op: op}
 	switch op {
@@ -269,7 +310,7 @@ func (p *filterParser) cond(field, col string, op Op, raw json.RawMessage) (*Con
 				return nil, err
 			}
 			if v.Kind == Null {
-				return nil, mcperr.Invalid(field, nil, "values other than null", `%s: null never matches in a list; use {"is": null}`, field)
+				return nil, mcperr.Invalid(field, nil, "values other than null", `%s: null never matches in a list; compare with null by is`, field)
 			}
 			// A repeated value changes nothing; PostgREST's own client drops
 			// repeats too.
@@ -296,7 +337,7 @@ func (p *filterParser) cond(field, col string, op Op, raw json.RawMessage) (*Con
 		return nil, err
 	}
 	if v.Kind == Null {
-		return nil, mcperr.Invalid(field, nil, "a string, number or boolean", `%s: nothing equals null; use {"is": null}`, field)
+		return nil, mcperr.Invalid(field, nil, "a string, number or boolean", `%s: nothing equals null; compare with null by is`, field)
 	}
 	if (op == Like || op == ILike) && v.Kind != String {
 		return nil, mcperr.Invalid(field, v.Text, "a string pattern", "%s needs a string pattern (%% or * for any text, _ for one character)", field)

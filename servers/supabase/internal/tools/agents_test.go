@@ -53,8 +53,8 @@ func TestAgentFlows(t *testing.T) {
 				if slices.Contains(want, tool) {
 					continue
 				}
-				b := failCode(t, c, tool, map[string]any{"table": "iso_workflows", "filters": map[string]any{"id": "x"},
-					"data": map[string]any{"state": "x"}, "function": "calculate_quote_scores"}, mcperr.PermissionDeny)
+				b := failCode(t, c, tool, map[string]any{"table": "iso_workflows", "filters": where(eq("id", "x")),
+					"data": rowList(cells("state", "x")), "function": "calculate_quote_scores"}, mcperr.PermissionDeny)
 				if b.Message == "" {
 					t.Errorf("%s/%s: empty refusal", agent, tool)
 				}
@@ -66,22 +66,21 @@ func TestAgentFlows(t *testing.T) {
 
 		t.Run("orchestrator", func(t *testing.T) {
 			c := as("orchestrator")
-			r := call(t, c, "supabase_query", map[string]any{"table": "iso_workflows", "filters": map[string]any{"request_id": "req-123"}, "select": "id, state, created_at"})
+			r := call(t, c, "supabase_query", map[string]any{"table": "iso_workflows", "filters": where(eq("request_id", "req-123")), "select": "id, state, created_at"})
 			if len(rowsOf(t, r)) != 0 {
 				t.Errorf("existing workflows %v", r)
 			}
-			r = call(t, c, "supabase_query", map[string]any{"table": "iso_requests", "filters": map[string]any{"id": "req-123"}, "select": "*"})
+			r = call(t, c, "supabase_query", map[string]any{"table": "iso_requests", "filters": where(eq("id", "req-123")), "select": "*"})
 			if rows := rowsOf(t, r); len(rows) != 1 || rows[0]["departure_airport"] != "KTEB" {
 				t.Errorf("request %v", r)
 			}
-			r = call(t, c, "supabase_insert", map[string]any{"table": "iso_workflows", "data": map[string]any{
-				"request_id": "req-123", "state": "CREATED", "priority": "high", "metadata": map[string]any{"urgency": "urgent"}}})
+			r = call(t, c, "supabase_insert", map[string]any{"table": "iso_workflows", "data": rowList(cells("request_id", "req-123", "state", "CREATED", "priority", "high", "metadata", map[string]any{"urgency": "urgent"}))})
 			row := rowsOf(t, r)[0]
 			if meta, _ := row["metadata"].(map[string]any); row["state"] != "CREATED" || meta["urgency"] != "urgent" {
 				t.Errorf("created %v", row)
 			}
-			call(t, c, "supabase_insert", map[string]any{"table": "iso_workflows", "data": map[string]any{"id": "wf-123", "request_id": "req-123"}})
-			r = call(t, c, "supabase_update", map[string]any{"table": "iso_workflows", "filters": map[string]any{"request_id": "req-123"}, "data": map[string]any{"state": "ANALYZING"}})
+			call(t, c, "supabase_insert", map[string]any{"table": "iso_workflows", "data": rowList(cells("id", "wf-123", "request_id", "req-123"))})
+			r = call(t, c, "supabase_update", map[string]any{"table": "iso_workflows", "filters": where(eq("request_id", "req-123")), "data": cells("state", "ANALYZING")})
 			if rows := rowsOf(t, r); len(rows) != 2 || rows[0]["state"] != "ANALYZING" {
 				t.Errorf("transition %v", r)
 			}
@@ -89,13 +88,13 @@ func TestAgentFlows(t *testing.T) {
 
 		t.Run("client_data", func(t *testing.T) {
 			c := as("client_data")
-			r := call(t, c, "supabase_query", map[string]any{"table": "client_cache", "filters": map[string]any{"email": "john@example.com"}})
+			r := call(t, c, "supabase_query", map[string]any{"table": "client_cache", "filters": where(eq("email", "john@example.com"))})
 			if rows := rowsOf(t, r); len(rows) != 1 || rows[0]["vip_status"] != "gold" {
 				t.Errorf("cache %v", r)
 			}
-			profile := map[string]any{"client_id": "client-789", "name": "Jane Doe", "email": "jane@example.com", "company": "Doe Aviation",
-				"vip_status": "silver", "preferences": map[string]any{"catering": "vegan"}, "cached_at": "2025-11-14T12:00:00.000Z"}
-			r = call(t, c, "supabase_insert", map[string]any{"table": "client_cache", "data": profile})
+			profile := cells("client_id", "client-789", "name", "Jane Doe", "email", "jane@example.com", "company", "Doe Aviation",
+				"vip_status", "silver", "preferences", map[string]any{"catering": "vegan"}, "cached_at", "2025-11-14T12:00:00.000Z")
+			r = call(t, c, "supabase_insert", map[string]any{"table": "client_cache", "data": rowList(profile)})
 			if row := rowsOf(t, r)[0]; row["name"] != "Jane Doe" || row["client_id"] != "client-789" {
 				t.Errorf("cached %v", row)
 			}
@@ -105,12 +104,11 @@ func TestAgentFlows(t *testing.T) {
 			c := as("flight_search")
 			flights := []any{map[string]any{"aircraft": "Citation X", "price": 48200}, map[string]any{"aircraft": "Phenom 300", "price": 38600}}
 			legs := []any{map[string]any{"from": "KTEB", "to": "KOPF", "date": "2025-11-15", "price": 21000}}
-			r := call(t, c, "supabase_insert", map[string]any{"table": "flight_options", "data": map[string]any{
-				"request_id": "req-123", "rfp_id": "rfp-456", "flights": flights, "empty_legs": legs}})
+			r := call(t, c, "supabase_insert", map[string]any{"table": "flight_options", "data": rowList(cells("request_id", "req-123", "rfp_id", "rfp-456", "flights", flights, "empty_legs", legs))})
 			if row := rowsOf(t, r)[0]; row["rfp_id"] != "rfp-456" || len(row["flights"].([]any)) != 2 {
 				t.Errorf("saved %v", row)
 			}
-			r = call(t, c, "supabase_query", map[string]any{"table": "flight_options", "filters": map[string]any{"request_id": "req-123"}, "select": "rfp_id, empty_legs"})
+			r = call(t, c, "supabase_query", map[string]any{"table": "flight_options", "filters": where(eq("request_id", "req-123")), "select": "rfp_id, empty_legs"})
 			if rows := rowsOf(t, r); len(rows) != 1 || len(rows[0]["empty_legs"].([]any)) != 1 {
 				t.Errorf("history %v", r)
 			}
@@ -118,21 +116,17 @@ func TestAgentFlows(t *testing.T) {
 
 		t.Run("proposal_analysis", func(t *testing.T) {
 			c := as("proposal_analysis")
-			r := call(t, c, "supabase_query", map[string]any{"table": "quotes", "filters": map[string]any{"rfp_id": "rfp-123"}, "select": "*"})
+			r := call(t, c, "supabase_query", map[string]any{"table": "quotes", "filters": where(eq("rfp_id", "rfp-123")), "select": "*"})
 			quotes := r["rows"].([]any)
 			if len(quotes) != 3 {
 				t.Fatalf("quotes %v", r)
 			}
-			r = call(t, c, "supabase_rpc", map[string]any{"function": "calculate_quote_scores", "params": map[string]any{
-				"quotes": quotes, "client_preferences": map[string]any{"max_budget": 70000},
-				"weights": map[string]any{"price": 0.30, "safety": 0.35, "speed": 0.15, "comfort": 0.20}}})
+			r = call(t, c, "supabase_rpc", map[string]any{"function": "calculate_quote_scores", "params": params("quotes", quotes, "client_preferences", map[string]any{"max_budget": 70000}, "weights", map[string]any{"price": 0.30, "safety": 0.35, "speed": 0.15, "comfort": 0.20})})
 			scores := rowsOf(t, r)
 			if len(scores) != 3 || scores[0]["rank"] != 1.0 {
 				t.Errorf("scores %v", scores)
 			}
-			r = call(t, c, "supabase_insert", map[string]any{"table": "quote_scores", "data": map[string]any{
-				"rfp_id": "rfp-123", "quote_id": "quote-456", "price_score": 85, "safety_score": 92, "speed_score": 78,
-				"comfort_score": 88, "total_score": 87, "rank": 1}})
+			r = call(t, c, "supabase_insert", map[string]any{"table": "quote_scores", "data": rowList(cells("rfp_id", "rfp-123", "quote_id", "quote-456", "price_score", 85, "safety_score", 92, "speed_score", 78, "comfort_score", 88, "total_score", 87, "rank", 1))})
 			if row := rowsOf(t, r)[0]; row["total_score"] != 87.0 || row["rank"] != 1.0 {
 				t.Errorf("saved score %v", row)
 			}
@@ -140,13 +134,13 @@ func TestAgentFlows(t *testing.T) {
 
 		t.Run("communication", func(t *testing.T) {
 			c := as("communication")
-			r := call(t, c, "supabase_query", map[string]any{"table": "ranked_proposals", "filters": map[string]any{"request_id": "req-123"},
-				"orderBy": map[string]any{"column": "rank", "ascending": true}, "limit": 3})
+			r := call(t, c, "supabase_query", map[string]any{"table": "ranked_proposals", "filters": where(eq("request_id", "req-123")),
+				"orderBy": asc("rank"), "limit": 3})
 			if rows := rowsOf(t, r); len(rows) != 1 || rows[0]["quote_id"] != "quote-456" || rows[0]["operator_name"] != "Executive Jet Management" {
 				t.Errorf("proposals %v", r)
 			}
-			r = call(t, c, "supabase_update", map[string]any{"table": "iso_workflows", "filters": map[string]any{"request_id": "req-123"},
-				"data": map[string]any{"state": "COMPLETED", "email_sent_at": "2025-11-14T15:30:00.000Z", "email_message_id": "msg-789"}})
+			r = call(t, c, "supabase_update", map[string]any{"table": "iso_workflows", "filters": where(eq("request_id", "req-123")),
+				"data": cells("state", "COMPLETED", "email_sent_at", "2025-11-14T15:30:00.000Z", "email_message_id", "msg-789")})
 			if rows := rowsOf(t, r); len(rows) != 2 || rows[1]["email_message_id"] != "msg-789" {
 				t.Errorf("sent %v", r)
 			}
@@ -154,16 +148,12 @@ func TestAgentFlows(t *testing.T) {
 
 		t.Run("error_monitor", func(t *testing.T) {
 			c := as("error_monitor")
-			call(t, c, "supabase_insert", map[string]any{"table": "agent_errors", "data": map[string]any{
-				"workflow_id": "wf-123", "agent_type": "flight_search", "task_id": "task-456", "error_type": "avinode_timeout",
-				"error_message": "API request timed out after 30s", "retry_count": 1, "stack_trace": "Error: timeout\n    at search (avinode.ts:42)",
-				"occurred_at": "2025-11-14T15:31:00.000Z"}})
-			r := call(t, c, "supabase_query", map[string]any{"table": "agent_errors", "filters": map[string]any{"task_id": "task-456"}, "select": "retry_count"})
+			call(t, c, "supabase_insert", map[string]any{"table": "agent_errors", "data": rowList(cells("workflow_id", "wf-123", "agent_type", "flight_search", "task_id", "task-456", "error_type", "avinode_timeout", "error_message", "API request timed out after 30s", "retry_count", 1, "stack_trace", "Error: timeout\n    at search (avinode.ts:42)", "occurred_at", "2025-11-14T15:31:00.000Z"))})
+			r := call(t, c, "supabase_query", map[string]any{"table": "agent_errors", "filters": where(eq("task_id", "task-456")), "select": "retry_count"})
 			if rows := rowsOf(t, r); len(rows) != 1 || rows[0]["retry_count"] != 1.0 || len(rows[0]) != 1 {
 				t.Errorf("retries %v", r)
 			}
-			r = call(t, c, "supabase_update", map[string]any{"table": "iso_workflows", "filters": map[string]any{"id": "wf-123"}, "data": map[string]any{
-				"state": "FAILED", "failed_at": "2025-11-14T15:32:00.000Z", "failure_reason": "Max retries exceeded (3) for Avinode API"}})
+			r = call(t, c, "supabase_update", map[string]any{"table": "iso_workflows", "filters": where(eq("id", "wf-123")), "data": cells("state", "FAILED", "failed_at", "2025-11-14T15:32:00.000Z", "failure_reason", "Max retries exceeded (3) for Avinode API")})
 			if rows := rowsOf(t, r); len(rows) != 1 || rows[0]["state"] != "FAILED" {
 				t.Errorf("failed %v", r)
 			}

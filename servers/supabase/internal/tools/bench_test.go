@@ -23,12 +23,12 @@ func BenchmarkQuery100(b *testing.B) {
 			c := serve(b, deps(b, e), nil, "")
 			var data []any
 			for i := range 100 {
-				data = append(data, map[string]any{"agent_type": "bench", "error_type": "timeout", "task_id": fmt.Sprintf("task-%03d", i),
-					"error_message": "API request timed out after 30s", "retry_count": i % 4, "stack_trace": "Error: timeout\n    at search (avinode.ts:42)"})
+				data = append(data, cells("agent_type", "bench", "error_type", "timeout", "task_id", fmt.Sprintf("task-%03d", i),
+					"error_message", "API request timed out after 30s", "retry_count", i%4, "stack_trace", "Error: timeout\n    at search (avinode.ts:42)"))
 			}
 			call(b, c, "supabase_insert", map[string]any{"table": "agent_errors", "data": data, "select": "id"})
-			args := map[string]any{"table": "agent_errors", "filters": map[string]any{"agent_type": "bench"}, "limit": 100,
-				"orderBy": map[string]any{"column": "task_id"}}
+			args := map[string]any{"table": "agent_errors", "filters": where(eq("agent_type", "bench")), "limit": 100,
+				"orderBy": asc("task_id")}
 			b.ReportAllocs()
 			for b.Loop() {
 				res := c.Call("supabase_query", args)
@@ -55,8 +55,8 @@ func BenchmarkQuery100Server(b *testing.B) {
 			c := serve(b, d, nil, "")
 			var data []any
 			for i := range 100 {
-				data = append(data, map[string]any{"agent_type": "bench", "error_type": "timeout", "task_id": fmt.Sprintf("task-%03d", i),
-					"error_message": "API request timed out after 30s", "retry_count": i % 4, "stack_trace": "Error: timeout\n    at search (avinode.ts:42)"})
+				data = append(data, cells("agent_type", "bench", "error_type", "timeout", "task_id", fmt.Sprintf("task-%03d", i),
+					"error_message", "API request timed out after 30s", "retry_count", i%4, "stack_trace", "Error: timeout\n    at search (avinode.ts:42)"))
 			}
 			call(b, c, "supabase_insert", map[string]any{"table": "agent_errors", "data": data, "select": "id"})
 			s, err := kit.New(kit.Info{Name: "supabase"}, tools.All(d), kit.Options{})
@@ -64,7 +64,7 @@ func BenchmarkQuery100Server(b *testing.B) {
 				b.Fatal(err)
 			}
 			msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"supabase_query","arguments":{"table":"agent_errors",` +
-				`"filters":{"agent_type":"bench"},"limit":100,"orderBy":{"column":"task_id"}},"_meta":{"protocolVersion":"2026-07-28"}}}`)
+				`"filters":[{"column":"agent_type","op":"eq","value":"bench"}],"limit":100,"orderBy":[{"column":"task_id"}]},"_meta":{"protocolVersion":"2026-07-28"}}}`)
 			out := s.Handle(context.Background(), "", msg)
 			if !bytes.Contains(out, []byte(`"row_count":100`)) {
 				b.Fatalf("answer %.400s", out)

@@ -208,3 +208,76 @@ func count(t testing.TB, c *mcptest.Client, table string, filters any) int {
 	n, _ := r["count"].(float64)
 	return int(n)
 }
+
+// cond is one filter condition; for op in, v is the list of values.
+func cond(col, op string, v any) map[string]any {
+	if op == "in" {
+		return map[string]any{"column": col, "op": op, "values": v}
+	}
+	return map[string]any{"column": col, "op": op, "value": v}
+}
+
+func eq(col string, v any) map[string]any { return cond(col, "eq", v) }
+
+// negate sets not on a condition.
+func negate(c map[string]any) map[string]any {
+	c["not"] = true
+	return c
+}
+
+// where is a list of conditions, for filters or a group of or.
+func where(conds ...map[string]any) []any {
+	out := make([]any, len(conds))
+	for i, c := range conds {
+		out[i] = c
+	}
+	return out
+}
+
+// anyOf is the or argument: groups of conditions.
+func anyOf(groups ...[]any) []any {
+	out := make([]any, len(groups))
+	for i, g := range groups {
+		out[i] = g
+	}
+	return out
+}
+
+// cells is one row to write from column, value pairs; a map or slice
+// value is sent as JSON text (a json or jsonb column).
+func cells(kv ...any) []any {
+	return named("column", kv)
+}
+
+// params is a function's arguments from name, value pairs, as cells.
+func params(kv ...any) []any {
+	return named("name", kv)
+}
+
+func named(key string, kv []any) []any {
+	var out []any
+	for i := 0; i+1 < len(kv); i += 2 {
+		c := map[string]any{key: kv[i]}
+		switch v := kv[i+1].(type) {
+		case map[string]any, []any:
+			b, _ := json.Marshal(v)
+			c["json"] = string(b)
+		default:
+			c["value"] = v
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// rowList is the data of an insert: its rows.
+func rowList(rows ...[]any) []any {
+	out := make([]any, len(rows))
+	for i, r := range rows {
+		out[i] = r
+	}
+	return out
+}
+
+func asc(col string) []any  { return []any{map[string]any{"column": col}} }
+func desc(col string) []any { return []any{map[string]any{"column": col, "direction": "desc"}} }

@@ -96,3 +96,13 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestAgentReady: every tool is one every LLM host accepts, with an
+// outputSchema (the embedded backend words the longest descriptions).
+func TestAgentReady(t *testing.T) {
+	for _, tool := range definitions(t) {
+		if err := kit.AgentReady(tool); err != nil {
+			t.Errorf("%v", err)
+		}
+	}
+}

@@ -6,6 +6,7 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/backend"
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/query"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/schema"
 )
 
@@ -87,23 +89,190 @@ func (d Deps) embedsAllowed(schema string, items []query.Item) error {
 	return nil
 }
 
-// rows is the result of a tool that returns rows.
-type rows struct {
-	Table      string          `json:"table,omitempty"`
-	Function   string          `json:"function,omitempty"`
-	Rows       json.RawMessage `json:"rows"`
-	RowCount   int             `json:"row_count"`
-	Count      *int64          `json:"count,omitempty"`
-	Truncated  bool            `json:"truncated,omitempty"`
-	NextOffset *int            `json:"next_offset,omitempty"`
+// rowsResult is the result of a tool that returns a table's rows.
+type rowsResult struct {
+	Table string `json:"table"`
+	// Rows are the rows as JSON objects, data from the database.
+	Rows     []json.RawMessage `json:"rows"`
+	RowCount int               `json:"row_count"`
+	Count    *int64            `json:"count,omitempty"`
+	// Truncated: more rows match (a read), or the result shows only the
+	// first rows the call wrote (a write).
+	Truncated  bool `json:"truncated,omitempty"`
+	NextOffset *int `json:"next_offset,omitempty"`
 }
 
-// fenced returns rows as outside content: anyone may have written them.
-func fenced(source string, v any) kit.Untrusted {
-	return kit.Untrusted{Source: source, Value: v}
+// fitRows splits a JSON array of rows and keeps the rows, from the first,
+// that fit room (kit.FitItems); fit is false when some were left out. A
+// row costs at least twice its length, so decoding stops once the rows
+// decoded so far could not fit: a page of 1000 wide rows is not decoded
+// whole to return a dozen.
+func fitRows(raw json.RawMessage, room int) (rows []json.RawMessage, fit bool, err error) {
+	rows = []json.RawMessage{}
+	if len(raw) == 0 || string(raw) == "null" {
+		return rows, true, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, false, fmt.Errorf("rows from the database are not a JSON array")
+	}
+	more, least := true, 0
+	for least <= room {
+		if more = dec.More(); !more {
+			break
+		}
+		var r json.RawMessage
+		if err := dec.Decode(&r); err != nil {
+			return nil, false, fmt.Errorf("rows from the database: %w", err)
+		}
+		rows = append(rows, r)
+		least += 2 * len(r)
+	}
+	n, err := kit.FitItems(rows, room)
+	if err != nil {
+		return nil, false, err
+	}
+	return rows[:n], n == len(rows) && !more, nil
+}
+
+// tooWide is the error for a first row that alone exceeds the result
+// budget: no page size can help, fewer columns can.
+func tooWide(room int) error {
+	return mcperr.Invalid("select", nil, "fewer or smaller columns",
+		"one row is larger than this server's result budget (%d bytes): select fewer columns", room)
 }
 
 func source(schema, name string) string { return fmt.Sprintf("rows of %s.%s", schema, name) }
 
 // selectItems parses a select argument (default *).
 func selectItems(s string) ([]query.Item, error) { return query.ParseSelect("select", s) }
+
+// The arguments that carry values (filters, rows, function arguments) are
+// lists of name/value items whose values are scalars: every LLM host
+// accepts that schema, where an object open to any column is refused. json
+// and jsonb values travel as JSON text (cell.JSON).
+
+// condition is one filter condition.
+type condition struct {
+	Column string            `json:"column" jsonschema:"column to test" pattern:"^[A-Za-z_][A-Za-z0-9_]{0,62}$"`
+	Op     string            `json:"op" jsonschema:"operator: eq, neq, gt, gte, lt, lte; like and ilike (case-insensitive) take a pattern, % or * any text, _ one character; in matches any of values; is compares with null, true or false" mcp:"enum=eq|neq|gt|gte|lt|lte|like|ilike|in|is"`
+	Value  json.RawMessage   `json:"value,omitempty" jsonschema:"what the column is compared with (every op but in)" mcp:"type=string|number|integer|boolean|null"`
+	Values []json.RawMessage `json:"values,omitempty" jsonschema:"for op in: the values to match, at most {maxIn}" mcp:"itemType=string|number|integer|boolean,maxItems={maxIn}"`
+	Not    bool              `json:"not,omitempty" jsonschema:"negate the condition, e.g. op in with not: none of values"`
+}
+
+// cell is one column's value in a row to write.
+type cell struct {
+	Column string          `json:"column" jsonschema:"column name" pattern:"^[A-Za-z_][A-Za-z0-9_]{0,62}$"`
+	Value  json.RawMessage `json:"value,omitempty" jsonschema:"the value; timestamps as ISO 8601 strings" mcp:"type=string|number|integer|boolean|null"`
+	JSON   string          `json:"json,omitempty" jsonschema:"for a json or jsonb column instead of value: the value as JSON text, e.g. {\"max_budget\": 60000}" mcp:"maxLength=1000000"`
+}
+
+// orderTerm is one ordering term.
+type orderTerm struct {
+	Column    string `json:"column" jsonschema:"column to sort by" pattern:"^[A-Za-z_][A-Za-z0-9_]{0,62}$"`
+	Direction string `json:"direction,omitempty" jsonschema:"asc (the default) or desc" mcp:"enum=asc|desc"`
+	Nulls     string `json:"nulls,omitempty" jsonschema:"where nulls go: first or last (default: last ascending, first descending)" mcp:"enum=first|last"`
+}
+
+const filtersHelp = "filters: conditions all rows must meet, each {column, op, value} (op in: values; not: true negates); " +
+	"or: groups of conditions of which at least one must hold as a whole."
+
+// where builds the conditions of filters and or: every condition of
+// filters, and at least one group of or (all of its conditions).
+func (d Deps) where(filters []condition, or [][]condition) (query.Group, error) {
+	n := 0
+	build := func(field string, list []condition) ([]query.Node, error) {
+		var out []query.Node
+		for i, f := range list {
+			at := fmt.Sprintf("%s.%d", field, i)
+			if n++; n > d.Limits.MaxConditions {
+				return nil, mcperr.Invalid(at, nil, fmt.Sprintf("at most %d conditions", d.Limits.MaxConditions), "too many filter conditions")
+			}
+			c, err := query.NewCond(at, f.Column, f.Op, f.Not, f.Value, f.Values, d.Limits)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, query.Node{Cond: c})
+		}
+		return out, nil
+	}
+	var g query.Group
+	var err error
+	if g.Items, err = build("filters", filters); err != nil {
+		return query.Group{}, err
+	}
+	if len(or) == 0 {
+		return g, nil
+	}
+	anyOf := query.Group{Or: true}
+	for i, list := range or {
+		field := fmt.Sprintf("or.%d", i)
+		if len(list) == 0 {
+			return query.Group{}, mcperr.Invalid(field, nil, "at least one condition", "%s is an empty group", field)
+		}
+		items, err := build(field, list)
+		if err != nil {
+			return query.Group{}, err
+		}
+		if len(items) == 1 {
+			anyOf.Items = append(anyOf.Items, items[0])
+		} else {
+			anyOf.Items = append(anyOf.Items, query.Node{Group: &query.Group{Items: items}})
+		}
+	}
+	g.Items = append(g.Items, query.Node{Group: &anyOf})
+	return g, nil
+}
+
+// order turns orderBy into ordering terms.
+func order(terms []orderTerm) []query.Order {
+	var out []query.Order
+	for _, t := range terms {
+		out = append(out, query.Order{Column: t.Column, Desc: t.Direction == "desc", Nulls: t.Nulls})
+	}
+	return out
+}
+
+// row turns the cells of one row into a query.Row: each column once, a
+// value or JSON text.
+func row(field string, cells []cell) (query.Row, error) {
+	var r query.Row
+	seen := map[string]bool{}
+	for i, c := range cells {
+		at := fmt.Sprintf("%s.%d", field, i)
+		if err := query.CheckIdent(at+".column", "column", c.Column); err != nil {
+			return query.Row{}, err
+		}
+		if seen[c.Column] {
+			return query.Row{}, mcperr.Invalid(at+".column", c.Column, "each column once", "%s names column %q twice", field, c.Column)
+		}
+		seen[c.Column] = true
+		v, err := cellValue(at, c.Value, c.JSON)
+		if err != nil {
+			return query.Row{}, err
+		}
+		r.Keys = append(r.Keys, c.Column)
+		r.Values = append(r.Values, v)
+	}
+	return r, nil
+}
+
+// cellValue is a written value: value, or the JSON text in json (for json
+// and jsonb columns and arguments), checked to be one JSON value.
+func cellValue(at string, value json.RawMessage, text string) (json.RawMessage, error) {
+	if text == "" {
+		if value == nil {
+			return nil, mcperr.Invalid(at+".value", nil, "value or json", "%s has neither value nor json (use value null for NULL)", at)
+		}
+		return value, nil
+	}
+	if value != nil && string(value) != "null" {
+		return nil, mcperr.Invalid(at+".json", nil, "value or json, not both", "%s gives both value and json", at)
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(text)); err != nil {
+		return nil, mcperr.Invalid(at+".json", nil, "JSON text, e.g. {\"a\": 1} or [1, 2]", "%s.json is not valid JSON: %v", at, err)
+	}
+	return b.Bytes(), nil
+}
