@@ -106,6 +106,13 @@ func (s *Server) admit(ctx context.Context, r *request, t *registered) (any, *mc
 		e.RetryAfter = wait
 		return args, e
 	}
+	if t.schema.DropOptionalNulls(args) {
+		// The handler reads the arguments as sent; it gets them without
+		// the nulls, as if the keys had been left out.
+		if b, err := json.Marshal(args); err == nil {
+			r.p.Arguments = b
+		}
+	}
 	if verr := t.schema.CheckValue(args); verr != nil {
 		return args, verr
 	}

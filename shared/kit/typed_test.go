@@ -290,3 +290,27 @@ func TestFitItems(t *testing.T) {
 		t.Error("an item that cannot be encoded is an error")
 	}
 }
+
+// OpenAI's strict mode sends null for every optional argument the model
+// leaves out: the kit reads it as absent, so defaults apply; a required
+// argument given as null is still refused.
+func TestNullMeansAbsentForOptionalArguments(t *testing.T) {
+	s, err := kit.New(kit.Info{Name: "typed"}, typedTools(), kit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcptest.NewInProcess(t, s, "")
+	var r greetResult
+	res := c.Call("greet", map[string]any{"name": "Ada", "times": nil, "shout": nil, "tags": nil, "command": nil, "argv": nil})
+	if res.IsError {
+		t.Fatalf("nulls for optional arguments refused: %s", mcptest.Text(res))
+	}
+	structured(t, res, &r)
+	if r.Times != 2 || !r.Shout || strings.Join(r.Tags, ",") != "a,seen" {
+		t.Fatalf("a null must leave the default in place: %+v", r)
+	}
+	res = c.Call("greet", map[string]any{"name": nil})
+	if !res.IsError || !strings.Contains(mcptest.Text(res), `"field":"name"`) {
+		t.Fatalf("a null for a required argument must be refused: %s", mcptest.Text(res))
+	}
+}

@@ -23,6 +23,8 @@ type Schema struct {
 	// no others, so that unknown keys are refused before the full validator
 	// walks (and reports) every one of them.
 	closed map[string]bool
+	// nulls says where a null stands for an absent optional property.
+	nulls *nullNode
 }
 
 // maxReported bounds the problems listed in one validation error: enough
@@ -38,7 +40,7 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compile schema: %w", err)
 	}
-	out := &Schema{s: s}
+	out := &Schema{s: s, nulls: nullTree(raw)}
 	var top struct {
 		Properties           map[string]json.RawMessage `json:"properties"`
 		AdditionalProperties *bool                      `json:"additionalProperties"`
