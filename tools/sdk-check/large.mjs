@@ -89,6 +89,54 @@ async function devtools(client, dir) {
   check('the session survives: a further call works', after.server === 'devtools', j(after).slice(0, 200));
 }
 
+// supabase: 1000 rows of 20 KB on the embedded database, inserted 100 at a
+// time, then read back page by page with next_offset.
+async function supabase(client) {
+  const wide = 'y'.repeat(20 * 1024);
+  for (let b = 0; b < 10; b++) {
+    const data = [];
+    for (let i = 0; i < 100; i++) {
+      const id = `bulk-${String(b * 100 + i).padStart(4, '0')}`;
+      data.push([{ column: 'agent_type', value: 'bulk' }, { column: 'error_type', value: 'large' },
+        { column: 'task_id', value: id }, { column: 'stack_trace', value: wide }]);
+    }
+    const res = await client.callTool({ name: 'supabase_insert', arguments: { table: 'agent_errors', select: 'task_id', data } },
+      undefined, { timeout: 120000 });
+    if (!check(`insert batch ${b + 1} of 10`, !res.isError && res.structuredContent?.row_count === 100,
+      res.content?.[0]?.text?.slice(0, 300))) return;
+  }
+  const read = { table: 'agent_errors', select: 'task_id, stack_trace', filters: [{ column: 'agent_type', op: 'eq', value: 'bulk' }],
+    orderBy: [{ column: 'task_id' }], limit: 1000 };
+  const first = await call(client, 'supabase_query 1000 × 20 KB, first page', 'supabase_query', { ...read, offset: 0 });
+  check('the first page is truncated', first.truncated === true && Number.isInteger(first.next_offset) && first.next_offset > 0,
+    j({ truncated: first.truncated, next_offset: first.next_offset }));
+  check('the first page holds whole rows', first.rows?.length === first.next_offset && first.rows?.[0]?.stack_trace === wide);
+  let seen = first.rows?.length ?? 0;
+  let next = first.next_offset;
+  let pages = 1;
+  let largest = sent({ content: [], structuredContent: first });
+  while (next !== undefined && pages < 200) {
+    const res = await client.callTool({ name: 'supabase_query', arguments: { ...read, offset: next } }, undefined, { timeout: 120000 });
+    pages++;
+    largest = Math.max(largest, sent(res));
+    if (res.isError || sent(res) > BUDGET) {
+      check(`page ${pages} within the budget`, false, `${sent(res)} bytes: ${res.content?.[0]?.text?.slice(0, 200)}`);
+      return;
+    }
+    const page = res.structuredContent;
+    if (page.rows?.[0]?.task_id !== `bulk-${String(next).padStart(4, '0')}`) {
+      check(`page ${pages} starts at row ${next}`, false, page.rows?.[0]?.task_id);
+      return;
+    }
+    seen += page.rows.length;
+    next = page.truncated ? page.next_offset : undefined;
+  }
+  sizes.push({ case: section, call: `all pages (${pages}), the largest`, bytes: largest, ms: 0 });
+  check(`every page (${pages}) within the budget, and they hold all 1000 rows, each once`, seen === 1000, `${seen} rows in ${pages} pages`);
+  const after = await call(client, 'supabase_list_tables after the large results', 'supabase_list_tables', {});
+  check('the session survives: a further call works', JSON.stringify(after).includes('agent_errors'));
+}
+
 const cases = {
   devtools: {
     bin: path.join(binDir, 'devtools-mcp'),
@@ -111,6 +159,11 @@ const cases = {
       return { args: ['--root', root], env: {} };
     },
     run: devtools,
+  },
+  supabase: {
+    bin: path.join(binDir, 'supabase-mcp'),
+    prepare() { return { args: [], env: {} }; }, // the embedded database, created in the data directory
+    run: supabase,
   },
 };
 
