@@ -26,6 +26,7 @@ func register() {
 		sqlite.MustRegisterDeterministicScalarFunction("mcp_like", 3, likeFunc)
 		sqlite.MustRegisterDeterministicScalarFunction("calculate_quote_scores", -1, scoresFunc)
 		sqlite.MustRegisterDeterministicScalarFunction("mcp_jsonb", 1, jsonbFunc)
+		sqlite.MustRegisterDeterministicScalarFunction("mcp_jsonb_key", 1, jsonbKeyFunc)
 	})
 }
 

@@ -165,6 +165,20 @@ func (s *sqlb) cond(t *Table, c *Cond) error {
 			}
 			s.w(map[Op]string{Like: ", 0)", ILike: ", 1)"}[c.Op])
 		}
+	case Gt, Gte, Lt, Lte:
+		if !s.d.Postgres && col.Type == "jsonb" {
+			// jsonb's order is not its text's (mcp_jsonb_key).
+			s.w("mcp_jsonb_key(", ref, ")", sqlOps[c.Op], "mcp_jsonb_key(")
+			if err := bind(c.Value); err != nil {
+				return err
+			}
+			s.w(")")
+			break
+		}
+		s.w(ref, sqlOps[c.Op])
+		if err := bind(c.Value); err != nil {
+			return err
+		}
 	default:
 		op, ok := sqlOps[c.Op]
 		if !ok {
@@ -181,14 +195,18 @@ func (s *sqlb) cond(t *Table, c *Cond) error {
 	return nil
 }
 
-func (s *sqlb) order(os []Order) {
+func (s *sqlb) order(t *Table, os []Order) {
 	for i, o := range os {
 		if i == 0 {
 			s.w(" ORDER BY ")
 		} else {
 			s.w(", ")
 		}
-		s.w("_t.", QuoteIdent(o.Column))
+		if col := t.Column(o.Column); col != nil && col.Type == "jsonb" && !s.d.Postgres {
+			s.w("mcp_jsonb_key(_t.", QuoteIdent(o.Column), ")")
+		} else {
+			s.w("_t.", QuoteIdent(o.Column))
+		}
 		nulls := o.Nulls
 		if o.Desc {
 			s.w(" DESC")
@@ -282,7 +300,7 @@ func SQLSelect(d *Dialect, p *Plan, q *Select) (rows Statement, count *Statement
 		return nil
 	}
 	limits := func(s *sqlb) {
-		s.order(q.Order)
+		s.order(p.Table, q.Order)
 		if q.Limit > 0 {
 			s.w(" LIMIT ", strconv.Itoa(q.Limit+1))
 		}
