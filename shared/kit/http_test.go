@@ -958,6 +958,9 @@ func TestHTTPSSEMessageBoundToAgent(t *testing.T) {
 	if r := do(t, http.MethodPost, base+"/message?sessionId=made-up", readerToken, "", init, nil); r.Status != http.StatusNotFound {
 		t.Fatalf("unknown SSE session: %d, want 404", r.Status)
 	}
+	if r := do(t, http.MethodPost, base+"/message?"+query, readerToken, "", init, map[string]string{"Content-Type": "text/plain"}); r.Status != http.StatusUnsupportedMediaType {
+		t.Fatalf("a message not declared application/json: %d, want 415", r.Status)
+	}
 	if r := do(t, http.MethodPost, base+"/message?"+query, readerToken, "", init, nil); r.Status != http.StatusAccepted {
 		t.Fatalf("reader posting into its own session: %d, want 202", r.Status)
 	}

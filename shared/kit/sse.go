@@ -44,6 +44,9 @@ func (f *httpFrontend) sseMessage(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusMethodNotAllowed, "method not allowed")
 		return
 	}
+	if !jsonContent(w, r) {
+		return
+	}
 	hs, ok := f.sessions.lookup(r.URL.Query().Get("sessionId"), AgentFrom(r.Context()))
 	if !ok {
 		writeRPCError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "unknown, expired or terminated session")

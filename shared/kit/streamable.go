@@ -93,15 +93,23 @@ func (f *httpFrontend) busy(w http.ResponseWriter) {
 	writeJSON(w, http.StatusServiceUnavailable, busyError(nil))
 }
 
-func (f *httpFrontend) post(w http.ResponseWriter, r *http.Request) {
-	// A POST carries one JSON-RPC message as application/json (the
-	// transport's rule, which every MCP client follows); anything else —
-	// no Content-Type included — is refused before the body is read.
+// jsonContent refuses, with 415, a POST whose body is not declared
+// application/json: a POST carries one JSON-RPC message as application/json
+// (the transports' rule, which every MCP client follows), and anything else
+// — no Content-Type included — is refused before the body is read.
+func jsonContent(w http.ResponseWriter, r *http.Request) bool {
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 			writeRPCError(w, http.StatusUnsupportedMediaType, nil, wire.CodeInvalidRequest, "Content-Type must be application/json")
-			return
+			return false
 		}
+	}
+	return true
+}
+
+func (f *httpFrontend) post(w http.ResponseWriter, r *http.Request) {
+	if !jsonContent(w, r) {
+		return
 	}
 	agent := AgentFrom(r.Context())
 	hdrVersion := r.Header.Get(mcp.HeaderProtocolVersion)
