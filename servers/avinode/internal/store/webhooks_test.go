@@ -679,7 +679,11 @@ func TestDeadlockRetried(t *testing.T) {
 	wg.Wait()
 	a, _ := runs.Load(0)
 	b, _ := runs.Load(1)
-	if a.(int)+b.(int) != 3 {
-		t.Errorf("runs %v and %v: want one transaction run again", a, b)
+	// PostgreSQL aborts one of the two (the deadlock victim); on a loaded
+	// machine the other can also time out its own deadlock check before
+	// the victim has rolled back, and is then run again too. Either way
+	// both must commit, having been run again rather than failed.
+	if a.(int)+b.(int) < 3 {
+		t.Errorf("runs %v and %v: want at least one transaction run again", a, b)
 	}
 }
