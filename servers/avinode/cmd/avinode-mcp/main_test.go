@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,8 +21,6 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
 )
-
-var update = flag.Bool("update", false, "rewrite the generated reference in docs/avinode.md")
 
 const pkg = "github.com/mcp-fleet/mcp-fleet/servers/avinode/cmd/avinode-mcp"
 
@@ -348,7 +345,7 @@ func TestCommandLine(t *testing.T) {
 
 // TestDocs keeps docs/avinode.md's reference in step with the definitions.
 func TestDocs(t *testing.T) {
-	mcptest.CheckReference(t, spec(), "../../../../docs/avinode.md", *update)
+	mcptest.CheckReference(t, spec(), "../../../../docs/avinode.md", mcptest.Updating())
 }
 
 // TestSetupInProcess covers spec().Setup for both marketplaces.

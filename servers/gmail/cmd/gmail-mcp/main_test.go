@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"io"
 	"net/http"
 	"os"
@@ -29,8 +28,6 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 )
 
-var update = flag.Bool("update", false, "rewrite the generated reference in docs/gmail.md")
-
 const pkg = "github.com/mcp-fleet/mcp-fleet/servers/gmail/cmd/gmail-mcp"
 
 func repoFile(t *testing.T, parts ...string) string {
@@ -50,7 +47,7 @@ func structured(t *testing.T, res *mcp.CallToolResult, v any) {
 // TestDocs keeps docs/gmail.md's generated reference in step with the
 // definitions (go test -run TestDocs -args -update rewrites it).
 func TestDocs(t *testing.T) {
-	mcptest.CheckReference(t, spec(), repoFile(t, "docs", "gmail.md"), *update)
+	mcptest.CheckReference(t, spec(), repoFile(t, "docs", "gmail.md"), mcptest.Updating())
 }
 
 func TestScopes(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,8 +20,6 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 )
-
-var update = flag.Bool("update", false, "rewrite the generated reference in docs/sheets.md")
 
 const pkg = "github.com/mcp-fleet/mcp-fleet/servers/sheets/cmd/sheets-mcp"
 
@@ -247,7 +244,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // TestDocs keeps docs/sheets.md's generated reference in step with the
 // definitions (go test -run TestDocs -args -update rewrites it).
 func TestDocs(t *testing.T) {
-	mcptest.CheckReference(t, spec(), repoFile(t, "docs", "sheets.md"), *update)
+	mcptest.CheckReference(t, spec(), repoFile(t, "docs", "sheets.md"), mcptest.Updating())
 }
 
 // TestTemplateIsSampleHeader: the template to copy into a Google sheet is

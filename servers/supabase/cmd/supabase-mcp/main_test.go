@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io/fs"
 	"net/http/httptest"
@@ -24,8 +23,6 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
 )
-
-var update = flag.Bool("update", false, "rewrite the generated reference in docs/supabase.md")
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
@@ -50,7 +47,7 @@ func sorted(s []string) []string {
 }
 
 func TestDocs(t *testing.T) {
-	mcptest.CheckReference(t, spec(), "../../../../docs/supabase.md", *update)
+	mcptest.CheckReference(t, spec(), "../../../../docs/supabase.md", mcptest.Updating())
 }
 
 func TestStdioEmbedded(t *testing.T) {
