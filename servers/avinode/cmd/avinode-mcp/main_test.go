@@ -37,18 +37,6 @@ func binary(t testing.TB) string {
 	return mcptest.Build(t, pkg)
 }
 
-func aclFile(t *testing.T) string {
-	t.Helper()
-	p, err := filepath.Abs("../../../../configs/acl.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("the repository's ACL file: %v", err)
-	}
-	return p
-}
-
 func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
@@ -191,7 +179,7 @@ func TestStdioAvinode(t *testing.T) {
 func TestACL(t *testing.T) {
 	t.Parallel()
 	bin := binary(t)
-	acl := aclFile(t)
+	acl := mcptest.RepoFile(t, "configs", "acl.yaml")
 	// The policy alone grants flight_search no cancelling and no operator
 	// messages, and the error monitor no avinode tool: those are the
 	// opt-in grant files of configs/acl.d.
@@ -321,24 +309,7 @@ func TestCommandLine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			stdout, stderr, code := run(t, tc.env, tc.args...)
-			if code != tc.code {
-				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
-			}
-			for _, s := range tc.stdout {
-				if !strings.Contains(stdout, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, stdout)
-				}
-			}
-			for _, s := range tc.stderr {
-				if !strings.Contains(stderr, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, stderr)
-				}
-			}
-			for _, secret := range []string{apiToken, authToken} {
-				if strings.Contains(stdout+stderr, secret) {
-					t.Errorf("a secret was printed:\n%s%s", stdout, stderr)
-				}
-			}
+			mcptest.Exit{Code: tc.code, Stdout: tc.stdout, Stderr: tc.stderr, Hidden: []string{apiToken, authToken}}.Check(t, stdout, stderr, code)
 		})
 	}
 }

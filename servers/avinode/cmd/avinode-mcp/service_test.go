@@ -647,24 +647,8 @@ func TestWebhookCommandLine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			stdout, stderr, code := run(t, tc.env, tc.args...)
-			if code != tc.code {
-				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
-			}
-			for _, s := range tc.stdout {
-				if !strings.Contains(stdout, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, stdout)
-				}
-			}
-			for _, s := range tc.stderr {
-				if !strings.Contains(stderr, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, stderr)
-				}
-			}
-			for _, secret := range []string{hookSecret, apiToken, authToken, "hunter2-db-secret"} {
-				if strings.Contains(stdout+stderr, secret) {
-					t.Errorf("a secret was printed:\n%s%s", stdout, stderr)
-				}
-			}
+			mcptest.Exit{Code: tc.code, Stdout: tc.stdout, Stderr: tc.stderr,
+				Hidden: []string{hookSecret, apiToken, authToken, "hunter2-db-secret"}}.Check(t, stdout, stderr, code)
 		})
 	}
 }

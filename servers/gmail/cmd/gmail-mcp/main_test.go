@@ -30,15 +30,6 @@ import (
 
 const pkg = "github.com/mcp-fleet/mcp-fleet/servers/gmail/cmd/gmail-mcp"
 
-func repoFile(t *testing.T, parts ...string) string {
-	t.Helper()
-	p, err := filepath.Abs(filepath.Join(append([]string{"..", "..", "..", ".."}, parts...)...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func structured(t *testing.T, res *mcp.CallToolResult, v any) {
 	t.Helper()
 	mcptest.Structured(t, res, v)
@@ -47,7 +38,7 @@ func structured(t *testing.T, res *mcp.CallToolResult, v any) {
 // TestDocs keeps docs/gmail.md's generated reference in step with the
 // definitions (go test -run TestDocs -args -update rewrites it).
 func TestDocs(t *testing.T) {
-	mcptest.CheckReference(t, spec(), repoFile(t, "docs", "gmail.md"), mcptest.Updating())
+	mcptest.CheckReference(t, spec(), mcptest.RepoFile(t, "docs", "gmail.md"), mcptest.Updating())
 }
 
 func TestScopes(t *testing.T) {
@@ -248,7 +239,7 @@ func TestServiceAccountDelegation(t *testing.T) {
 
 func TestSetupLocal(t *testing.T) {
 	dir := t.TempDir()
-	ts, e, err := setup(t, []string{"--templates-dir", repoFile(t, "configs", "gmail", "templates")}, map[string]string{"MCP_DATA_DIR": dir})
+	ts, e, err := setup(t, []string{"--templates-dir", mcptest.RepoFile(t, "configs", "gmail", "templates")}, map[string]string{"MCP_DATA_DIR": dir})
 	if err != nil || len(ts) != len(tools.Names) {
 		t.Fatalf("%d tools, %v", len(ts), err)
 	}
@@ -300,25 +291,13 @@ func TestCommandLine(t *testing.T) {
 		{name: "templates dir missing", args: []string{"--templates-dir", "/nonexistent/templates"}, code: 2, stderr: []string{"/nonexistent/templates", "a path setting is wrong"}},
 		{name: "auth without client", args: []string{"auth"}, code: 2, stderr: []string{"GMAIL_CLIENT_ID or GOOGLE_CLIENT_ID"}},
 		{name: "auth for no tools", env: []string{"GMAIL_CLIENT_ID=x", "GMAIL_CLIENT_SECRET=y"}, args: []string{"auth", "--tools", "list_templates"}, code: 1, stderr: []string{"no Google access"}},
-		{name: "agent not in the ACL", env: []string{"MCP_ACL_FILE=" + repoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, code: 2, stderr: []string{"nosuch"}},
+		{name: "agent not in the ACL", env: []string{"MCP_ACL_FILE=" + mcptest.RepoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, code: 2, stderr: []string{"nosuch"}},
 		{name: "docs", args: []string{"docs"}, stdout: []string{"## gmail-mcp reference", "send_template_email"}},
 		{name: "empty stdin is a clean exit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stdout, stderr, code := run(t, tc.env, tc.args...)
-			if code != tc.code {
-				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
-			}
-			for _, s := range tc.stdout {
-				if !strings.Contains(stdout, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, stdout)
-				}
-			}
-			for _, s := range tc.stderr {
-				if !strings.Contains(stderr, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, stderr)
-				}
-			}
+			mcptest.Exit{Code: tc.code, Stdout: tc.stdout, Stderr: tc.stderr}.Check(t, stdout, stderr, code)
 		})
 	}
 }
