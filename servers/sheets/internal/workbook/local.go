@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/a1"
+	"github.com/mcp-fleet/mcp-fleet/shared/atomicfile"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
@@ -104,8 +105,8 @@ func (l *Local) seed(seed fs.FS) error {
 		if err != nil {
 			return fmt.Errorf("workbook: read the sample %s: %w", e.Name(), err)
 		}
-		if err := writeAtomic(filepath.Join(l.dir, e.Name()), b); err != nil {
-			return err
+		if err := atomicfile.Write(filepath.Join(l.dir, e.Name()), b); err != nil {
+			return internal(err, "write "+e.Name())
 		}
 	}
 	return nil
@@ -443,7 +444,7 @@ func (l *Local) modify(tab string, change func(rows [][]string) ([][]string, err
 		}
 		w.Flush()
 		p := l.path(title)
-		tmp, err := writeTemp(p, buf.Bytes())
+		tmp, err := atomicfile.WriteTemp(p, buf.Bytes())
 		if err != nil {
 			return internal(err, "write tab "+title)
 		}
@@ -458,7 +459,7 @@ func (l *Local) modify(tab string, change func(rows [][]string) ([][]string, err
 			}
 			return mcperr.New(mcperr.Conflict, "tab %s of the local workbook kept being changed by another program; nothing was written", title).WithRetryable(true)
 		}
-		if err := commit(tmp, p); err != nil {
+		if err := atomicfile.Commit(tmp, p); err != nil {
 			return internal(err, "write tab "+title)
 		}
 		return nil
@@ -592,8 +593,8 @@ func (l *Local) AddTabs(ctx context.Context, titles []string) error {
 		}
 	}
 	for _, t := range titles {
-		if err := writeAtomic(l.path(t), nil); err != nil {
-			return err
+		if err := atomicfile.Write(l.path(t), nil); err != nil {
+			return internal(err, "write "+filepath.Base(l.path(t)))
 		}
 	}
 	return nil
@@ -623,55 +624,6 @@ func (l *Local) Lock(ctx context.Context) (func(), error) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-}
-
-// writeAtomic replaces path with data: a temporary file beside it, fsync,
-// rename, fsync of the directory.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := writeTemp(path, data)
-	if err != nil {
-		return internal(err, "write "+filepath.Base(path))
-	}
-	if err := commit(tmp, path); err != nil {
-		return internal(err, "write "+filepath.Base(path))
-	}
-	return nil
-}
-
-func writeTemp(path string, data []byte) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return "", err
-	}
-	name := f.Name()
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Chmod(0o600)
-	}
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		_ = os.Remove(name)
-		return "", werr
-	}
-	return name, nil
-}
-
-func commit(tmp, path string) error {
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 func sortCells(cells []Cell) {
