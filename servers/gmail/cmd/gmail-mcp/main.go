@@ -26,7 +26,6 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/googleauth"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
-	"github.com/mcp-fleet/mcp-fleet/shared/retry"
 	"github.com/mcp-fleet/mcp-fleet/shared/upstream"
 )
 
@@ -286,12 +285,7 @@ func (s *settings) open(ctx context.Context, env *kit.Env, dataDir string) (mail
 		env.Logger.Info().Str("mailbox", addr).Msg("Gmail mailbox verified")
 	}
 	if env.Health != nil {
-		env.AddHealthCheck("gmail", func(context.Context) error {
-			if g.Upstream().BreakerState() == retry.StateOpen {
-				return errors.New("the Gmail API failed repeatedly; calls are paused (circuit open)")
-			}
-			return nil
-		})
+		env.AddHealthCheck("gmail", g.Upstream().HealthCheck("the Gmail API"))
 	}
 	return g, nil
 }

@@ -23,7 +23,6 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/workbook"
 	"github.com/mcp-fleet/mcp-fleet/shared/googleauth"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
-	"github.com/mcp-fleet/mcp-fleet/shared/retry"
 	"github.com/mcp-fleet/mcp-fleet/shared/upstream"
 )
 
@@ -137,12 +136,7 @@ func (s *settings) open(ctx context.Context, env *kit.Env, seed bool) (workbook.
 			return nil, nil, err
 		}
 		if env.Health != nil {
-			env.AddHealthCheck("google-sheets", func(context.Context) error {
-				if g.Upstream().BreakerState() == retry.StateOpen {
-					return errors.New("the Sheets API failed repeatedly; calls are paused (circuit open)")
-				}
-				return nil
-			})
+			env.AddHealthCheck("google-sheets", g.Upstream().HealthCheck("the Sheets API"))
 		}
 		return g, func() { g.Close(); auth.CloseIdleConnections() }, nil
 	}
