@@ -8,17 +8,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/a1"
 	"github.com/mcp-fleet/mcp-fleet/shared/atomicfile"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
@@ -216,65 +212,6 @@ func validTitle(t string) bool {
 	return t != "" && len(t) <= 100 && !strings.ContainsAny(t, "/\\\x00") && !strings.HasPrefix(t, ".") && t == strings.TrimSpace(t)
 }
 
-func parseCSV(b []byte) ([][]string, error) {
-	r := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(b, []byte("\ufeff"))))
-	r.FieldsPerRecord = -1
-	var rows [][]string
-	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		for i, f := range rec {
-			rec[i] = unescapeText(f)
-		}
-		rows = append(rows, rec)
-	}
-	// A row of empty fields is an empty row; trailing ones are dropped.
-	for len(rows) > 0 && allEmpty(rows[len(rows)-1]) {
-		rows = rows[:len(rows)-1]
-	}
-	return rows, nil
-}
-
-func allEmpty(row []string) bool {
-	for _, f := range row {
-		if f != "" {
-			return false
-		}
-	}
-	return true
-}
-
-// formulaLead: text starting with these is run as a formula by spreadsheet
-// programs that open a CSV file.
-const formulaLead = "=+-@\t\r'"
-
-func escapeText(s string) string {
-	if s != "" && strings.IndexByte(formulaLead, s[0]) >= 0 {
-		return "'" + s
-	}
-	return s
-}
-
-func unescapeText(s string) string {
-	if strings.HasPrefix(s, "'") {
-		return s[1:]
-	}
-	return s
-}
-
-func gridOf(rows [][]string) (int, int) {
-	cols := 0
-	for _, r := range rows {
-		cols = max(cols, len(r))
-	}
-	return max(LocalMinRows, len(rows)), max(LocalMinCols, cols)
-}
-
 // Tabs implements Workbook.
 func (l *Local) Tabs(ctx context.Context) ([]Tab, error) {
 	l.mu.Lock()
@@ -293,117 +230,6 @@ func (l *Local) Tabs(ctx context.Context) ([]Tab, error) {
 		out = append(out, Tab{Title: t, Rows: r, Cols: c})
 	}
 	return out, nil
-}
-
-// value converts stored text to a read value: a plain number is a number.
-func value(s string) any {
-	if s == "" {
-		return nil
-	}
-	if n, ok := plainNumber(s); ok {
-		return n
-	}
-	return s
-}
-
-// plainNumber accepts a number written the way this package writes one, so
-// that "007", "1e3" and "+1" stay text.
-func plainNumber(s string) (float64, bool) {
-	c := s[0]
-	if c != '-' && (c < '0' || c > '9') {
-		return 0, false
-	}
-	n, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(n, 0) || math.IsNaN(n) || formatFloat(n) != s {
-		return 0, false
-	}
-	return n, true
-}
-
-func formatFloat(n float64) string {
-	if n == math.Trunc(n) && math.Abs(n) < 1e15 {
-		return strconv.FormatInt(int64(n), 10)
-	}
-	return strconv.FormatFloat(n, 'f', -1, 64)
-}
-
-// Read implements Workbook. Dates are text in CSV files, so both Dates
-// settings read the same. The rows returned are shared with later reads of
-// the unchanged file: callers must not modify them.
-func (l *Local) Read(ctx context.Context, ranges []a1.Range, _ Dates) ([][][]any, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make([][][]any, len(ranges))
-	for i, rg := range ranges {
-		c, _, err := l.loadCached(rg.Sheet)
-		if err != nil {
-			return nil, err
-		}
-		rows := c.rows
-		gr, gc := gridOf(rows)
-		res, gerr := rg.Resolve(gr, gc)
-		if gerr != nil {
-			return nil, mcperr.Invalid("range", rg.String(), "an A1 range inside the tab's grid", "%v", gerr)
-		}
-		if c.vals == nil {
-			c.vals = make([][]any, len(rows))
-			for r, row := range rows {
-				vals := make([]any, len(row))
-				for j, s := range row {
-					if v := value(s); v != nil {
-						vals[j] = v
-					} else {
-						vals[j] = ""
-					}
-				}
-				c.vals[r] = trimEmpty(vals)
-			}
-		}
-		var vals [][]any
-		lastRow := 0
-		for r := res.StartRow; r <= res.EndRow && r <= len(c.vals); r++ {
-			row := c.vals[r-1]
-			lo, hi := min(res.StartCol-1, len(row)), min(res.EndCol, len(row))
-			cut := trimEmpty(row[lo:hi:hi])
-			vals = append(vals, cut)
-			if len(cut) > 0 {
-				lastRow = len(vals)
-			}
-		}
-		out[i] = vals[:lastRow]
-	}
-	return out, nil
-}
-
-// trimEmpty drops a row's trailing empty cells.
-func trimEmpty(row []any) []any {
-	n := len(row)
-	for n > 0 && row[n-1] == "" {
-		n--
-	}
-	return row[:n:n]
-}
-
-// rawText renders a value to write as the text the tab holds (escaped only
-// in the file).
-func rawText(v any) (string, error) {
-	switch x := v.(type) {
-	case string:
-		return x, nil
-	case int:
-		return strconv.Itoa(x), nil
-	case float64:
-		if math.IsInf(x, 0) || math.IsNaN(x) {
-			return "", fmt.Errorf("the number %v cannot be stored", x)
-		}
-		return formatFloat(x), nil
-	case bool:
-		if x {
-			return "TRUE", nil
-		}
-		return "FALSE", nil
-	}
-	return "", fmt.Errorf("a cell takes a string, number or boolean, not %T", v)
 }
 
 // modify applies change to a tab's rows and writes the file, starting over
@@ -466,116 +292,6 @@ func (l *Local) modify(tab string, change func(rows [][]string) ([][]string, err
 	}
 }
 
-// Write implements Workbook.
-func (l *Local) Write(ctx context.Context, tab string, cells []Cell) error {
-	if len(cells) == 0 {
-		return nil
-	}
-	texts := make([]string, len(cells))
-	for i, c := range cells {
-		t, err := rawText(c.Value)
-		if err != nil {
-			return mcperr.New(mcperr.Internal, "cell %s: %v", a1.Cell(tab, c.Row, c.Col), err)
-		}
-		texts[i] = t
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.modify(tab, func(rows [][]string) ([][]string, error) {
-		gr, gc := gridOf(rows)
-		for _, c := range cells {
-			if c.Row < 1 || c.Col < 1 || c.Row > gr || c.Col > gc {
-				return nil, mcperr.Invalid("range", a1.Cell(tab, c.Row, c.Col).String(), "a cell inside the tab's grid",
-					"cell %s is outside the grid of tab %q (%d rows × %d columns)", a1.Cell(tab, c.Row, c.Col), tab, gr, gc)
-			}
-		}
-		for i, c := range cells {
-			rows = setText(rows, c.Row, c.Col, texts[i])
-		}
-		return trimRows(rows), nil
-	})
-}
-
-func setText(rows [][]string, row, col int, s string) [][]string {
-	for len(rows) < row {
-		rows = append(rows, nil)
-	}
-	for len(rows[row-1]) < col {
-		rows[row-1] = append(rows[row-1], "")
-	}
-	rows[row-1][col-1] = s
-	return rows
-}
-
-func trimRows(rows [][]string) [][]string {
-	for i, r := range rows {
-		n := len(r)
-		for n > 0 && r[n-1] == "" {
-			n--
-		}
-		rows[i] = r[:n]
-	}
-	for len(rows) > 0 && len(rows[len(rows)-1]) == 0 {
-		rows = rows[:len(rows)-1]
-	}
-	return rows
-}
-
-// Append implements Workbook, with the Sheets API's table detection on the
-// whole tab and an inserted row.
-func (l *Local) Append(ctx context.Context, tab string, row []any) (a1.Range, error) {
-	texts := make([]string, len(row))
-	for i, v := range row {
-		t, err := rawText(v)
-		if err != nil {
-			return a1.Range{}, mcperr.New(mcperr.Internal, "appended cell %d: %v", i+1, err)
-		}
-		texts[i] = t
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var landed a1.Range
-	err := l.modify(tab, func(rows [][]string) ([][]string, error) {
-		filled := make([][]bool, len(rows))
-		for i, r := range rows {
-			filled[i] = make([]bool, len(r))
-			for j, f := range r {
-				filled[i][j] = f != ""
-			}
-		}
-		title, _ := l.title(tab)
-		at, col, _, _ := a1.AppendTarget(filled, a1.Tab(title))
-		if at-1 < len(rows) {
-			rows = slices.Insert(rows, at-1, []string(nil))
-		}
-		for i, s := range texts {
-			rows = setText(rows, at, col+i, s)
-		}
-		landed = a1.Rect(title, at, col, at, col+max(len(texts), 1)-1)
-		return trimRows(rows), nil
-	})
-	return landed, err
-}
-
-// Clear implements Workbook.
-func (l *Local) Clear(ctx context.Context, r a1.Range) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.modify(r.Sheet, func(rows [][]string) ([][]string, error) {
-		gr, gc := gridOf(rows)
-		res, gerr := r.Resolve(gr, gc)
-		if gerr != nil {
-			return nil, mcperr.Invalid("range", r.String(), "an A1 range inside the tab's grid", "%v", gerr)
-		}
-		for row := res.StartRow; row <= res.EndRow && row <= len(rows); row++ {
-			for col := res.StartCol; col <= res.EndCol && col <= len(rows[row-1]); col++ {
-				rows[row-1][col-1] = ""
-			}
-		}
-		return trimRows(rows), nil
-	})
-}
-
 // AddTabs implements Workbook: an empty file per tab.
 func (l *Local) AddTabs(ctx context.Context, titles []string) error {
 	l.mu.Lock()
@@ -624,13 +340,4 @@ func (l *Local) Lock(ctx context.Context) (func(), error) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-}
-
-func sortCells(cells []Cell) {
-	sort.SliceStable(cells, func(i, j int) bool {
-		if cells[i].Row != cells[j].Row {
-			return cells[i].Row < cells[j].Row
-		}
-		return cells[i].Col < cells[j].Col
-	})
 }
