@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 )
 
@@ -61,48 +63,53 @@ type Hints struct {
 // closed object input schema, and a read-only tool that is idempotent and
 // not destructive. Then want checks the hints against what the server's
 // tool does; want may be nil.
-func CheckAnnotations(t *testing.T, listed map[string]json.RawMessage, want func(t *testing.T, name string, h Hints)) {
+func CheckAnnotations(t *testing.T, listed map[string]json.RawMessage, want func(t testing.TB, name string, h Hints)) {
 	t.Helper()
 	for name, raw := range listed {
-		t.Run(name, func(t *testing.T) {
-			var def struct {
-				Title       string                     `json:"title"`
-				Description string                     `json:"description"`
-				InputSchema map[string]any             `json:"inputSchema"`
-				Annotations map[string]json.RawMessage `json:"annotations"`
-			}
-			if err := json.Unmarshal(raw, &def); err != nil {
-				t.Fatal(err)
-			}
-			var h Hints
-			for key, dst := range map[string]*bool{"readOnlyHint": &h.ReadOnly, "destructiveHint": &h.Destructive,
-				"idempotentHint": &h.Idempotent, "openWorldHint": &h.OpenWorld} {
-				v, ok := def.Annotations[key]
-				if !ok || json.Unmarshal(v, dst) != nil {
-					t.Errorf("annotation %s is not set to a boolean: %s", key, v)
-				}
-			}
-			if h.ReadOnly && (h.Destructive || !h.Idempotent) {
-				t.Errorf("read-only tool with destructiveHint=%v idempotentHint=%v", h.Destructive, h.Idempotent)
-			}
-			title, _ := json.Marshal(def.Title)
-			if def.Title == "" || string(def.Annotations["title"]) != string(title) {
-				t.Errorf("title %q, annotations.title %s", def.Title, def.Annotations["title"])
-			}
-			if def.Description == "" || def.InputSchema["type"] != "object" || def.InputSchema["additionalProperties"] != false {
-				t.Errorf("description %q, inputSchema type %v additionalProperties %v", def.Description, def.InputSchema["type"], def.InputSchema["additionalProperties"])
-			}
-			if want != nil {
-				want(t, name, h)
-			}
-		})
+		t.Run(name, func(t *testing.T) { checkAnnotations(t, name, raw, want) })
+	}
+}
+
+func checkAnnotations(t testing.TB, name string, raw json.RawMessage, want func(t testing.TB, name string, h Hints)) {
+	t.Helper()
+	var def struct {
+		Title       string                     `json:"title"`
+		Description string                     `json:"description"`
+		InputSchema map[string]any             `json:"inputSchema"`
+		Annotations map[string]json.RawMessage `json:"annotations"`
+	}
+	if err := json.Unmarshal(raw, &def); err != nil {
+		t.Fatal(err)
+	}
+	var h Hints
+	for _, hint := range []struct {
+		key string
+		dst *bool
+	}{{"readOnlyHint", &h.ReadOnly}, {"destructiveHint", &h.Destructive}, {"idempotentHint", &h.Idempotent}, {"openWorldHint", &h.OpenWorld}} {
+		v, ok := def.Annotations[hint.key]
+		if !ok || json.Unmarshal(v, hint.dst) != nil {
+			t.Errorf("annotation %s is not set to a boolean: %s", hint.key, v)
+		}
+	}
+	if h.ReadOnly && (h.Destructive || !h.Idempotent) {
+		t.Errorf("read-only tool with destructiveHint=%v idempotentHint=%v", h.Destructive, h.Idempotent)
+	}
+	title, _ := json.Marshal(def.Title)
+	if def.Title == "" || string(def.Annotations["title"]) != string(title) {
+		t.Errorf("title %q, annotations.title %s", def.Title, def.Annotations["title"])
+	}
+	if def.Description == "" || def.InputSchema["type"] != "object" || def.InputSchema["additionalProperties"] != false {
+		t.Errorf("description %q, inputSchema type %v additionalProperties %v", def.Description, def.InputSchema["type"], def.InputSchema["additionalProperties"])
+	}
+	if want != nil {
+		want(t, name, h)
 	}
 }
 
 // HintsTable is a want for CheckAnnotations: every tool is in table, with
 // exactly those hints.
-func HintsTable(table map[string]Hints) func(t *testing.T, name string, h Hints) {
-	return func(t *testing.T, name string, h Hints) {
+func HintsTable(table map[string]Hints) func(t testing.TB, name string, h Hints) {
+	return func(t testing.TB, name string, h Hints) {
 		t.Helper()
 		want, ok := table[name]
 		if !ok {
@@ -199,4 +206,30 @@ func (e Exit) Check(t testing.TB, stdout, stderr string, code int) {
 	if e.QuietStdout && stdout != "" {
 		t.Errorf("stdout must stay empty, got %q", stdout)
 	}
+}
+
+// MinBudget is the smallest result budget (--max-result-bytes) a server
+// accepts: with it, paging is exercised on modest test data.
+const MinBudget = 16 << 10
+
+// ResultSize is what a result costs as sent: its text and its
+// structuredContent, JSON-encoded.
+func ResultSize(t testing.TB, res *mcp.CallToolResult) int {
+	t.Helper()
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(b)
+}
+
+// Sized calls tool, fails the test unless the result as sent fits budget,
+// and decodes its structuredContent into v (see Structured).
+func Sized(t testing.TB, c *Client, budget int, tool string, args map[string]any, v any) {
+	t.Helper()
+	res := c.Call(tool, args)
+	if n := ResultSize(t, res); n > budget {
+		t.Fatalf("%s: the result is %d bytes, over the budget of %d", tool, n, budget)
+	}
+	Structured(t, res, v)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,17 +48,6 @@ func mockEnv(dataDir string) []string {
 	return []string{"MCP_DATA_DIR=" + dataDir, "AVINODE_MOCK_FIRST_RESPONSE=0s", "AVINODE_MOCK_RESPONSE_WINDOW=0s"}
 }
 
-func structured(t *testing.T, res *mcp.CallToolResult, v any) {
-	t.Helper()
-	if res.IsError {
-		t.Fatalf("tool failed: %s", mcptest.Text(res))
-	}
-	raw, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(raw, v); err != nil {
-		t.Fatalf("decode %s: %v", raw, err)
-	}
-}
-
 func in(days int) string {
 	return time.Now().UTC().Add(time.Duration(days) * 24 * time.Hour).Format(time.RFC3339)
 }
@@ -94,7 +82,7 @@ func TestStdioLifecycle(t *testing.T) {
 		TripID, DeepLink, NextAction, Marketplace string
 	}
 	res := c.Call("create_trip", map[string]any{"departure_airport": "KTEB", "arrival_airport": "KMIA", "passengers": 4, "departure_date": in(3)})
-	structured(t, res, &struct {
+	mcptest.Structured(t, res, &struct {
 		TripID      *string `json:"trip_id"`
 		DeepLink    *string `json:"deep_link"`
 		NextAction  *string `json:"next_action"`
@@ -104,7 +92,7 @@ func TestStdioLifecycle(t *testing.T) {
 		t.Fatalf("create_trip = %+v", trip)
 	}
 	var q quotes
-	structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
+	mcptest.Structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
 	if len(q.Quotes) == 0 || q.Status.Quoted == 0 {
 		t.Fatalf("no quote arrived: %+v", q)
 	}
@@ -113,14 +101,14 @@ func TestStdioLifecycle(t *testing.T) {
 	var thread struct {
 		Messages []struct{ From, Text string } `json:"messages"`
 	}
-	structured(t, c.Call("get_messages", map[string]any{"rfq_id": rfq}), &thread)
+	mcptest.Structured(t, c.Call("get_messages", map[string]any{"rfq_id": rfq}), &thread)
 	if len(thread.Messages) != 2 || thread.Messages[1].From != "seller" || !strings.Contains(thread.Messages[1].Text, "Catering") {
 		t.Errorf("thread = %+v", thread)
 	}
 	var cancelled struct {
 		Status string `json:"status"`
 	}
-	structured(t, c.Call("cancel_trip", map[string]any{"trip_id": trip.TripID, "reason": "CHANGED"}), &cancelled)
+	mcptest.Structured(t, c.Call("cancel_trip", map[string]any{"trip_id": trip.TripID, "reason": "CHANGED"}), &cancelled)
 	if cancelled.Status != "cancelled" {
 		t.Errorf("cancel_trip = %+v", cancelled)
 	}
@@ -131,7 +119,7 @@ func TestStdioLifecycle(t *testing.T) {
 		Status string `json:"status"`
 		RFQs   []any  `json:"rfqs"`
 	}
-	structured(t, other.Call("get_trip", map[string]any{"trip_id": trip.TripID}), &view)
+	mcptest.Structured(t, other.Call("get_trip", map[string]any{"trip_id": trip.TripID}), &view)
 	if view.Status != "cancelled" || len(view.RFQs) != q.Status.OperatorsAsked {
 		t.Errorf("the other process sees %+v", view)
 	}
@@ -148,7 +136,7 @@ func TestStdioAvinode(t *testing.T) {
 		TripID      string `json:"trip_id"`
 		Marketplace string `json:"marketplace"`
 	}
-	structured(t, c.Call("create_trip", map[string]any{"departure_airport": "EGGW", "arrival_airport": "LFMN", "passengers": 2, "departure_date": in(4)}), &trip)
+	mcptest.Structured(t, c.Call("create_trip", map[string]any{"departure_airport": "EGGW", "arrival_airport": "LFMN", "passengers": 2, "departure_date": in(4)}), &trip)
 	if trip.Marketplace != "avinode" || fake.Trips() != 1 {
 		t.Fatalf("create_trip = %+v (fake has %d trips)", trip, fake.Trips())
 	}
@@ -156,7 +144,7 @@ func TestStdioAvinode(t *testing.T) {
 		fakeavinode.Aircraft{Type: "Phenom 300", Category: "Light jet", Tail: "G-TXEC"})
 	fake.Quote(rfq, lift, 10400, "GBP", 24*time.Hour, "Confirmed.")
 	var q quotes
-	structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
+	mcptest.Structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
 	if len(q.Quotes) != 1 || q.Quotes[0].Total != 10400 {
 		t.Errorf("get_quotes = %+v", q)
 	}
@@ -256,7 +244,7 @@ func TestACL(t *testing.T) {
 	var view struct {
 		Status string `json:"status"`
 	}
-	structured(t, owner.Call("get_trip", map[string]any{"trip_id": trip.TripID}), &view)
+	mcptest.Structured(t, owner.Call("get_trip", map[string]any{"trip_id": trip.TripID}), &view)
 	if view.Status != "open" {
 		t.Errorf("after the denied calls: %+v", view)
 	}

@@ -55,7 +55,7 @@ func TestToolSchemas(t *testing.T) {
 // TestToolAnnotations: besides the checks every server makes, the hints say
 // what each tool does.
 func TestToolAnnotations(t *testing.T) {
-	mcptest.CheckAnnotations(t, mcptest.ListedTools(t, "avinode", definitions(t)), func(t *testing.T, name string, h mcptest.Hints) {
+	mcptest.CheckAnnotations(t, mcptest.ListedTools(t, "avinode", definitions(t)), func(t testing.TB, name string, h mcptest.Hints) {
 		readOnly := slices.Contains([]string{"get_trip", "get_rfq", "get_quotes", "get_messages", "search_airports",
 			"search_empty_legs", "list_watches", "list_webhook_events", "find_trips"}, name)
 		if h.ReadOnly != readOnly {

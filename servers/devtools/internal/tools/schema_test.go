@@ -77,7 +77,7 @@ func TestToolSchemas(t *testing.T) {
 // system tools work on local state only and say which of them only read.
 func TestToolAnnotations(t *testing.T) {
 	listed := mcptest.ListedTools(t, "devtools", mcptest.Collect(schemaFamilies, t))
-	mcptest.CheckAnnotations(t, listed, func(t *testing.T, name string, h mcptest.Hints) {
+	mcptest.CheckAnnotations(t, listed, func(t testing.TB, name string, h mcptest.Hints) {
 		if !strings.HasPrefix(name, "file_") && !strings.HasPrefix(name, "system_") {
 			return
 		}

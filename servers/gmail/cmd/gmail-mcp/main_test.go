@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	gmail "google.golang.org/api/gmail/v1"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/gmailfake"
@@ -29,11 +28,6 @@ import (
 )
 
 const pkg = "github.com/mcp-fleet/mcp-fleet/servers/gmail/cmd/gmail-mcp"
-
-func structured(t *testing.T, res *mcp.CallToolResult, v any) {
-	t.Helper()
-	mcptest.Structured(t, res, v)
-}
 
 // TestDocs keeps docs/gmail.md's generated reference in step with the
 // definitions (go test -run TestDocs -args -update rewrites it).
@@ -147,7 +141,7 @@ func TestAuthThenServe(t *testing.T) {
 		ID        string `json:"id"`
 		MessageID string `json:"message_id"`
 	}
-	structured(t, c.Call("send_template_email", map[string]any{"to": "client@example.org", "template_name": "follow_up",
+	mcptest.Structured(t, c.Call("send_template_email", map[string]any{"to": "client@example.org", "template_name": "follow_up",
 		"template_data": []map[string]string{{"name": "client_name", "value": "Ms. Raman"}, {"name": "message", "value": "Checking in on the proposal."}}}), &sent)
 	msgs := f.Messages("jane@example.com")
 	if len(msgs) != 1 || msgs[0].ID != sent.ID || msgs[0].Parsed.Subject != "Following up on your flight request" {
@@ -222,7 +216,7 @@ func TestServiceAccountDelegation(t *testing.T) {
 	var out struct {
 		ID string `json:"id"`
 	}
-	structured(t, c.Call("send_email", map[string]any{"to": "client@example.org", "subject": "From ops", "body": "x"}), &out)
+	mcptest.Structured(t, c.Call("send_email", map[string]any{"to": "client@example.org", "subject": "From ops", "body": "x"}), &out)
 	if msgs := f.Messages("ops@jetvision.example"); len(msgs) != 1 || !strings.Contains(msgs[0].Parsed.From, "ops@jetvision.example") {
 		t.Errorf("not sent from the delegated mailbox: %v", msgs)
 	}
@@ -320,7 +314,7 @@ func TestStdioLocal(t *testing.T) {
 		ID       string `json:"id"`
 		ThreadID string `json:"thread_id"`
 	}
-	structured(t, c.Call("send_email", map[string]any{"to": "client@example.org", "subject": "Hello", "body": "<p>Hi</p>"}), &out)
+	mcptest.Structured(t, c.Call("send_email", map[string]any{"to": "client@example.org", "subject": "Hello", "body": "<p>Hi</p>"}), &out)
 	raw, err := os.ReadFile(filepath.Join(data, "gmail", "mailbox", "sent", out.ID+".eml"))
 	if err != nil || !bytes.Contains(raw, []byte("From: \"Charter Desk\" <agent@mailbox.local>")) && !bytes.Contains(raw, []byte("From: Charter Desk <agent@mailbox.local>")) {
 		t.Errorf("the .eml file: %v\n%.300s", err, raw)
@@ -328,7 +322,7 @@ func TestStdioLocal(t *testing.T) {
 	var th struct {
 		MessageCount int `json:"message_count"`
 	}
-	structured(t, c.Call("get_thread_history", map[string]any{"thread_id": out.ThreadID}), &th)
+	mcptest.Structured(t, c.Call("get_thread_history", map[string]any{"thread_id": out.ThreadID}), &th)
 	if th.MessageCount != 1 {
 		t.Errorf("thread %+v", th)
 	}

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/sheetsfake"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
@@ -25,17 +23,6 @@ const pkg = "github.com/mcp-fleet/mcp-fleet/servers/sheets/cmd/sheets-mcp"
 var allTools = []string{"add_flight_history", "create_client", "get_client", "list_clients", "read_sheet", "search_clients", "update_client"}
 
 const sid = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-xyz"
-
-func structured(t *testing.T, res *mcp.CallToolResult, v any) {
-	t.Helper()
-	if res.IsError {
-		t.Fatalf("tool failed: %s", mcptest.Text(res))
-	}
-	b, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("decode %s: %v", b, err)
-	}
-}
 
 // googleSetup is a fake Sheets API with an empty spreadsheet, and a
 // service account key for it on disk.
@@ -80,7 +67,7 @@ func TestStdioLocal(t *testing.T) {
 		ClientID  string `json:"client_id"`
 		UpdatedAt string `json:"updated_at"`
 	}
-	structured(t, c.Call("get_client", map[string]any{"identifier": "priya.raman@example.com"}), &cl)
+	mcptest.Structured(t, c.Call("get_client", map[string]any{"identifier": "priya.raman@example.com"}), &cl)
 	if cl.ClientID != "CL-006" {
 		t.Errorf("get_client %+v", cl)
 	}
@@ -114,7 +101,7 @@ func TestStdioGoogle(t *testing.T) {
 			ClientID string `json:"client_id"`
 		} `json:"client"`
 	}
-	structured(t, c.Call("create_client", map[string]any{"name": "=HYPERLINK(\"http://evil\",\"x\")", "email": "first@example.com"}), &created)
+	mcptest.Structured(t, c.Call("create_client", map[string]any{"name": "=HYPERLINK(\"http://evil\",\"x\")", "email": "first@example.com"}), &created)
 	if created.Client.ClientID != "CL-001" {
 		t.Errorf("create_client %+v", created)
 	}

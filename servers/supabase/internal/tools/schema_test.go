@@ -32,7 +32,7 @@ func TestToolSchemas(t *testing.T) {
 // TestToolAnnotations: besides the checks every server makes, the hints say
 // what each tool does, and none is open world on the embedded backend.
 func TestToolAnnotations(t *testing.T) {
-	mcptest.CheckAnnotations(t, mcptest.ListedTools(t, "supabase", definitions(t)), func(t *testing.T, name string, h mcptest.Hints) {
+	mcptest.CheckAnnotations(t, mcptest.ListedTools(t, "supabase", definitions(t)), func(t testing.TB, name string, h mcptest.Hints) {
 		readOnly := slices.Contains([]string{"supabase_query", "supabase_list_tables", "supabase_describe_table"}, name)
 		if h.ReadOnly != readOnly {
 			t.Errorf("readOnlyHint = %v, want %v", h.ReadOnly, readOnly)
