@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
@@ -252,4 +253,34 @@ func TestCheckReference(t *testing.T) {
 	if !strings.Contains(string(b), "echo") || strings.Contains(string(b), "stale") {
 		t.Errorf("page after -update:\n%s", b)
 	}
+}
+
+// TestProc drives the echo server line by line, as the benchmarks do.
+func TestProc(t *testing.T) {
+	p := StartProc(t, Build(t, "./testdata/echo-mcp"), []string{"HOME=" + t.TempDir(), "MCP_DATA_DIR=" + t.TempDir()})
+	p.Initialize(t)
+	if p.Pid() <= 0 {
+		t.Errorf("pid %d", p.Pid())
+	}
+	if line := p.Call(t, `{"name":"echo","arguments":{"text":"hi"}}`); !strings.Contains(string(line), `"text":"hi"`) {
+		t.Errorf("echo: %s", line)
+	}
+	if r := record(t, func(tb testing.TB) { p.Call(tb, `{"name":"fail","arguments":{"text":"x"}}`) }); !r.fatal {
+		t.Error("a failed call passed")
+	}
+	p.Stop()
+	p.Stop()
+	if r := record(t, func(tb testing.TB) { p.RoundTrip(tb, "ping", "{}") }); !r.fatal {
+		t.Error("a stopped server answered")
+	}
+	sorted := []time.Duration{1, 2, 3, 4, 5}
+	if Percentile(sorted, 0.5) != 3 || Percentile(sorted, 1) != 5 {
+		t.Error("Percentile")
+	}
+}
+
+func BenchmarkProcEcho(b *testing.B) {
+	p := StartProc(b, Build(b, "./testdata/echo-mcp"), []string{"HOME=" + b.TempDir(), "MCP_DATA_DIR=" + b.TempDir()})
+	p.Initialize(b)
+	Measure(b, func() { p.Call(b, `{"name":"echo","arguments":{"text":"hi"}}`) })
 }
