@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,26 +74,7 @@ func signIn(t *testing.T, a *googleauthtest.Server, env map[string]string, args 
 	t.Helper()
 	pr, pw := io.Pipe()
 	var out bytes.Buffer
-	done := make(chan error, 1)
-	go func() {
-		// Reads to the end, so that out is complete once done has a value.
-		sc := bufio.NewScanner(io.TeeReader(pr, &out))
-		sent := false
-		var err error
-		for sc.Scan() {
-			if line := strings.TrimSpace(sc.Text()); !sent && strings.HasPrefix(line, a.AuthURL) {
-				sent = true
-				var resp *http.Response
-				if resp, err = a.Browse(line); err == nil {
-					resp.Body.Close()
-				}
-			}
-		}
-		if !sent {
-			err = errors.New("no URL printed")
-		}
-		done <- err
-	}()
+	done := a.BrowsePrinted(io.TeeReader(pr, &out), nil)
 	var stderr bytes.Buffer
 	code := kit.Main(spec(), append([]string{"auth"}, args...), func(k string) string { return env[k] }, strings.NewReader(""), pw, &stderr)
 	pw.Close()
