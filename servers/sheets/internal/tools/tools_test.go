@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -190,7 +189,7 @@ func TestClientResource(t *testing.T) {
 						t.Fatal(err)
 					}
 					defer stop()
-					waitFor(t, "the listen stream", func() bool { return s.notifier.Subscribed(uri) })
+					mcptest.WaitFor(t, "the listen stream", func() bool { return s.notifier.Subscribed(uri) })
 				} else {
 					//lint:ignore SA1019 resources/subscribe is how the 2025-11-25 era subscribes
 					if err := c.Raw().Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: uri}}); err != nil {
@@ -202,27 +201,14 @@ func TestClientResource(t *testing.T) {
 				}
 				mcptest.OK(t, c.Call("update_client", map[string]any{"client_id": "CL-007", "updates": map[string]any{"catering_preference": "none"}}), nil)
 				mcptest.OK(t, c.Call("update_client", map[string]any{"client_id": "CL-006", "updates": map[string]any{"catering_preference": "vegan, no soy"}}), nil)
-				waitFor(t, "the notification", func() bool { return len(notes.list()) > 0 })
+				mcptest.WaitFor(t, "the notification", func() bool { return len(notes.list()) > 0 })
 				mcptest.OK(t, c.Call("add_flight_history", map[string]any{"client_id": "CL-006", "flight_details": map[string]any{"date": "2025-12-01", "route": "KLAX-PHNL"}}), nil)
-				waitFor(t, "the second notification", func() bool { return len(notes.list()) > 1 })
+				mcptest.WaitFor(t, "the second notification", func() bool { return len(notes.list()) > 1 })
 				if got := notes.list(); slices.ContainsFunc(got, func(u string) bool { return u != uri }) {
 					t.Errorf("notifications %v", got)
 				}
 			})
 		}
-	}
-}
-
-// waitFor polls cond: notifications arrive on their own stream, a little
-// after the call that caused them answered.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
