@@ -6,5 +6,6 @@
 // for upstream APIs), retry, untrusted (fencing outside content), logging,
 // metrics, ratelimit, datadir, state, atomicfile (crash-safe file
 // replacement), googleauth (Google sign-in and service account keys), and
-// the test helpers mcptest and pgtest.
+// the test helpers mcptest, pgtest, retry/retrytest and
+// googleauth/googleauthtest.
 package shared
