@@ -45,7 +45,7 @@ func TestAuthCommand(t *testing.T) {
 		"GOOGLE_OAUTH_AUTH_URL": f.AuthURL, "GOOGLE_OAUTH_TOKEN_URL": f.TokenURL, "MCP_READ_ONLY": "true", "GOOGLE_REFRESH_TOKEN": "old-env-token"}
 	pr, pw := io.Pipe()
 	var out bytes.Buffer
-	errs := browse(t, f, io.TeeReader(pr, &out), nil)
+	errs := f.BrowsePrinted(io.TeeReader(pr, &out), nil)
 	var ro bool
 	var stderr bytes.Buffer
 	code := kit.Main(authSpec(&ro), []string{"auth"}, func(k string) string { return env[k] }, strings.NewReader(""), pw, &stderr)

@@ -1,7 +1,6 @@
 package googleauth_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -25,42 +24,6 @@ import (
 const scopeRead = "https://www.googleapis.com/auth/gmail.readonly"
 const scopeSend = "https://www.googleapis.com/auth/gmail.send"
 
-// browse reads the flow's instructions from r, opens the URL they show with
-// the fake's browser and reports what happened to errs.
-func browse(t *testing.T, f *googleauthtest.Server, r io.Reader, before func(authURL string)) <-chan error {
-	t.Helper()
-	errs := make(chan error, 1)
-	go func() {
-		// Reads to the end (the caller closes the writer), so that the
-		// caller may read what was written once errs has a value.
-		sc := bufio.NewScanner(r)
-		sent := false
-		var err error
-		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
-			if !sent && strings.HasPrefix(line, f.AuthURL) {
-				sent = true
-				if before != nil {
-					before(line)
-				}
-				var resp *http.Response
-				resp, err = f.Browse(line)
-				if err == nil {
-					resp.Body.Close()
-					if resp.StatusCode != 200 {
-						err = errors.New("the loopback answered " + resp.Status)
-					}
-				}
-			}
-		}
-		if !sent {
-			err = errors.New("no URL printed")
-		}
-		errs <- err
-	}()
-	return errs
-}
-
 func flow(f *googleauthtest.Server, out io.Writer, scopes ...string) googleauth.FlowConfig {
 	return googleauth.FlowConfig{ClientID: f.ClientID, ClientSecret: f.ClientSecret, AuthURL: f.AuthURL, TokenURL: f.TokenURL,
 		Scopes: scopes, Out: out, Timeout: time.Minute, Program: "test-mcp"}
@@ -69,7 +32,7 @@ func flow(f *googleauthtest.Server, out io.Writer, scopes ...string) googleauth.
 func TestAuthorize(t *testing.T) {
 	f := googleauthtest.New(t)
 	pr, pw := io.Pipe()
-	errs := browse(t, f, pr, nil)
+	errs := f.BrowsePrinted(pr, nil)
 	cfg := flow(f, pw, scopeRead, scopeSend)
 	var identified string
 	cfg.Identify = func(ctx context.Context, ts oauth2.TokenSource) (string, error) {
@@ -109,7 +72,7 @@ func TestAuthorizeRefusals(t *testing.T) {
 		f := googleauthtest.New(t)
 		f.SetDeny(true)
 		pr, pw := io.Pipe()
-		errs := browse(t, f, pr, nil)
+		errs := f.BrowsePrinted(pr, nil)
 		_, err := googleauth.Authorize(context.Background(), flow(f, pw, scopeRead))
 		pw.Close()
 		<-errs
@@ -121,7 +84,7 @@ func TestAuthorizeRefusals(t *testing.T) {
 		f := googleauthtest.New(t)
 		pr, pw := io.Pipe()
 		var forged int
-		errs := browse(t, f, pr, func(authURL string) {
+		errs := f.BrowsePrinted(pr, func(authURL string) {
 			q := strings.SplitN(authURL, "redirect_uri=", 2)[1]
 			redirect, _ := urlUnescape(strings.SplitN(q, "&", 2)[0])
 			resp, err := http.Get(redirect + "?code=attacker&state=wrong")
@@ -144,7 +107,7 @@ func TestAuthorizeRefusals(t *testing.T) {
 		f := googleauthtest.New(t)
 		f.Untick(scopeSend)
 		pr, pw := io.Pipe()
-		errs := browse(t, f, pr, nil)
+		errs := f.BrowsePrinted(pr, nil)
 		res, err := googleauth.Authorize(context.Background(), flow(f, pw, scopeRead, scopeSend))
 		pw.Close()
 		<-errs
@@ -169,7 +132,7 @@ func TestAuthorizeRefusals(t *testing.T) {
 		f := googleauthtest.New(t)
 		f.FailNextToken(400, "invalid_grant")
 		pr, pw := io.Pipe()
-		errs := browse(t, f, pr, nil)
+		errs := f.BrowsePrinted(pr, nil)
 		_, err := googleauth.Authorize(context.Background(), flow(f, pw, scopeRead))
 		pw.Close()
 		<-errs

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/atomicfile"
 )
 
 // TokenFileName is the file, in a server's data directory, that holds the
@@ -122,38 +124,8 @@ func (f TokenFile) Save(s *Stored) error {
 	if err != nil {
 		return fmt.Errorf("token file: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".oauth-token-*.tmp")
-	if err != nil {
+	if err := atomicfile.Write(f.Path, append(b, '\n')); err != nil {
 		return fmt.Errorf("token file: %w", err)
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			_ = tmp.Close()
-			_ = os.Remove(name)
-		}
-	}()
-	// CreateTemp makes the file 0600 already; say so explicitly.
-	if err := tmp.Chmod(0o600); err != nil {
-		return fmt.Errorf("token file: %w", err)
-	}
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("token file: writing %s: %w", name, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("token file: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("token file: %w", err)
-	}
-	if err := os.Rename(name, f.Path); err != nil {
-		return fmt.Errorf("token file: %w", err)
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
 	}
 	return nil
 }

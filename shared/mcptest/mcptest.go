@@ -289,21 +289,31 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 
 // checkoutKey names the checkout the test runs in: a hash of the directory
-// holding go.work (or go.mod) above the working directory.
+// holding go.work above the working directory (or of the working directory).
 func checkoutKey() string {
-	dir, err := os.Getwd()
+	dir, err := checkoutRoot()
 	if err != nil {
-		return "unknown"
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
-			dir = d
-			break
-		}
-		if filepath.Dir(d) == d {
-			break
+		if dir, err = os.Getwd(); err != nil {
+			return "unknown"
 		}
 	}
 	sum := sha256.Sum256([]byte(dir))
 	return hex.EncodeToString(sum[:6])
+}
+
+// checkoutRoot is the nearest directory at or above the working directory
+// that holds go.work.
+func checkoutRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.work at or above %s", dir)
+		}
+	}
 }

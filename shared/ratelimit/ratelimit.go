@@ -35,22 +35,31 @@ func New(perMinute float64, burst int) *Limiter {
 	return &Limiter{perMinute: perMinute, burst: burst, buckets: map[string]*rate.Limiter{}, now: time.Now}
 }
 
-// Parse reads "60/min", "10/s", "3600/h", optionally with ",burst=N".
-func Parse(spec string) (*Limiter, error) {
+// Rate is a request rate: PerMinute requests on average, in bursts of up to
+// Burst. A zero Rate limits nothing.
+type Rate struct {
+	PerMinute float64
+	Burst     int
+}
+
+// ParseRate reads the fleet's one rate grammar: "N/s", "N/min" or "N/h",
+// optionally followed by ",burst=N" (default: one second's worth, plus
+// one); "off" (or "", "0") is no limit, the zero Rate.
+func ParseRate(spec string) (Rate, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" || spec == "0" || spec == "off" {
-		return nil, nil
+		return Rate{}, nil
 	}
 	rateSpec, burstSpec, _ := strings.Cut(spec, ",")
 	n, unit, ok := strings.Cut(rateSpec, "/")
 	if !ok {
-		return nil, fmt.Errorf("rate limit %q: want N/s, N/min or N/h", spec)
+		return Rate{}, fmt.Errorf("want N/s, N/min or N/h (optionally ,burst=N), or off; got %q", spec)
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
 	// !(v > 0) also catches NaN, which would otherwise parse and then limit
 	// nothing; an infinite rate likewise limits nothing ("off" says so).
 	if err != nil || !(v > 0) || math.IsInf(v, 0) {
-		return nil, fmt.Errorf("rate limit %q: %q is not a positive number", spec, n)
+		return Rate{}, fmt.Errorf("%q is not a positive number", strings.TrimSpace(n))
 	}
 	switch strings.TrimSpace(unit) {
 	case "s", "sec", "second":
@@ -59,18 +68,36 @@ func Parse(spec string) (*Limiter, error) {
 	case "h", "hour":
 		v /= 60
 	default:
-		return nil, fmt.Errorf("rate limit %q: unit must be s, min or h", spec)
+		return Rate{}, fmt.Errorf("the unit must be s, min or h, not %q", strings.TrimSpace(unit))
 	}
-	burst := int(v/60) + 1
+	r := Rate{PerMinute: v, Burst: int(v/60) + 1}
 	if burstSpec != "" {
 		k, val, ok := strings.Cut(strings.TrimSpace(burstSpec), "=")
-		b, err := strconv.Atoi(val)
-		if !ok || k != "burst" || err != nil || b < 1 {
-			return nil, fmt.Errorf("rate limit %q: want ,burst=N with N >= 1", spec)
+		b, err := strconv.Atoi(strings.TrimSpace(val))
+		if !ok || strings.TrimSpace(k) != "burst" || err != nil || b < 1 {
+			return Rate{}, fmt.Errorf("want ,burst=N with N at least 1, got %q", burstSpec)
 		}
-		burst = b
+		r.Burst = b
 	}
-	return New(v, burst), nil
+	return r, nil
+}
+
+// String renders the rate in ParseRate's grammar.
+func (r Rate) String() string {
+	if r.PerMinute <= 0 {
+		return "off"
+	}
+	return fmt.Sprintf("%s/min,burst=%d", strconv.FormatFloat(r.PerMinute, 'f', -1, 64), r.Burst)
+}
+
+// Parse reads a per-agent-and-tool limit in ParseRate's grammar; "off" is
+// no limiter (nil).
+func Parse(spec string) (*Limiter, error) {
+	r, err := ParseRate(spec)
+	if err != nil {
+		return nil, fmt.Errorf("rate limit %q: %w", strings.TrimSpace(spec), err)
+	}
+	return New(r.PerMinute, r.Burst), nil
 }
 
 // Allow takes one token for (agent, tool). When the bucket is empty it

@@ -301,3 +301,36 @@ func TestConcurrentAllow(t *testing.T) {
 		t.Fatalf("allowed = %v, want exactly the burst (10) per agent", allowed)
 	}
 }
+
+func TestParseRate(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		want Rate
+		err  string
+	}{
+		{"", Rate{}, ""},
+		{"off", Rate{}, ""},
+		{"10/s", Rate{PerMinute: 600, Burst: 11}, ""},
+		{"60/min,burst=5", Rate{PerMinute: 60, Burst: 5}, ""},
+		{"60/min, burst = 5", Rate{PerMinute: 60, Burst: 5}, ""},
+		{"120/h", Rate{PerMinute: 2, Burst: 1}, ""},
+		{"60", Rate{}, "want N/s, N/min or N/h"},
+		{"x/min", Rate{}, `"x" is not a positive number`},
+		{"5/day", Rate{}, `not "day"`},
+		{"5/min,burst=0", Rate{}, "want ,burst=N"},
+		{"5/min,size=3", Rate{}, "want ,burst=N"},
+	} {
+		got, err := ParseRate(tc.spec)
+		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("ParseRate(%q) = %+v, %v; want %+v, error with %q", tc.spec, got, err, tc.want, tc.err)
+		}
+	}
+	for _, r := range []Rate{{}, {PerMinute: 0.5, Burst: 1}, {PerMinute: 1200, Burst: 200}} {
+		if back, err := ParseRate(r.String()); err != nil || back != r {
+			t.Errorf("%+v renders as %q, which reads back as %+v, %v", r, r.String(), back, err)
+		}
+	}
+	if _, err := Parse("5/day"); err == nil || !strings.Contains(err.Error(), `rate limit "5/day"`) {
+		t.Errorf("Parse does not name the setting it refuses: %v", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/retry/retrytest"
 )
 
 var errPlain = errors.New("plain failure")
@@ -239,7 +240,7 @@ func TestDoCancelDuringRealSleep(t *testing.T) {
 }
 
 func TestDoGivesUpBeforeDeadline(t *testing.T) {
-	clock := &fakeClock{now: time.Now()}
+	clock := retrytest.NewClock(time.Now())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	fn, calls := script(RetryAfter(errPlain, 50*time.Second), RetryAfter(errPlain, 50*time.Second))

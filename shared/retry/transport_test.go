@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/retry/retrytest"
 )
 
 // upstream is an httptest server that answers with a scripted list of
@@ -473,7 +474,7 @@ func TestTransportGivesUpBeforeDeadline(t *testing.T) {
 	u.headers = []http.Header{{"Retry-After": {"50"}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	clock := &fakeClock{now: time.Now()}
+	clock := retrytest.NewClock(time.Now())
 	resp, err := newClient(clock, testPolicy(3)).Do(newRequest(t, ctx, http.MethodGet, u.URL, ""))
 	if err != nil {
 		t.Fatal(err)

@@ -282,6 +282,19 @@ func (c *Client) Name() string { return c.name }
 // BreakerState reports the circuit's position, for health checks.
 func (c *Client) BreakerState() retry.State { return c.breaker.State() }
 
+// HealthCheck is a server's health check of this upstream (for
+// kit.Env.AddHealthCheck): unhealthy while the circuit is open, that is
+// while calls are refused after repeated failures. what names the upstream
+// in the error, e.g. "the Gmail API".
+func (c *Client) HealthCheck(what string) func(context.Context) error {
+	return func(context.Context) error {
+		if c.breaker.State() == retry.StateOpen {
+			return fmt.Errorf("%s failed repeatedly; calls are paused (circuit open)", what)
+		}
+		return nil
+	}
+}
+
 // Error maps an error from this client's requests; see FromError.
 func (c *Client) Error(err error, hints ...Hint) error {
 	if e := FromError(c.name, err, hints...); e != nil {

@@ -244,6 +244,10 @@ func TestBreakerOpensThenHalfOpens(t *testing.T) {
 	if c.BreakerState() != retry.StateOpen {
 		t.Fatalf("breaker %s after 2 failures, want open", c.BreakerState())
 	}
+	health := c.HealthCheck("the test API")
+	if err := health(context.Background()); err == nil || !strings.Contains(err.Error(), "the test API failed repeatedly") {
+		t.Fatalf("health with the circuit open: %v", err)
+	}
 	err := get()
 	if up.hits() != 2 {
 		t.Fatalf("an open circuit let a request through (%d hits)", up.hits())
@@ -266,6 +270,9 @@ func TestBreakerOpensThenHalfOpens(t *testing.T) {
 	}
 	if c.BreakerState() != retry.StateClosed || up.hits() != 3 {
 		t.Fatalf("breaker %s, hits %d after a good trial; want closed, 3", c.BreakerState(), up.hits())
+	}
+	if err := health(context.Background()); err != nil {
+		t.Fatalf("health with the circuit closed again: %v", err)
 	}
 }
 

@@ -14,49 +14,15 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/retry"
+	"github.com/mcp-fleet/mcp-fleet/shared/retry/retrytest"
 )
 
 // fakeClock makes backoff waits instantaneous and records them. It starts at
 // the wall clock's current second, so that contexts with real deadlines and
 // HTTP-dates (whole seconds) agree with it.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	sleeps []time.Duration
-}
+type fakeClock = retrytest.Clock
 
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Now().Truncate(time.Second)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.sleeps = append(c.sleeps, d)
-	c.now = c.now.Add(d)
-	return nil
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func (c *fakeClock) Slept() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]time.Duration(nil), c.sleeps...)
-}
+func newFakeClock() *fakeClock { return retrytest.NewClock(time.Now().Truncate(time.Second)) }
 
 func equalDurations(t *testing.T, got []time.Duration, want ...time.Duration) {
 	t.Helper()

@@ -9,6 +9,7 @@
 package googleauthtest
 
 import (
+	"bufio"
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
@@ -18,7 +19,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -199,6 +202,43 @@ func (s *Server) Check(r *http.Request) (Grant, bool) {
 func (s *Server) Browse(authURL string) (*http.Response, error) {
 	c := &http.Client{Timeout: 30 * time.Second}
 	return c.Get(authURL)
+}
+
+// BrowsePrinted plays the person at the terminal and in the browser: it
+// reads what a sign-in prints from r to the end (the caller closes the
+// writer, and may then read what was printed), opens the first line that
+// is an authorization URL of this server with Browse (calling before with
+// it first, when not nil), and reports to the channel what happened: an
+// error when no URL was printed or the loopback did not answer 200.
+func (s *Server) BrowsePrinted(r io.Reader, before func(authURL string)) <-chan error {
+	errs := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		sent := false
+		var err error
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if sent || !strings.HasPrefix(line, s.AuthURL) {
+				continue
+			}
+			sent = true
+			if before != nil {
+				before(line)
+			}
+			var resp *http.Response
+			if resp, err = s.Browse(line); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					err = errors.New("the loopback answered " + resp.Status)
+				}
+			}
+		}
+		if !sent {
+			err = errors.New("no URL printed")
+		}
+		errs <- err
+	}()
+	return errs
 }
 
 // ServiceAccountKey creates a service account and returns its JSON key file

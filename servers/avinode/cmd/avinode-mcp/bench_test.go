@@ -1,100 +1,23 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"sort"
 	"testing"
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/fakeavinode"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 )
 
-// stdioProc is the built binary on real pipes, driven line by line without
-// an SDK client so the figures are the server's, not a client library's.
-type stdioProc struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
-	id  int
-}
-
-func startProc(tb testing.TB, env []string) *stdioProc {
+// startProc starts the built binary on real pipes, initialized. Default
+// log level: the audit line of every call is part of the cost.
+func startProc(tb testing.TB, env []string) *mcptest.Proc {
 	tb.Helper()
-	// Default log level: the audit line of every call is part of the cost;
-	// stderr goes to /dev/null, as it would to a client's log file.
-	cmd := exec.Command(binary(tb))
-	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + tb.TempDir(), "MCP_DATA_DIR=" + tb.TempDir()}, env...)
-	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = devnull.Close() })
-	cmd.Stderr = devnull
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	p := &stdioProc{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10)}
-	tb.Cleanup(p.stop)
-	p.roundTrip(tb, "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)
-	fmt.Fprintln(p.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p := mcptest.StartProc(tb, binary(tb), append([]string{"HOME=" + tb.TempDir(), "MCP_DATA_DIR=" + tb.TempDir()}, env...))
+	p.Initialize(tb)
 	return p
-}
-
-func (p *stdioProc) roundTrip(tb testing.TB, method, params string) []byte {
-	p.id++
-	fmt.Fprintf(p.in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", p.id, method, params)
-	line, err := p.out.ReadBytes('\n')
-	if err != nil {
-		tb.Fatalf("read response: %v", err)
-	}
-	return line
-}
-
-func (p *stdioProc) call(tb testing.TB, params string) []byte {
-	line := p.roundTrip(tb, "tools/call", params)
-	if bytes.Contains(line, []byte(`"isError":true`)) {
-		tb.Fatalf("call failed: %s", line)
-	}
-	return line
-}
-
-func (p *stdioProc) stop() {
-	_ = p.in.Close()
-	_ = p.cmd.Wait()
-}
-
-func percentile(sorted []time.Duration, q float64) time.Duration {
-	return sorted[int(q*float64(len(sorted)-1))]
-}
-
-// measure runs call b.N times and reports p50/p95/p99 besides the mean.
-func measure(b *testing.B, call func()) {
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
-		call()
-		lat = append(lat, time.Since(t0))
-	}
-	b.StopTimer()
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	b.ReportMetric(float64(percentile(lat, 0.50).Microseconds()), "p50-µs")
-	b.ReportMetric(float64(percentile(lat, 0.95).Microseconds()), "p95-µs")
-	b.ReportMetric(float64(percentile(lat, 0.99).Microseconds()), "p99-µs")
 }
 
 // BenchmarkStdioCreateTripMock is create_trip on the simulated marketplace
@@ -107,9 +30,9 @@ func BenchmarkStdioCreateTripMock(b *testing.B) {
 	args := fmt.Sprintf(`{"name":"create_trip","arguments":{"departure_airport":"KTEB","arrival_airport":"KVNY","passengers":6,"departure_date":%q}}`,
 		time.Now().UTC().Add(72*time.Hour).Format(time.RFC3339))
 	for range 20 { // warm up
-		p.call(b, args)
+		p.Call(b, args)
 	}
-	measure(b, func() { p.call(b, args) })
+	mcptest.Measure(b, func() { p.Call(b, args) })
 }
 
 // BenchmarkStdioGetQuotesAvinode is get_quotes for a trip with five quoted
@@ -126,7 +49,7 @@ func BenchmarkStdioGetQuotesAvinode(b *testing.B) {
 			} `json:"structuredContent"`
 		} `json:"result"`
 	}
-	line := p.call(b, fmt.Sprintf(`{"name":"create_trip","arguments":{"departure_airport":"KTEB","arrival_airport":"KVNY","passengers":6,"departure_date":%q}}`,
+	line := p.Call(b, fmt.Sprintf(`{"name":"create_trip","arguments":{"departure_airport":"KTEB","arrival_airport":"KVNY","passengers":6,"departure_date":%q}}`,
 		time.Now().UTC().Add(72*time.Hour).Format(time.RFC3339)))
 	if err := json.Unmarshal(line, &created); err != nil || created.Result.StructuredContent.TripID == "" {
 		b.Fatalf("create_trip: %s", line)
@@ -141,9 +64,9 @@ func BenchmarkStdioGetQuotesAvinode(b *testing.B) {
 	}
 	args := fmt.Sprintf(`{"name":"get_quotes","arguments":{"trip_id":%q}}`, trip)
 	for range 20 {
-		if !bytes.Contains(p.call(b, args), []byte(`"total":5`)) {
+		if !bytes.Contains(p.Call(b, args), []byte(`"total":5`)) {
 			b.Fatal("five quotes expected")
 		}
 	}
-	measure(b, func() { p.call(b, args) })
+	mcptest.Measure(b, func() { p.Call(b, args) })
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,8 +21,6 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
 )
 
-var update = flag.Bool("update", false, "rewrite the generated reference in docs/avinode.md")
-
 const pkg = "github.com/mcp-fleet/mcp-fleet/servers/avinode/cmd/avinode-mcp"
 
 var allTools = []string{"cancel_trip", "create_trip", "create_watch", "delete_watch", "find_trips", "get_messages", "get_quotes", "get_rfq",
@@ -40,18 +36,6 @@ func binary(t testing.TB) string {
 	return mcptest.Build(t, pkg)
 }
 
-func aclFile(t *testing.T) string {
-	t.Helper()
-	p, err := filepath.Abs("../../../../configs/acl.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("the repository's ACL file: %v", err)
-	}
-	return p
-}
-
 func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
@@ -62,17 +46,6 @@ func sorted(s []string) []string {
 // at once, so a test needs no clock.
 func mockEnv(dataDir string) []string {
 	return []string{"MCP_DATA_DIR=" + dataDir, "AVINODE_MOCK_FIRST_RESPONSE=0s", "AVINODE_MOCK_RESPONSE_WINDOW=0s"}
-}
-
-func structured(t *testing.T, res *mcp.CallToolResult, v any) {
-	t.Helper()
-	if res.IsError {
-		t.Fatalf("tool failed: %s", mcptest.Text(res))
-	}
-	raw, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(raw, v); err != nil {
-		t.Fatalf("decode %s: %v", raw, err)
-	}
 }
 
 func in(days int) string {
@@ -109,7 +82,7 @@ func TestStdioLifecycle(t *testing.T) {
 		TripID, DeepLink, NextAction, Marketplace string
 	}
 	res := c.Call("create_trip", map[string]any{"departure_airport": "KTEB", "arrival_airport": "KMIA", "passengers": 4, "departure_date": in(3)})
-	structured(t, res, &struct {
+	mcptest.Structured(t, res, &struct {
 		TripID      *string `json:"trip_id"`
 		DeepLink    *string `json:"deep_link"`
 		NextAction  *string `json:"next_action"`
@@ -119,7 +92,7 @@ func TestStdioLifecycle(t *testing.T) {
 		t.Fatalf("create_trip = %+v", trip)
 	}
 	var q quotes
-	structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
+	mcptest.Structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
 	if len(q.Quotes) == 0 || q.Status.Quoted == 0 {
 		t.Fatalf("no quote arrived: %+v", q)
 	}
@@ -128,14 +101,14 @@ func TestStdioLifecycle(t *testing.T) {
 	var thread struct {
 		Messages []struct{ From, Text string } `json:"messages"`
 	}
-	structured(t, c.Call("get_messages", map[string]any{"rfq_id": rfq}), &thread)
+	mcptest.Structured(t, c.Call("get_messages", map[string]any{"rfq_id": rfq}), &thread)
 	if len(thread.Messages) != 2 || thread.Messages[1].From != "seller" || !strings.Contains(thread.Messages[1].Text, "Catering") {
 		t.Errorf("thread = %+v", thread)
 	}
 	var cancelled struct {
 		Status string `json:"status"`
 	}
-	structured(t, c.Call("cancel_trip", map[string]any{"trip_id": trip.TripID, "reason": "CHANGED"}), &cancelled)
+	mcptest.Structured(t, c.Call("cancel_trip", map[string]any{"trip_id": trip.TripID, "reason": "CHANGED"}), &cancelled)
 	if cancelled.Status != "cancelled" {
 		t.Errorf("cancel_trip = %+v", cancelled)
 	}
@@ -146,7 +119,7 @@ func TestStdioLifecycle(t *testing.T) {
 		Status string `json:"status"`
 		RFQs   []any  `json:"rfqs"`
 	}
-	structured(t, other.Call("get_trip", map[string]any{"trip_id": trip.TripID}), &view)
+	mcptest.Structured(t, other.Call("get_trip", map[string]any{"trip_id": trip.TripID}), &view)
 	if view.Status != "cancelled" || len(view.RFQs) != q.Status.OperatorsAsked {
 		t.Errorf("the other process sees %+v", view)
 	}
@@ -163,7 +136,7 @@ func TestStdioAvinode(t *testing.T) {
 		TripID      string `json:"trip_id"`
 		Marketplace string `json:"marketplace"`
 	}
-	structured(t, c.Call("create_trip", map[string]any{"departure_airport": "EGGW", "arrival_airport": "LFMN", "passengers": 2, "departure_date": in(4)}), &trip)
+	mcptest.Structured(t, c.Call("create_trip", map[string]any{"departure_airport": "EGGW", "arrival_airport": "LFMN", "passengers": 2, "departure_date": in(4)}), &trip)
 	if trip.Marketplace != "avinode" || fake.Trips() != 1 {
 		t.Fatalf("create_trip = %+v (fake has %d trips)", trip, fake.Trips())
 	}
@@ -171,7 +144,7 @@ func TestStdioAvinode(t *testing.T) {
 		fakeavinode.Aircraft{Type: "Phenom 300", Category: "Light jet", Tail: "G-TXEC"})
 	fake.Quote(rfq, lift, 10400, "GBP", 24*time.Hour, "Confirmed.")
 	var q quotes
-	structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
+	mcptest.Structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
 	if len(q.Quotes) != 1 || q.Quotes[0].Total != 10400 {
 		t.Errorf("get_quotes = %+v", q)
 	}
@@ -194,7 +167,7 @@ func TestStdioAvinode(t *testing.T) {
 func TestACL(t *testing.T) {
 	t.Parallel()
 	bin := binary(t)
-	acl := aclFile(t)
+	acl := mcptest.RepoFile(t, "configs", "acl.yaml")
 	// The policy alone grants flight_search no cancelling and no operator
 	// messages, and the error monitor no avinode tool: those are the
 	// opt-in grant files of configs/acl.d.
@@ -271,7 +244,7 @@ func TestACL(t *testing.T) {
 	var view struct {
 		Status string `json:"status"`
 	}
-	structured(t, owner.Call("get_trip", map[string]any{"trip_id": trip.TripID}), &view)
+	mcptest.Structured(t, owner.Call("get_trip", map[string]any{"trip_id": trip.TripID}), &view)
 	if view.Status != "open" {
 		t.Errorf("after the denied calls: %+v", view)
 	}
@@ -324,31 +297,14 @@ func TestCommandLine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			stdout, stderr, code := run(t, tc.env, tc.args...)
-			if code != tc.code {
-				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
-			}
-			for _, s := range tc.stdout {
-				if !strings.Contains(stdout, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, stdout)
-				}
-			}
-			for _, s := range tc.stderr {
-				if !strings.Contains(stderr, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, stderr)
-				}
-			}
-			for _, secret := range []string{apiToken, authToken} {
-				if strings.Contains(stdout+stderr, secret) {
-					t.Errorf("a secret was printed:\n%s%s", stdout, stderr)
-				}
-			}
+			mcptest.Exit{Code: tc.code, Stdout: tc.stdout, Stderr: tc.stderr, Hidden: []string{apiToken, authToken}}.Check(t, stdout, stderr, code)
 		})
 	}
 }
 
 // TestDocs keeps docs/avinode.md's reference in step with the definitions.
 func TestDocs(t *testing.T) {
-	mcptest.CheckReference(t, spec(), "../../../../docs/avinode.md", *update)
+	mcptest.CheckReference(t, spec(), "../../../../docs/avinode.md", mcptest.Updating())
 }
 
 // TestSetupInProcess covers spec().Setup for both marketplaces.

@@ -192,7 +192,7 @@ func (l *liveAvinode) seed(t *testing.T, c *mcptest.Client) {
 	var trip struct {
 		TripID string `json:"trip_id"`
 	}
-	structured(t, c.Call("create_trip", map[string]any{"departure_airport": "EGGW", "arrival_airport": "LFMN", "passengers": 2, "departure_date": in(4)}), &trip)
+	mcptest.Structured(t, c.Call("create_trip", map[string]any{"departure_airport": "EGGW", "arrival_airport": "LFMN", "passengers": 2, "departure_date": in(4)}), &trip)
 	l.tripID = trip.TripID
 	l.rfq, l.lift = l.fake.AddRFQ(trip.TripID, fakeavinode.Seller{ID: "acompany-7", Name: "Thames Executive Air", Country: "GB"},
 		fakeavinode.Aircraft{Type: "Phenom 300", Category: "Light jet", Tail: "G-TXEC", MaxPax: 7})
@@ -274,7 +274,7 @@ func TestWebhookService(t *testing.T) {
 		var thread struct {
 			Messages []struct{ From, Text string } `json:"messages"`
 		}
-		structured(t, c.Call("get_messages", map[string]any{"rfq_id": l.rfq}), &thread)
+		mcptest.Structured(t, c.Call("get_messages", map[string]any{"rfq_id": l.rfq}), &thread)
 		if len(thread.Messages) != 1 || thread.Messages[0].Text != "We can do it in the Phenom." {
 			t.Errorf("thread = %+v", thread)
 		}
@@ -469,7 +469,7 @@ func TestOtherProcessHearsNewQuote(t *testing.T) {
 			t.Fatalf("no notification in the other process; deliveries %+v\nservice log:\n%s", l.fake.Deliveries(), svc.logs)
 		}
 		var q quotes
-		structured(t, c.Call("get_quotes", map[string]any{"trip_id": l.tripID}), &q)
+		mcptest.Structured(t, c.Call("get_quotes", map[string]any{"trip_id": l.tripID}), &q)
 		if len(q.Quotes) != 1 || q.Quotes[0].QuoteID != quote {
 			t.Errorf("get_quotes = %+v", q)
 		}
@@ -483,7 +483,7 @@ func TestOtherProcessHearsNewQuote(t *testing.T) {
 		// The quote is stored before its event is marked completed.
 		deadline := time.Now().Add(20 * time.Second)
 		for {
-			structured(t, c.Call("list_webhook_events", map[string]any{"trip_id": l.tripID}), &events)
+			mcptest.Structured(t, c.Call("list_webhook_events", map[string]any{"trip_id": l.tripID}), &events)
 			if len(events.Events) > 0 || time.Now().After(deadline) {
 				break
 			}
@@ -548,7 +548,7 @@ func TestLoneMockProcess(t *testing.T) {
 			Quotes string `json:"quotes"`
 		} `json:"resources"`
 	}
-	structured(t, c.Call("create_trip", map[string]any{"departure_airport": "KTEB", "arrival_airport": "KMIA", "passengers": 4, "departure_date": in(3)}), &trip)
+	mcptest.Structured(t, c.Call("create_trip", map[string]any{"departure_airport": "KTEB", "arrival_airport": "KMIA", "passengers": 4, "departure_date": in(3)}), &trip)
 	heard := make(chan string, 100)
 	c.Raw().OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == "notifications/resources/updated" {
@@ -573,7 +573,7 @@ func TestLoneMockProcess(t *testing.T) {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		structured(t, c.Call("list_webhook_events", map[string]any{"trip_id": trip.TripID, "status": "completed"}), &events)
+		mcptest.Structured(t, c.Call("list_webhook_events", map[string]any{"trip_id": trip.TripID, "status": "completed"}), &events)
 		if len(events.Events) > 0 || time.Now().After(deadline) {
 			break
 		}
@@ -647,24 +647,8 @@ func TestWebhookCommandLine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			stdout, stderr, code := run(t, tc.env, tc.args...)
-			if code != tc.code {
-				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
-			}
-			for _, s := range tc.stdout {
-				if !strings.Contains(stdout, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, stdout)
-				}
-			}
-			for _, s := range tc.stderr {
-				if !strings.Contains(stderr, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, stderr)
-				}
-			}
-			for _, secret := range []string{hookSecret, apiToken, authToken, "hunter2-db-secret"} {
-				if strings.Contains(stdout+stderr, secret) {
-					t.Errorf("a secret was printed:\n%s%s", stdout, stderr)
-				}
-			}
+			mcptest.Exit{Code: tc.code, Stdout: tc.stdout, Stderr: tc.stderr,
+				Hidden: []string{hookSecret, apiToken, authToken, "hunter2-db-secret"}}.Check(t, stdout, stderr, code)
 		})
 	}
 }

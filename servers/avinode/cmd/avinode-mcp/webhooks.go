@@ -19,6 +19,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/webhooks"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/ratelimit"
 	"github.com/mcp-fleet/mcp-fleet/shared/urlrule"
 )
 
@@ -36,7 +37,7 @@ type webhookSettings struct {
 	signingSecret, signature string
 	maxBody                  int
 	rateSpec                 string
-	rate                     webhooks.Rate
+	rate                     ratelimit.Rate
 	allow, trusted           []string
 	allowNets, trustedNets   []netip.Prefix // parsed by the flags' checks
 	role                     string
@@ -89,7 +90,7 @@ func (w *webhookSettings) registerService(f *kit.Flags) {
 			"(default: this service's own receiver with --role all; a processor without it queues them in the store directly; unused on Avinode)")
 	f.Check("mock-webhook-url", func() error { return checkMockURL(w.mockURL) })
 	f.Check("rate-limit", func() error {
-		r, err := webhooks.ParseRate(w.rateSpec)
+		r, err := ratelimit.ParseRate(w.rateSpec)
 		w.rate = r
 		return err
 	})

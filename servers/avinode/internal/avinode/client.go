@@ -406,9 +406,6 @@ func escape(id string) string { return url.PathEscape(id) }
 
 // Healthy reports an open circuit breaker, for /healthz: Avinode has been
 // failing and calls are refused until the next trial.
-func (c *Client) Healthy(context.Context) error {
-	if c.up.BreakerState() == retry.StateOpen {
-		return errors.New("calls to Avinode are failing; the circuit breaker is open")
-	}
-	return nil
+func (c *Client) Healthy(ctx context.Context) error {
+	return c.up.HealthCheck("the Avinode API")(ctx)
 }

@@ -47,17 +47,6 @@ func (u *updates) wait(t *testing.T, uri string, n int) {
 	}
 }
 
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition never held")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // TestOtherProcessChanges: a client of one process hears of a quote another
 // process stored, on SQLite and on PostgreSQL; only the resources of the
 // trip it subscribed to are notified.
@@ -133,7 +122,7 @@ func TestOtherProcessChanges(t *testing.T) {
 				return stop
 			}
 			stop := listen(quotesURI, tripURI)
-			waitFor(t, func() bool { return n.Subscribed(quotesURI) && n.Subscribed(tripURI) })
+			mcptest.WaitFor(t, "both subscriptions", func() bool { return n.Subscribed(quotesURI) && n.Subscribed(tripURI) })
 
 			// The other process stores a quote for the first trip.
 			rfqs, _ := writer.TripRFQs(ctx, trips[0].ID)
@@ -168,9 +157,9 @@ func TestOtherProcessChanges(t *testing.T) {
 
 			// Unsubscribed: no more notifications for it.
 			stop()
-			waitFor(t, func() bool { return !n.Subscribed(quotesURI) && !n.Subscribed(tripURI) })
+			mcptest.WaitFor(t, "both subscriptions to end", func() bool { return !n.Subscribed(quotesURI) && !n.Subscribed(tripURI) })
 			defer listen(tripURI)()
-			waitFor(t, func() bool { return n.Subscribed(tripURI) })
+			mcptest.WaitFor(t, "the trip subscription", func() bool { return n.Subscribed(tripURI) })
 			before := u.count(quotesURI)
 			for i := range 3 {
 				r.Quotes[0].Total = store.Money(80 - i)

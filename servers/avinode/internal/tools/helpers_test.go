@@ -108,22 +108,6 @@ func newMockEnv(t *testing.T, opts ...client.ClientOption) *env {
 	return &env{c: serve(t, d, n, "", kit.Options{}, opts...), n: n, st: st, clock: clk, m: m, deps: d}
 }
 
-// structured decodes a result's structuredContent, which carries the value
-// plainly also when the text is fenced as untrusted.
-func structured(t *testing.T, res *mcp.CallToolResult, v any) {
-	t.Helper()
-	if res.IsError {
-		t.Fatalf("tool failed: %s", mcptest.Text(res))
-	}
-	raw, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		t.Fatalf("decode %s: %v", raw, err)
-	}
-}
-
 // failField asserts an error with code and field.
 func failField(t *testing.T, res *mcp.CallToolResult, code mcperr.Code, field string) mcperr.Body {
 	t.Helper()

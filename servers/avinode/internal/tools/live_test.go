@@ -84,7 +84,7 @@ func TestLiveTools(t *testing.T) {
 	fake.Decline(rfqB, liftB, "CABOTAGE", "We cannot fly US domestic legs.")
 
 	var q quotesResult
-	structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
+	mcptest.Structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
 	notes.wait(t, trip.Resources.Quotes)
 	if q.Total != 1 || q.Status.OperatorsAsked != 3 || q.Status.Quoted != 1 || q.Status.Declined != 1 || q.Status.Pending != 1 ||
 		len(q.Status.Declines) != 1 || q.Status.Declines[0].Reason != "CABOTAGE" || q.Cheapest["USD"] != quoteID {
@@ -100,11 +100,11 @@ func TestLiveTools(t *testing.T) {
 		t.Error("the RFQs were read without their latest quotes")
 	}
 
-	structured(t, c.Call("get_quotes", map[string]any{"rfq_id": rfqA}), &q)
+	mcptest.Structured(t, c.Call("get_quotes", map[string]any{"rfq_id": rfqA}), &q)
 	if q.Total != 1 || q.TripID != trip.TripID || q.Status.OperatorsAsked != 1 {
 		t.Errorf("get_quotes by rfq = %+v", q)
 	}
-	structured(t, c.Call("get_quotes", map[string]any{"quote_id": quoteID}), &q)
+	mcptest.Structured(t, c.Call("get_quotes", map[string]any{"quote_id": quoteID}), &q)
 	if q.Total != 1 || q.RFQID != rfqA || q.Quotes[0].Total != 48200 {
 		t.Errorf("get_quotes by quote = %+v", q)
 	}
@@ -115,11 +115,11 @@ func TestLiveTools(t *testing.T) {
 		DeclineReason string    `json:"decline_reason"`
 		LatestQuote   *quoteRow `json:"latest_quote"`
 	}
-	structured(t, c.Call("get_rfq", map[string]any{"rfq_id": rfqB}), &rfq)
+	mcptest.Structured(t, c.Call("get_rfq", map[string]any{"rfq_id": rfqB}), &rfq)
 	if rfq.Status != "declined" || rfq.DeclineReason != "CABOTAGE" || rfq.LatestQuote != nil {
 		t.Errorf("get_rfq declined = %+v", rfq)
 	}
-	structured(t, c.Call("get_rfq", map[string]any{"rfq_id": rfqA}), &rfq)
+	mcptest.Structured(t, c.Call("get_rfq", map[string]any{"rfq_id": rfqA}), &rfq)
 	if rfq.Status != "quoted" || rfq.LatestQuote == nil || len(rfq.LatestQuote.Breakdown) != 2 {
 		t.Errorf("get_rfq quoted = %+v", rfq)
 	}
@@ -134,26 +134,26 @@ func TestLiveTools(t *testing.T) {
 	}
 	reply := fake.SellerMessage(rfqA, "Yes, both dogs are welcome.")
 	var thread messagesResult
-	structured(t, c.Call("get_messages", map[string]any{"rfq_id": rfqA}), &thread)
+	mcptest.Structured(t, c.Call("get_messages", map[string]any{"rfq_id": rfqA}), &thread)
 	if len(thread.Messages) != 2 || thread.Messages[0].ID != sent.ID || thread.Messages[1].ID != reply ||
 		thread.Messages[1].From != "seller" || thread.Messages[1].Sender != "Executive Jet Management" {
 		t.Fatalf("get_messages = %+v", thread)
 	}
 	// A second read fetches no seller message again.
 	before := fake.Count(http.MethodGet, "/tripmsgs/")
-	structured(t, c.Call("get_messages", map[string]any{"rfq_id": rfqA, "limit": 1}), &thread)
+	mcptest.Structured(t, c.Call("get_messages", map[string]any{"rfq_id": rfqA, "limit": 1}), &thread)
 	if len(thread.Messages) != 1 || fake.Count(http.MethodGet, "/tripmsgs/") != before {
 		t.Errorf("second read: %d messages, %d message fetches", len(thread.Messages), fake.Count(http.MethodGet, "/tripmsgs/")-before)
 	}
 
 	var view tripView
-	structured(t, c.Call("get_trip", map[string]any{"trip_id": trip.TripID}), &view)
+	mcptest.Structured(t, c.Call("get_trip", map[string]any{"trip_id": trip.TripID}), &view)
 	if view.Status != "open" || len(view.RFQs) != 3 || view.Marketplace != "avinode" {
 		t.Fatalf("get_trip = %+v", view)
 	}
 
 	// Cancel.
-	structured(t, c.Call("cancel_trip", map[string]any{"trip_id": trip.TripID, "reason": "BOOKED", "message_to_sellers": "Booked elsewhere, thank you."}), &view)
+	mcptest.Structured(t, c.Call("cancel_trip", map[string]any{"trip_id": trip.TripID, "reason": "BOOKED", "message_to_sellers": "Booked elsewhere, thank you."}), &view)
 	canceled, reason, msg, _ := fake.TripState(trip.TripID)
 	if !canceled || reason != "BOOKED" || msg != "Booked elsewhere, thank you." || view.Status != "cancelled" {
 		t.Fatalf("cancel: fake %v %q %q, view %+v", canceled, reason, msg, view)
@@ -163,7 +163,7 @@ func TestLiveTools(t *testing.T) {
 			t.Errorf("unanswered RFQ after cancel: %+v", r)
 		}
 	}
-	structured(t, c.Call("cancel_trip", map[string]any{"trip_id": trip.TripID, "reason": "OTHER"}), &view)
+	mcptest.Structured(t, c.Call("cancel_trip", map[string]any{"trip_id": trip.TripID, "reason": "OTHER"}), &view)
 	if !view.AlreadyCancelled || fake.Count(http.MethodPut, "/trips/") != 1 {
 		t.Errorf("a second cancel reached Avinode: %+v", view)
 	}

@@ -56,7 +56,7 @@ func mockLifecycle(t *testing.T, e *env) {
 
 	// Nothing has answered yet.
 	var q quotesResult
-	structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
+	mcptest.Structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
 	if q.Total != 0 || q.Status.OperatorsAsked != 5 || q.Status.Pending != 5 || q.Status.First != nil {
 		t.Fatalf("before any answer: %+v", q)
 	}
@@ -78,7 +78,7 @@ func mockLifecycle(t *testing.T, e *env) {
 	}
 	notes.wait(t, trip.Resources.Quotes)
 	notes.wait(t, trip.Resources.Trip)
-	structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
+	mcptest.Structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
 	if q.Total != 1 || q.Status.Quoted != 1 || q.Status.Pending != 4 || q.Status.First == nil || *q.Status.First != 0.1 {
 		t.Fatalf("after the first quote: %+v", q.Status)
 	}
@@ -99,7 +99,7 @@ func mockLifecycle(t *testing.T, e *env) {
 	// The rest of the window: every operator has answered or never will,
 	// and the answers are read lazily, without the worker.
 	e.clock.Advance(2 * time.Minute)
-	structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
+	mcptest.Structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
 	s := q.Status
 	if s.Responded != s.Quoted+s.Declined || s.Quoted+s.Declined+s.Pending != 5 || s.Quoted < 1 || q.Total != s.Quoted ||
 		s.Average == nil || *s.Average < *s.First || len(q.Cheapest) == 0 {
@@ -112,7 +112,7 @@ func mockLifecycle(t *testing.T, e *env) {
 	}
 
 	var trips tripView
-	structured(t, c.Call("get_trip", map[string]any{"trip_id": trip.TripID}), &trips)
+	mcptest.Structured(t, c.Call("get_trip", map[string]any{"trip_id": trip.TripID}), &trips)
 	if trips.Status != "open" || trips.Notes != "two dogs" || len(trips.RFQs) != 5 || trips.QuoteStatus.Quoted != s.Quoted {
 		t.Fatalf("get_trip = %+v", trips)
 	}
@@ -137,7 +137,7 @@ func mockLifecycle(t *testing.T, e *env) {
 		} `json:"lifts"`
 	}
 	res := c.Call("get_rfq", map[string]any{"rfq_id": quotedRFQ})
-	structured(t, res, &rfq)
+	mcptest.Structured(t, res, &rfq)
 	if rfq.Status != "quoted" || rfq.LatestQuote == nil || len(rfq.LatestQuote.Breakdown) == 0 || len(rfq.Quotes) != 1 || len(rfq.Lifts) != 1 {
 		t.Fatalf("get_rfq = %+v", rfq)
 	}
@@ -158,12 +158,12 @@ func mockLifecycle(t *testing.T, e *env) {
 	}
 	notes.wait(t, trip.Resources.Trip)
 	var thread messagesResult
-	structured(t, c.Call("get_messages", map[string]any{"rfq_id": quotedRFQ}), &thread)
+	mcptest.Structured(t, c.Call("get_messages", map[string]any{"rfq_id": quotedRFQ}), &thread)
 	if len(thread.Messages) != 1 {
 		t.Fatalf("before the reply: %+v", thread)
 	}
 	e.clock.Advance(3 * time.Second)
-	structured(t, c.Call("get_messages", map[string]any{"rfq_id": quotedRFQ}), &thread)
+	mcptest.Structured(t, c.Call("get_messages", map[string]any{"rfq_id": quotedRFQ}), &thread)
 	if len(thread.Messages) != 2 || thread.Messages[1].From != "seller" || !strings.HasPrefix(thread.Messages[1].ID, "asellermsg-") ||
 		!strings.Contains(thread.Messages[1].Text, "Pets") || thread.Messages[1].Sender != rfq.SellerName || thread.TripID != trip.TripID {
 		t.Fatalf("after the reply: %+v", thread)
@@ -172,7 +172,7 @@ func mockLifecycle(t *testing.T, e *env) {
 	// Cancel: the trip, its RFQs and quotes; the sellers get the message.
 	notes.reset()
 	var cancelled tripView
-	structured(t, c.Call("cancel_trip", map[string]any{"trip_id": trip.TripID, "reason": "BY_CLIENT",
+	mcptest.Structured(t, c.Call("cancel_trip", map[string]any{"trip_id": trip.TripID, "reason": "BY_CLIENT",
 		"message_to_sellers": "The client found another option."}), &cancelled)
 	if cancelled.Status != "cancelled" || cancelled.CancelReason != "BY_CLIENT" || cancelled.AlreadyCancelled ||
 		cancelled.QuoteStatus.Pending != 0 {
@@ -184,13 +184,13 @@ func mockLifecycle(t *testing.T, e *env) {
 			t.Errorf("rfq after cancel: %+v", r)
 		}
 	}
-	structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
+	mcptest.Structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
 	for _, qr := range q.Quotes {
 		if qr.Status != "cancelled" {
 			t.Errorf("quote after cancel: %+v", qr)
 		}
 	}
-	structured(t, c.Call("get_messages", map[string]any{"rfq_id": quotedRFQ}), &thread)
+	mcptest.Structured(t, c.Call("get_messages", map[string]any{"rfq_id": quotedRFQ}), &thread)
 	told := false
 	for _, m := range thread.Messages {
 		told = told || (m.Text == "The client found another option." && m.From == "buyer")
@@ -198,7 +198,7 @@ func mockLifecycle(t *testing.T, e *env) {
 	if !told {
 		t.Errorf("the sellers were not told: %+v", thread.Messages)
 	}
-	structured(t, c.Call("cancel_trip", map[string]any{"trip_id": trip.TripID, "reason": "OTHER"}), &cancelled)
+	mcptest.Structured(t, c.Call("cancel_trip", map[string]any{"trip_id": trip.TripID, "reason": "OTHER"}), &cancelled)
 	if !cancelled.AlreadyCancelled || cancelled.CancelReason != "BY_CLIENT" {
 		t.Errorf("second cancel = %+v", cancelled)
 	}
@@ -266,7 +266,7 @@ func TestMultiLegAndRoundTrips(t *testing.T) {
 	}
 	e.clock.Advance(3 * time.Minute)
 	var q quotesResult
-	structured(t, e.c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
+	mcptest.Structured(t, e.c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
 	if q.Total == 0 {
 		t.Fatal("no quote for a European light-jet trip")
 	}
@@ -474,7 +474,7 @@ func TestStatePersistsAcrossProcesses(t *testing.T) {
 	mcptest.OK(t, servers[0].Call("create_trip", map[string]any{"departure_airport": "KDAL", "arrival_airport": "KASE", "passengers": 8,
 		"departure_date": futureDate(clk, 72*time.Hour)}), &trip)
 	var view tripView
-	structured(t, servers[1].Call("get_trip", map[string]any{"trip_id": trip.TripID}), &view)
+	mcptest.Structured(t, servers[1].Call("get_trip", map[string]any{"trip_id": trip.TripID}), &view)
 	if view.TripID != trip.TripID || len(view.RFQs) != trip.OperatorsAsked {
 		t.Fatalf("the other process sees %+v", view)
 	}
@@ -492,8 +492,8 @@ func TestStatePersistsAcrossProcesses(t *testing.T) {
 	}
 	wg.Wait()
 	var a, b quotesResult
-	structured(t, servers[0].Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &a)
-	structured(t, servers[1].Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &b)
+	mcptest.Structured(t, servers[0].Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &a)
+	mcptest.Structured(t, servers[1].Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &b)
 	if a.Total != b.Total || a.Total == 0 || counts[0]+counts[1] != a.Status.Responded {
 		t.Errorf("deliveries %v, quotes %d and %d, responded %d", counts, a.Total, b.Total, a.Status.Responded)
 	}
@@ -509,7 +509,7 @@ func TestMockDeterminism(t *testing.T) {
 			"departure_date": futureDate(e.clock, 50*time.Hour)}), &trip)
 		e.clock.Advance(5 * time.Minute)
 		var q quotesResult
-		structured(t, e.c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
+		mcptest.Structured(t, e.c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
 		return q
 	}
 	a, b := run(), run()

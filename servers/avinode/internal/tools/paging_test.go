@@ -35,7 +35,7 @@ func TestPagingUnderBudget(t *testing.T) {
 			pageOut
 			Airports []struct{ ICAO string } `json:"airports"`
 		}
-		structured(t, c.Call("search_airports", map[string]any{"query": "international", "limit": 50, "offset": offset}), &out)
+		mcptest.Structured(t, c.Call("search_airports", map[string]any{"query": "international", "limit": 50, "offset": offset}), &out)
 		pages++
 		if len(out.Airports) == 0 || out.Total != len(out.Airports) {
 			t.Fatalf("page %d: %+v", pages, out)
@@ -63,7 +63,7 @@ func TestPagingUnderBudget(t *testing.T) {
 		pageOut
 		Airports []struct{ ICAO string } `json:"airports"`
 	}
-	structured(t, big.Call("search_airports", map[string]any{"query": "international", "limit": 50}), &one)
+	mcptest.Structured(t, big.Call("search_airports", map[string]any{"query": "international", "limit": 50}), &one)
 	var want []string
 	for _, a := range one.Airports {
 		want = append(want, a.ICAO)
@@ -87,11 +87,11 @@ func TestPagingByLimit(t *testing.T) {
 			TripID string `json:"trip_id"`
 		} `json:"trips"`
 	}
-	structured(t, e.c.Call("find_trips", map[string]any{"limit": 2}), &p1)
+	mcptest.Structured(t, e.c.Call("find_trips", map[string]any{"limit": 2}), &p1)
 	if len(p1.Trips) != 2 || p1.Truncated || p1.NextOffset != 2 {
 		t.Fatalf("first page: %+v", p1)
 	}
-	structured(t, e.c.Call("find_trips", map[string]any{"limit": 2, "offset": p1.NextOffset}), &p2)
+	mcptest.Structured(t, e.c.Call("find_trips", map[string]any{"limit": 2, "offset": p1.NextOffset}), &p2)
 	if len(p2.Trips) != 1 || p2.NextOffset != 0 || p2.Trips[0].TripID == p1.Trips[0].TripID || p2.Trips[0].TripID == p1.Trips[1].TripID {
 		t.Fatalf("second page: %+v after %+v", p2, p1)
 	}

@@ -97,7 +97,7 @@ func TestMockFindTrips(t *testing.T) {
 	var created struct {
 		Reference string `json:"external_reference"`
 	}
-	structured(t, e.c.Call("get_trip", map[string]any{"trip_id": trip.TripID}), &created)
+	mcptest.Structured(t, e.c.Call("get_trip", map[string]any{"trip_id": trip.TripID}), &created)
 	if !strings.HasPrefix(created.Reference, "mcp-") {
 		t.Fatalf("generated reference %q", created.Reference)
 	}

@@ -49,7 +49,7 @@ func TestWebhookTools(t *testing.T) {
 
 	var all eventsResult
 	res := c.Call("list_webhook_events", map[string]any{})
-	structured(t, res, &all)
+	mcptest.Structured(t, res, &all)
 	if all.Total == 0 || all.Queue["completed"] != all.Total || all.Queue["dead_letter"] != 0 || all.NextBefore != "" {
 		t.Fatalf("list = %+v", all)
 	}
@@ -57,9 +57,9 @@ func TestWebhookTools(t *testing.T) {
 		t.Errorf("event listings are not fenced: %.200s", mcptest.Text(res))
 	}
 	var byTrip, quotes, page eventsResult
-	structured(t, c.Call("list_webhook_events", map[string]any{"trip_id": trip.TripID, "status": "completed"}), &byTrip)
-	structured(t, c.Call("list_webhook_events", map[string]any{"type": "quote_received"}), &quotes)
-	structured(t, c.Call("list_webhook_events", map[string]any{"limit": 1}), &page)
+	mcptest.Structured(t, c.Call("list_webhook_events", map[string]any{"trip_id": trip.TripID, "status": "completed"}), &byTrip)
+	mcptest.Structured(t, c.Call("list_webhook_events", map[string]any{"type": "quote_received"}), &quotes)
+	mcptest.Structured(t, c.Call("list_webhook_events", map[string]any{"limit": 1}), &page)
 	if byTrip.Total != all.Total || quotes.Total == 0 || page.Total != 1 || page.NextBefore != page.Events[0].ID {
 		t.Errorf("by trip %d, quotes %d, page %+v", byTrip.Total, quotes.Total, page)
 	}
@@ -69,7 +69,7 @@ func TestWebhookTools(t *testing.T) {
 		}
 	}
 	var next eventsResult
-	structured(t, c.Call("list_webhook_events", map[string]any{"limit": 200, "before": page.NextBefore}), &next)
+	mcptest.Structured(t, c.Call("list_webhook_events", map[string]any{"limit": 200, "before": page.NextBefore}), &next)
 	if next.Total != all.Total-1 {
 		t.Errorf("the next page has %d of %d", next.Total, all.Total-1)
 	}
@@ -82,7 +82,7 @@ func TestWebhookTools(t *testing.T) {
 	}
 	e.process(t)
 	var dead eventsResult
-	structured(t, c.Call("list_webhook_events", map[string]any{"status": "dead_letter"}), &dead)
+	mcptest.Structured(t, c.Call("list_webhook_events", map[string]any{"status": "dead_letter"}), &dead)
 	if dead.Total != 1 || !strings.Contains(dead.Events[0].LastError, "not under the API root") || dead.Queue["dead_letter"] != 1 {
 		t.Fatalf("dead letter = %+v", dead)
 	}
@@ -91,7 +91,7 @@ func TestWebhookTools(t *testing.T) {
 		Event eventRow `json:"event"`
 		Note  string   `json:"note"`
 	}
-	structured(t, c.Call("requeue_webhook_event", map[string]any{"event_id": dead.Events[0].ID}), &requeued)
+	mcptest.Structured(t, c.Call("requeue_webhook_event", map[string]any{"event_id": dead.Events[0].ID}), &requeued)
 	if requeued.Event.Status != "pending" || requeued.Event.RequeueCount != 1 || requeued.Note == "" {
 		t.Errorf("requeue = %+v", requeued)
 	}

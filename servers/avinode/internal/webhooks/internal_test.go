@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/ratelimit"
 )
 
 // TestLimiterBounds: one bucket per IPv4 address and per IPv6 /64; past
 // maxSources the idle ones are forgotten, and a flood from more addresses
 // than that shares one bucket.
 func TestLimiterBounds(t *testing.T) {
-	l := newLimiter(Rate{PerMinute: 60, Burst: 1})
+	l := newLimiter(ratelimit.Rate{PerMinute: 60, Burst: 1})
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	a := netip.MustParseAddr("2001:db8:1:2::1")
 	b := netip.MustParseAddr("2001:db8:1:2:ffff::9") // the same /64

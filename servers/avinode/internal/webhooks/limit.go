@@ -2,73 +2,21 @@ package webhooks
 
 import (
 	"fmt"
-	"math"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
-)
 
-// Rate is a per-source request rate: PerMinute requests on average, in
-// bursts of up to Burst. A zero Rate limits nothing.
-type Rate struct {
-	PerMinute float64
-	Burst     int
-}
+	"github.com/mcp-fleet/mcp-fleet/shared/ratelimit"
+)
 
 // DefaultRate is the receiver's per-source limit: far above what one
 // Avinode account sends (a notification per quote or message), low enough
 // that a flood from one address cannot fill the event store.
-var DefaultRate = Rate{PerMinute: 1200, Burst: 200}
-
-// ParseRate reads "N/s", "N/min" or "N/h", optionally followed by
-// ",burst=N"; "off" (or "", "0") is no limit.
-func ParseRate(spec string) (Rate, error) {
-	spec = strings.TrimSpace(spec)
-	if spec == "" || spec == "0" || spec == "off" {
-		return Rate{}, nil
-	}
-	rateSpec, burstSpec, _ := strings.Cut(spec, ",")
-	n, unit, ok := strings.Cut(rateSpec, "/")
-	if !ok {
-		return Rate{}, fmt.Errorf("want N/s, N/min or N/h (optionally ,burst=N), or off; got %q", spec)
-	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
-	if err != nil || !(v > 0) || math.IsInf(v, 0) {
-		return Rate{}, fmt.Errorf("%q is not a positive number", strings.TrimSpace(n))
-	}
-	switch strings.TrimSpace(unit) {
-	case "s", "sec", "second":
-		v *= 60
-	case "m", "min", "minute":
-	case "h", "hour":
-		v /= 60
-	default:
-		return Rate{}, fmt.Errorf("the unit must be s, min or h, not %q", strings.TrimSpace(unit))
-	}
-	r := Rate{PerMinute: v, Burst: int(v/60) + 1}
-	if burstSpec != "" {
-		k, val, ok := strings.Cut(strings.TrimSpace(burstSpec), "=")
-		b, err := strconv.Atoi(strings.TrimSpace(val))
-		if !ok || strings.TrimSpace(k) != "burst" || err != nil || b < 1 {
-			return Rate{}, fmt.Errorf("want ,burst=N with N at least 1, got %q", burstSpec)
-		}
-		r.Burst = b
-	}
-	return r, nil
-}
-
-// String renders the rate in ParseRate's syntax.
-func (r Rate) String() string {
-	if r.PerMinute <= 0 {
-		return "off"
-	}
-	return fmt.Sprintf("%s/min,burst=%d", strconv.FormatFloat(r.PerMinute, 'f', -1, 64), r.Burst)
-}
+var DefaultRate = ratelimit.Rate{PerMinute: 1200, Burst: 200}
 
 // maxSources bounds the sources the limiter remembers; a flood from more
 // addresses than this shares one bucket.
@@ -77,7 +25,7 @@ const maxSources = 10_000
 // limiter holds a token bucket per source address (IPv6 by /64, since one
 // host commonly owns the whole prefix), in bounded memory.
 type limiter struct {
-	rate     Rate
+	rate     ratelimit.Rate
 	mu       sync.Mutex
 	sources  map[netip.Addr]*source
 	overflow *rate.Limiter
@@ -88,7 +36,7 @@ type source struct {
 	seen time.Time
 }
 
-func newLimiter(r Rate) *limiter {
+func newLimiter(r ratelimit.Rate) *limiter {
 	if r.PerMinute <= 0 {
 		return nil
 	}

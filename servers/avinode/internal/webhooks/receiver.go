@@ -42,6 +42,7 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
+	"github.com/mcp-fleet/mcp-fleet/shared/ratelimit"
 	"github.com/mcp-fleet/mcp-fleet/shared/validate"
 )
 
@@ -73,7 +74,7 @@ type ReceiverConfig struct {
 	// MaxBody caps a request body (DefaultMaxBody).
 	MaxBody int64
 	// Rate limits requests per source address (zero: off).
-	Rate Rate
+	Rate ratelimit.Rate
 	// Allow, when not empty, lists the only networks notifications may come
 	// from.
 	Allow []netip.Prefix

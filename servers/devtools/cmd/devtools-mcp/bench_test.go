@@ -1,76 +1,23 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 )
 
-// stdioProc is the built binary on real pipes, driven line by line without
-// an SDK client so the figures are the server's, not a client library's.
-type stdioProc struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
-	id  int
-}
-
-func startProc(tb testing.TB, bin, root string) *stdioProc {
+// startProc starts the built binary on real pipes, serving root. Default
+// log level: the audit line of every call is part of the cost.
+func startProc(tb testing.TB, bin, root string) *mcptest.Proc {
 	tb.Helper()
-	// Default log level: the audit line of every call is part of the cost.
-	// stderr goes straight to /dev/null, as it would to a client's log file.
-	cmd := exec.Command(bin, "--root", root)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + root}
-	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = devnull.Close() })
-	cmd.Stderr = devnull
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	return &stdioProc{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10)}
-}
-
-func (p *stdioProc) roundTrip(tb testing.TB, method, params string) []byte {
-	p.id++
-	fmt.Fprintf(p.in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", p.id, method, params)
-	line, err := p.out.ReadBytes('\n')
-	if err != nil {
-		tb.Fatalf("read response: %v", err)
-	}
-	return line
-}
-
-func (p *stdioProc) initialize(tb testing.TB) {
-	p.roundTrip(tb, "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)
-	fmt.Fprintln(p.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-}
-
-func (p *stdioProc) stop() {
-	_ = p.in.Close()
-	_ = p.cmd.Wait()
+	return mcptest.StartProc(tb, bin, []string{"HOME=" + root}, "--root", root)
 }
 
 // rssKiB reads the process's resident set from /proc.
@@ -97,35 +44,18 @@ func benchRoot(tb testing.TB) string {
 
 const readCall = `{"name":"file_read","arguments":{"path":"one-kib.txt"}}`
 
-func percentile(sorted []time.Duration, q float64) time.Duration {
-	return sorted[int(q*float64(len(sorted)-1))]
-}
-
 // BenchmarkStdioFileRead1KiB is a full round trip of file_read on a 1 KiB
 // file over real pipes to the built binary: JSON-RPC in, kit pipeline,
-// os.Root read, JSON-RPC out. It reports p50/p95 per call besides the mean.
+// os.Root read, JSON-RPC out. It reports p50/p95/p99 per call besides the mean.
 func BenchmarkStdioFileRead1KiB(b *testing.B) {
 	bin := mcptest.Build(b, "github.com/mcp-fleet/mcp-fleet/servers/devtools/cmd/devtools-mcp")
 	p := startProc(b, bin, benchRoot(b))
-	defer p.stop()
-	p.initialize(b)
+	defer p.Stop()
+	p.Initialize(b)
 	for i := 0; i < 200; i++ { // warm up
-		p.roundTrip(b, "tools/call", readCall)
+		p.RoundTrip(b, "tools/call", readCall)
 	}
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
-		line := p.roundTrip(b, "tools/call", readCall)
-		lat = append(lat, time.Since(t0))
-		if bytes.Contains(line, []byte(`"isError":true`)) {
-			b.Fatalf("call failed: %s", line)
-		}
-	}
-	b.StopTimer()
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	b.ReportMetric(float64(percentile(lat, 0.50).Microseconds()), "p50-µs")
-	b.ReportMetric(float64(percentile(lat, 0.95).Microseconds()), "p95-µs")
+	mcptest.Measure(b, func() { p.Call(b, readCall) })
 }
 
 // BenchmarkColdStart measures exec of the binary to the initialize response.
@@ -134,12 +64,12 @@ func BenchmarkColdStart(b *testing.B) {
 	root := benchRoot(b)
 	for i := 0; i < b.N; i++ {
 		p := startProc(b, bin, root)
-		line := p.roundTrip(b, "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)
+		line := p.RoundTrip(b, "initialize", mcptest.InitializeParams)
 		if !bytes.Contains(line, []byte(`"serverInfo"`)) {
 			b.Fatalf("bad initialize response: %s", line)
 		}
 		b.StopTimer()
-		p.stop()
+		p.Stop()
 		b.StartTimer()
 	}
 }
@@ -152,19 +82,19 @@ func BenchmarkRSSAfter10kCalls(b *testing.B) {
 	var rss, start int
 	for i := 0; i < b.N; i++ {
 		p := startProc(b, bin, root)
-		p.initialize(b)
-		p.roundTrip(b, "ping", "{}")
+		p.Initialize(b)
+		p.RoundTrip(b, "ping", "{}")
 		var err error
-		if start, err = rssKiB(p.cmd.Process.Pid); err != nil {
+		if start, err = rssKiB(p.Pid()); err != nil {
 			b.Fatal(err)
 		}
 		for j := 0; j < 10000; j++ {
-			p.roundTrip(b, "tools/call", readCall)
+			p.RoundTrip(b, "tools/call", readCall)
 		}
-		if rss, err = rssKiB(p.cmd.Process.Pid); err != nil {
+		if rss, err = rssKiB(p.Pid()); err != nil {
 			b.Fatal(err)
 		}
-		p.stop()
+		p.Stop()
 	}
 	b.ReportMetric(float64(start)/1024, "RSS-start-MiB")
 	b.ReportMetric(float64(rss)/1024, "RSS-MiB")
@@ -175,8 +105,8 @@ func BenchmarkRSSAfter10kCalls(b *testing.B) {
 func TestStdioDriverSeesCleanProtocol(t *testing.T) {
 	bin := mcptest.Build(t, "github.com/mcp-fleet/mcp-fleet/servers/devtools/cmd/devtools-mcp")
 	p := startProc(t, bin, benchRoot(t))
-	defer p.stop()
-	p.initialize(t)
+	defer p.Stop()
+	p.Initialize(t)
 	var resp struct {
 		JSONRPC string `json:"jsonrpc"`
 		Result  struct {
@@ -186,7 +116,7 @@ func TestStdioDriverSeesCleanProtocol(t *testing.T) {
 			} `json:"structuredContent"`
 		} `json:"result"`
 	}
-	if err := json.Unmarshal(p.roundTrip(t, "tools/call", readCall), &resp); err != nil {
+	if err := json.Unmarshal(p.RoundTrip(t, "tools/call", readCall), &resp); err != nil {
 		t.Fatal(err)
 	}
 	if resp.JSONRPC != "2.0" || resp.Result.IsError || resp.Result.StructuredContent.Size != 1024 {

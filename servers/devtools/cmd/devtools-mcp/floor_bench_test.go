@@ -37,36 +37,36 @@ func devtoolsBinary(tb testing.TB) string {
 func BenchmarkStdioVsFloor(b *testing.B) {
 	root := benchRoot(b)
 	dev := startProc(b, devtoolsBinary(b), root)
-	defer dev.stop()
-	dev.initialize(b)
+	defer dev.Stop()
+	dev.Initialize(b)
 	floor := startProc(b, floorBinary(b), root)
-	defer floor.stop()
-	floor.initialize(b)
+	defer floor.Stop()
+	floor.Initialize(b)
 	for i := 0; i < 300; i++ { // warm up both
-		dev.roundTrip(b, "tools/call", readCall)
-		floor.roundTrip(b, "tools/call", readCall)
+		dev.RoundTrip(b, "tools/call", readCall)
+		floor.RoundTrip(b, "tools/call", readCall)
 	}
 	dl := make([]time.Duration, 0, b.N)
 	fl := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		line := dev.roundTrip(b, "tools/call", readCall)
+		line := dev.RoundTrip(b, "tools/call", readCall)
 		dl = append(dl, time.Since(t0))
 		if bytes.Contains(line, []byte(`"isError":true`)) {
 			b.Fatalf("call failed: %s", line)
 		}
 		t0 = time.Now()
-		floor.roundTrip(b, "tools/call", readCall)
+		floor.RoundTrip(b, "tools/call", readCall)
 		fl = append(fl, time.Since(t0))
 	}
 	b.StopTimer()
 	sort.Slice(dl, func(i, j int) bool { return dl[i] < dl[j] })
 	sort.Slice(fl, func(i, j int) bool { return fl[i] < fl[j] })
-	d50, f50 := percentile(dl, 0.5), percentile(fl, 0.5)
+	d50, f50 := mcptest.Percentile(dl, 0.5), mcptest.Percentile(fl, 0.5)
 	b.ReportMetric(float64(d50.Microseconds()), "devtools-p50-µs")
 	b.ReportMetric(float64(f50.Microseconds()), "floor-p50-µs")
-	b.ReportMetric(float64(percentile(dl, 0.95).Microseconds()), "devtools-p95-µs")
+	b.ReportMetric(float64(mcptest.Percentile(dl, 0.95).Microseconds()), "devtools-p95-µs")
 	b.ReportMetric(float64(d50)/float64(f50), "×floor-p50")
 }
 

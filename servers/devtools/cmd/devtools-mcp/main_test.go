@@ -47,35 +47,10 @@ func tempRoot(t *testing.T) string {
 	return dir
 }
 
-func aclFile(t *testing.T) string {
-	t.Helper()
-	p, err := filepath.Abs("../../../../configs/acl.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("the repository's ACL file: %v", err)
-	}
-	return p
-}
-
 func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
 	return s
-}
-
-// waitFor polls cond: the server's stderr reaches the test through a pipe
-// and a copying goroutine, a little after the response on stdout.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // jsonLines decodes every non-empty line of s as a JSON object.
@@ -152,7 +127,7 @@ func TestStdioEndToEnd(t *testing.T) {
 		}
 		return nil
 	}
-	waitFor(t, "the audit lines on stderr", func() bool { return auditOf("system_info", "ok") != nil })
+	mcptest.WaitFor(t, "the audit lines on stderr", func() bool { return auditOf("system_info", "ok") != nil })
 	w := auditOf("file_write", "ok")
 	if w == nil {
 		t.Fatalf("no audit line for file_write in stderr:\n%s", c.Stderr())
@@ -405,10 +380,10 @@ func TestCommandLine(t *testing.T) {
 		{name: "--help", args: []string{"--help"}, stdout: []string{"devtools-mcp", "--root", "DEVTOOLS_ROOTS", "--read-only", "MCP_ACL_FILE"}},
 		{name: "-h", args: []string{"-h"}, stdout: []string{"DEVTOOLS_ROOTS"}},
 		{name: "--version", args: []string{"--version"}, stdout: []string{"devtools-mcp "}},
-		{name: "MCP_AGENT not in the ACL", env: []string{"MCP_ACL_FILE=" + aclFile(t), "MCP_AGENT=nosuch"}, code: 2,
+		{name: "MCP_AGENT not in the ACL", env: []string{"MCP_ACL_FILE=" + mcptest.RepoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, code: 2,
 			stderr: []string{`"nosuch"`, "developer"}, zeroStdout: true},
 		{name: "MCP_AGENT without an ACL", env: []string{"MCP_AGENT=developer"}, code: 2, stderr: []string{"MCP_AGENT", "ACL"}, zeroStdout: true},
-		{name: "ACL without an agent", env: []string{"MCP_ACL_FILE=" + aclFile(t)}, code: 2, stderr: []string{"MCP_AGENT"}, zeroStdout: true},
+		{name: "ACL without an agent", env: []string{"MCP_ACL_FILE=" + mcptest.RepoFile(t, "configs", "acl.yaml")}, code: 2, stderr: []string{"MCP_AGENT"}, zeroStdout: true},
 		{name: "missing root directory in the env", env: []string{"DEVTOOLS_ROOTS=" + missing}, code: 2,
 			stderr: []string{"devtools-mcp:", "cannot open root directory", missing}, zeroStdout: true},
 		{name: "missing root directory among others", env: []string{"DEVTOOLS_ROOTS=" + t.TempDir() + string(os.PathListSeparator) + missing}, code: 2,
@@ -428,22 +403,7 @@ func TestCommandLine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			stdout, stderr, code := run(t, tc.env, tc.args...)
-			if code != tc.code {
-				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
-			}
-			for _, s := range tc.stdout {
-				if !strings.Contains(stdout, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, stdout)
-				}
-			}
-			for _, s := range tc.stderr {
-				if !strings.Contains(stderr, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, stderr)
-				}
-			}
-			if tc.zeroStdout && stdout != "" {
-				t.Errorf("stdout must stay empty (protocol only), got %q", stdout)
-			}
+			mcptest.Exit{Code: tc.code, Stdout: tc.stdout, Stderr: tc.stderr, QuietStdout: tc.zeroStdout}.Check(t, stdout, stderr, code)
 		})
 	}
 }
@@ -460,7 +420,7 @@ func TestACL(t *testing.T) {
 	t.Parallel()
 	bin := binary(t)
 	root := tempRoot(t)
-	acl := aclFile(t)
+	acl := mcptest.RepoFile(t, "configs", "acl.yaml")
 	t.Run("developer gets the devtools tools", func(t *testing.T) {
 		t.Parallel()
 		c := mcptest.StartStdio(t, bin, []string{"DEVTOOLS_ROOTS=" + root, "MCP_ACL_FILE=" + acl, "MCP_AGENT=developer"})

@@ -94,7 +94,7 @@ func TestFileResourcesShippedACL(t *testing.T) {
 	hello := "file://" + filepath.Join(root, "hello.txt")
 	ctx := context.Background()
 	start := func(agent string) *mcptest.Client {
-		return mcptest.StartStdioWith(t, bin, []string{"DEVTOOLS_ROOTS=" + root, "MCP_ACL_FILE=" + aclFile(t), "MCP_AGENT=" + agent}, nil,
+		return mcptest.StartStdioWith(t, bin, []string{"DEVTOOLS_ROOTS=" + root, "MCP_ACL_FILE=" + mcptest.RepoFile(t, "configs", "acl.yaml"), "MCP_AGENT=" + agent}, nil,
 			[]client.ClientOption{client.WithLegacyProtocolOnly()})
 	}
 	dev := start("developer")

@@ -359,7 +359,7 @@ func TestDatabaseQueryWithinBudget(t *testing.T) {
 	const q = "SELECT id, name, printf('%.200c', 'x') AS pad FROM t ORDER BY id"
 	res := c.Call("database_query", map[string]any{"query": q, "limit": 150})
 	fenced(t, res, &out)
-	if n := resultSize(t, res); n > budget {
+	if n := mcptest.ResultSize(t, res); n > budget {
 		t.Fatalf("result is %d bytes, over the %d budget", n, budget)
 	}
 	if !out.Truncated || out.TruncatedBy != "result_budget" || out.RowCount != len(out.Rows) || out.RowCount == 0 || out.RowCount >= 150 ||

@@ -8,25 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/fsroot"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 )
 
 // budget is the smallest result budget the kit allows: files of a few
 // hundred KB are then many pages.
-const budget = 16 << 10
-
-// resultSize is what a result costs as sent: its text and its
-// structuredContent.
-func resultSize(t *testing.T, res *mcp.CallToolResult) int {
-	t.Helper()
-	b, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(b)
-}
+const budget = mcptest.MinBudget
 
 // TestFileReadPagesWithinBudget: a file far larger than the result budget
 // is read page by page, each page within the budget, and the pages join to
@@ -51,7 +40,7 @@ func TestFileReadPagesWithinBudget(t *testing.T) {
 			res := e.c.Call("file_read", args)
 			var out readOut
 			ok(t, res, &out)
-			if n := resultSize(t, res); n > budget {
+			if n := mcptest.ResultSize(t, res); n > budget {
 				t.Fatalf("page %d is %d bytes, over the %d budget", pages, n, budget)
 			}
 			if int64(got.Len()) != out.ByteStart {
@@ -80,7 +69,7 @@ func TestFileReadPagesWithinBudget(t *testing.T) {
 			res := e.c.Call("file_read", args)
 			var out readOut
 			ok(t, res, &out)
-			if n := resultSize(t, res); n > budget {
+			if n := mcptest.ResultSize(t, res); n > budget {
 				t.Fatalf("page is %d bytes, over the budget", n)
 			}
 			got.WriteString(out.Content)
@@ -103,7 +92,7 @@ func TestFileReadPagesWithinBudget(t *testing.T) {
 			res := e.c.Call("file_read", args)
 			var out readOut
 			ok(t, res, &out)
-			if n := resultSize(t, res); n > budget {
+			if n := mcptest.ResultSize(t, res); n > budget {
 				t.Fatalf("page is %d bytes, over the budget", n)
 			}
 			chunk, err := base64.StdEncoding.DecodeString(out.Content)
@@ -122,7 +111,7 @@ func TestFileReadPagesWithinBudget(t *testing.T) {
 		res := e.c.Call("file_read", map[string]any{"path": "big.txt", "tail": 5000})
 		var out readOut
 		ok(t, res, &out)
-		if n := resultSize(t, res); n > budget || !out.Truncated || !strings.HasSuffix(body, out.Content) ||
+		if n := mcptest.ResultSize(t, res); n > budget || !out.Truncated || !strings.HasSuffix(body, out.Content) ||
 			out.Lines.End != out.Lines.Total || out.Lines.Start <= out.Lines.Total-5000 || !strings.Contains(out.Rest, "before line") {
 			t.Errorf("%d bytes, %+v, truncated=%v rest %q", n, out.Lines, out.Truncated, out.Rest)
 		}
@@ -131,7 +120,7 @@ func TestFileReadPagesWithinBudget(t *testing.T) {
 		}
 		res = e.c.Call("file_read", map[string]any{"path": "long.txt", "tail": 1})
 		ok(t, res, &out)
-		if n := resultSize(t, res); n > budget || !out.Truncated || !strings.HasSuffix(long, out.Content) || out.Content == "" {
+		if n := mcptest.ResultSize(t, res); n > budget || !out.Truncated || !strings.HasSuffix(long, out.Content) || out.Content == "" {
 			t.Errorf("tail of one long line: %d bytes, truncated=%v", n, out.Truncated)
 		}
 	})
@@ -148,7 +137,7 @@ func TestFileReadPagesWithinBudget(t *testing.T) {
 		}
 		res := e.c.Call("file_list", map[string]any{"path": "many"})
 		ok(t, res, &list)
-		if n := resultSize(t, res); n > budget || !list.Truncated || list.Count != len(list.Entries) || list.Count == 0 || list.Count >= 400 || list.Rest == "" {
+		if n := mcptest.ResultSize(t, res); n > budget || !list.Truncated || list.Count != len(list.Entries) || list.Count == 0 || list.Count >= 400 || list.Rest == "" {
 			t.Errorf("file_list: %d bytes, %d entries, truncated=%v, rest %q", n, list.Count, list.Truncated, list.Rest)
 		}
 		var found struct {
@@ -159,7 +148,7 @@ func TestFileReadPagesWithinBudget(t *testing.T) {
 		}
 		res = e.c.Call("file_search", map[string]any{"pattern": "*.txt", "path": "many"})
 		ok(t, res, &found)
-		if n := resultSize(t, res); n > budget || !found.Truncated || found.Count != len(found.Matches) || found.Count == 0 || found.Count >= 400 || found.Rest == "" {
+		if n := mcptest.ResultSize(t, res); n > budget || !found.Truncated || found.Count != len(found.Matches) || found.Count == 0 || found.Count >= 400 || found.Rest == "" {
 			t.Errorf("file_search: %d bytes, %d matches, truncated=%v, rest %q", n, found.Count, found.Truncated, found.Rest)
 		}
 	})

@@ -1,8 +1,6 @@
 package tools_test
 
 import (
-	"encoding/json"
-	"flag"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,10 +16,6 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/schemas/*.json from the current tool definitions")
-
-const schemaDir = "testdata/schemas"
-
 // schemaFamilies are the tool families whose definitions are snapshotted.
 // Each constructor must give stable definitions: fixed limits, no host paths
 // or times in descriptions. To snapshot a new family, add a line here, run
@@ -29,11 +23,8 @@ const schemaDir = "testdata/schemas"
 //	go test ./servers/devtools/internal/tools/ -run 'TestToolSchemas|TestToolAnnotations' -update
 //
 // and review the new testdata/schemas/<tool>.json files before committing.
-var schemaFamilies = []struct {
-	name  string
-	tools func(t *testing.T) []kit.Tool
-}{
-	{"file", func(t *testing.T) []kit.Tool {
+var schemaFamilies = []mcptest.Family[*testing.T]{
+	{Name: "file", Tools: func(t *testing.T) []kit.Tool {
 		fsys, err := fsroot.Open([]string{t.TempDir()}, fsroot.DefaultLimits())
 		if err != nil {
 			t.Fatal(err)
@@ -41,7 +32,7 @@ var schemaFamilies = []struct {
 		t.Cleanup(func() { _ = fsys.Close() })
 		return tools.FileTools(tools.NewRoots(fsys, true, nil), nil)
 	}},
-	{"system", func(t *testing.T) []kit.Tool {
+	{Name: "system", Tools: func(t *testing.T) []kit.Tool {
 		fsys, err := fsroot.Open([]string{t.TempDir()}, fsroot.DefaultLimits())
 		if err != nil {
 			t.Fatal(err)
@@ -50,14 +41,14 @@ var schemaFamilies = []struct {
 		return tools.SystemTools(tools.SystemDeps{Info: kit.Info{Name: "devtools"}, Metrics: metrics.New("devtools"),
 			Roots: tools.NewRoots(fsys, true, nil)})
 	}},
-	{"shell", func(t *testing.T) []kit.Tool {
+	{Name: "shell", Tools: func(t *testing.T) []kit.Tool {
 		sh, err := shell.New(shell.Config{Roots: []string{t.TempDir()}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return tools.ShellTools(sh, nil)
 	}},
-	{"database", func(t *testing.T) []kit.Tool {
+	{Name: "database", Tools: func(t *testing.T) []kit.Tool {
 		db, err := database.Open(database.Config{EmbeddedPath: filepath.Join(t.TempDir(), "devtools.db")})
 		if err != nil {
 			t.Fatal(err)
@@ -65,7 +56,7 @@ var schemaFamilies = []struct {
 		t.Cleanup(db.Close)
 		return tools.DatabaseTools(db)
 	}},
-	{"web", func(t *testing.T) []kit.Tool {
+	{Name: "web", Tools: func(t *testing.T) []kit.Tool {
 		wc, err := webguard.New(webguard.Config{Version: "test"})
 		if err != nil {
 			t.Fatal(err)
@@ -74,91 +65,35 @@ var schemaFamilies = []struct {
 	}},
 }
 
-// listedTools returns each tool's definition exactly as tools/list sends it
-// on the wire, by tool name.
-func listedTools(t *testing.T) map[string]json.RawMessage {
-	t.Helper()
-	var all []kit.Tool
-	for _, f := range schemaFamilies {
-		all = append(all, f.tools(t)...)
-	}
-	return mcptest.ListedTools(t, "devtools", all)
-}
-
 // TestToolSchemas compares every tool's definition (name, title, description,
 // inputSchema, annotations) with its snapshot in testdata/schemas. A change
 // to what clients see must be deliberate: rerun with -update and review the
 // diff.
 func TestToolSchemas(t *testing.T) {
-	mcptest.CheckSchemas(t, listedTools(t), schemaDir, *update)
+	mcptest.CheckSnapshots(t, "devtools", mcptest.Collect(schemaFamilies, t))
 }
 
-// TestToolAnnotations: every tool states all four hints explicitly (mcp-go's
-// defaults would call a tool destructive and open-world), has a title, and a
-// read-only tool never claims to be destructive.
+// TestToolAnnotations: besides the checks every server makes, file and
+// system tools work on local state only and say which of them only read.
 func TestToolAnnotations(t *testing.T) {
-	for name, raw := range listedTools(t) {
-		t.Run(name, func(t *testing.T) {
-			var def struct {
-				Name        string                     `json:"name"`
-				Title       string                     `json:"title"`
-				Description string                     `json:"description"`
-				InputSchema map[string]any             `json:"inputSchema"`
-				Annotations map[string]json.RawMessage `json:"annotations"`
-			}
-			if err := json.Unmarshal(raw, &def); err != nil {
-				t.Fatal(err)
-			}
-			hints := map[string]bool{}
-			for _, h := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
-				v, ok := def.Annotations[h]
-				var b bool
-				if !ok || json.Unmarshal(v, &b) != nil {
-					t.Errorf("annotation %s is not set to a boolean: %s", h, v)
-				}
-				hints[h] = b
-			}
-			if hints["readOnlyHint"] && (hints["destructiveHint"] || !hints["idempotentHint"]) {
-				t.Errorf("read-only tool with destructiveHint=%v idempotentHint=%v", hints["destructiveHint"], hints["idempotentHint"])
-			}
-			if def.Title == "" || string(def.Annotations["title"]) != jsonString(def.Title) {
-				t.Errorf("title %q, annotations.title %s", def.Title, def.Annotations["title"])
-			}
-			if def.Description == "" || def.InputSchema["type"] != "object" || def.InputSchema["additionalProperties"] != false {
-				t.Errorf("description %q, inputSchema type %v additionalProperties %v", def.Description, def.InputSchema["type"], def.InputSchema["additionalProperties"])
-			}
-			if strings.HasPrefix(name, "file_") || strings.HasPrefix(name, "system_") {
-				if hints["openWorldHint"] {
-					t.Errorf("%s works on local state only, yet openWorldHint=true", name)
-				}
-			}
-			readOnly := slices.Contains([]string{"file_read", "file_list", "file_info", "file_search", "system_info", "system_health"}, name)
-			if (strings.HasPrefix(name, "file_") || strings.HasPrefix(name, "system_")) && hints["readOnlyHint"] != readOnly {
-				t.Errorf("readOnlyHint = %v, want %v", hints["readOnlyHint"], readOnly)
-			}
-		})
-	}
-}
-
-func jsonString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
+	listed := mcptest.ListedTools(t, "devtools", mcptest.Collect(schemaFamilies, t))
+	mcptest.CheckAnnotations(t, listed, func(t testing.TB, name string, h mcptest.Hints) {
+		if !strings.HasPrefix(name, "file_") && !strings.HasPrefix(name, "system_") {
+			return
+		}
+		if h.OpenWorld {
+			t.Errorf("%s works on local state only, yet openWorldHint=true", name)
+		}
+		readOnly := slices.Contains([]string{"file_read", "file_list", "file_info", "file_search", "system_info", "system_health"}, name)
+		if h.ReadOnly != readOnly {
+			t.Errorf("readOnlyHint = %v, want %v", h.ReadOnly, readOnly)
+		}
+	})
 }
 
 // TestToolsAgentReady: every tool passes the kit's check of what LLM hosts
 // accept (name, description length, a portable input schema, an
 // outputSchema), so no host refuses the server for one of its tools.
 func TestToolsAgentReady(t *testing.T) {
-	n := 0
-	for _, f := range schemaFamilies {
-		for _, tool := range f.tools(t) {
-			n++
-			if err := kit.AgentReady(tool); err != nil {
-				t.Errorf("%s: %v", f.name, err)
-			}
-		}
-	}
-	if n != 14 {
-		t.Errorf("checked %d tools, want the 14 devtools tools", n)
-	}
+	mcptest.CheckAgentReady(t, "devtools", mcptest.Collect(schemaFamilies, t), 14)
 }

@@ -33,7 +33,7 @@ func TestShellExecuteOutputWithinBudget(t *testing.T) {
 		res := c.Call("shell_execute", map[string]any{"argv": []string{"cat", "out.txt"}})
 		var out shellOut
 		mcptest.OK(t, res, &out)
-		if n := resultSize(t, res); n > budget {
+		if n := mcptest.ResultSize(t, res); n > budget {
 			t.Fatalf("result is %d bytes, over the %d budget", n, budget)
 		}
 		if !out.Truncated || out.OutputCapped || out.StdoutBytes != int64(len(body)) || out.StdoutTail == "" ||
@@ -50,7 +50,7 @@ func TestShellExecuteOutputWithinBudget(t *testing.T) {
 		mcptest.OK(t, res, &out)
 		head, err1 := base64.StdEncoding.DecodeString(out.Stdout)
 		tail, err2 := base64.StdEncoding.DecodeString(out.StdoutTail)
-		if n := resultSize(t, res); n > budget || err1 != nil || err2 != nil || !out.Truncated ||
+		if n := mcptest.ResultSize(t, res); n > budget || err1 != nil || err2 != nil || !out.Truncated ||
 			int64(len(head)+len(tail))+out.StdoutOmitted != int64(len(body)) ||
 			!strings.HasPrefix(body, string(head)) || !strings.HasSuffix(body, string(tail)) {
 			t.Errorf("%d bytes: head %d tail %d omitted %d (%v, %v)", n, len(head), len(tail), out.StdoutOmitted, err1, err2)
@@ -60,7 +60,7 @@ func TestShellExecuteOutputWithinBudget(t *testing.T) {
 		res := c.Call("shell_execute", map[string]any{"command": "cat huge.txt"})
 		var out shellOut
 		mcptest.OK(t, res, &out)
-		if n := resultSize(t, res); n > budget || !out.Truncated || !out.OutputCapped || out.StdoutBytes != 150<<10 ||
+		if n := mcptest.ResultSize(t, res); n > budget || !out.Truncated || !out.OutputCapped || out.StdoutBytes != 150<<10 ||
 			!strings.Contains(out.Rest, "output cap") {
 			t.Errorf("%d bytes: %d captured, capped=%v, rest %q", n, out.StdoutBytes, out.OutputCapped, out.Rest)
 		}

@@ -26,7 +26,6 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/googleauth"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
-	"github.com/mcp-fleet/mcp-fleet/shared/retry"
 	"github.com/mcp-fleet/mcp-fleet/shared/upstream"
 )
 
@@ -228,7 +227,6 @@ func (s *settings) open(ctx context.Context, env *kit.Env, dataDir string) (mail
 		}
 		return l, nil
 	}
-	s.oauth.Redact(env.Redactor)
 	auth, err := upstream.New(upstream.Config{Name: "google-oauth", Server: "gmail-mcp", Version: env.Info.Version,
 		Timeout: 30 * time.Second, Logger: env.Logger, Redactor: env.Redactor})
 	if err != nil {
@@ -240,47 +238,30 @@ func (s *settings) open(ctx context.Context, env *kit.Env, dataDir string) (mail
 			served = append(served, n)
 		}
 	}
+	creds, err := googleauth.SelectCredentials(env, googleauth.CredentialsConfig{KeyPath: s.keyPath,
+		KeySetting: "--service-account-key or GMAIL_SERVICE_ACCOUNT_KEY_PATH", Subject: s.user, Scopes: scopesFor(served),
+		Settings: &s.oauth, TokenPath: tokenPath, Command: "gmail-mcp auth", HTTPClient: auth.HTTPClient()})
+	if err != nil {
+		return nil, err
+	}
 	user, advice := "me", "run `gmail-mcp auth` to sign in again"
-	var ts oauth2.TokenSource
-	if s.keyPath != "" {
-		sa, err := googleauth.LoadServiceAccount(s.keyPath, auth.HTTPClient(), s.user, scopesFor(served)...)
-		if err != nil {
-			return nil, &kit.UsageError{Msg: err.Error() + " (--service-account-key or GMAIL_SERVICE_ACCOUNT_KEY_PATH)"}
-		}
-		env.Redactor.Add(sa.Secrets()...)
-		if sa.LooseMode && env.Logger != nil {
-			env.Logger.Warn().Str("path", s.keyPath).Msg("the service account key file can be read by other users; chmod 600 it")
-		}
-		ts, user = sa.TokenSource, s.user
+	if sa := creds.Key; sa != nil {
+		user = s.user
 		advice = fmt.Sprintf("check that a Workspace admin granted client id %s domain-wide delegation for the scopes %s",
 			sa.ClientID, strings.Join(scopesFor(served), " "))
 	} else {
-		src, err := googleauth.NewUserSource(googleauth.UserConfig{Settings: &s.oauth, File: googleauth.TokenFile{Path: tokenPath},
-			HTTPClient: auth.HTTPClient(), Command: "gmail-mcp auth", Logger: env.Logger, Redactor: env.Redactor})
-		if err != nil {
-			return nil, err
-		}
-		if env.Logger != nil {
-			if src.LooseMode {
-				env.Logger.Warn().Str("path", tokenPath).Msg("the stored token can be read by other users; chmod 600 it")
-			}
-			if src.IgnoredEnv {
-				env.Logger.Info().Msg("GMAIL_REFRESH_TOKEN/GOOGLE_REFRESH_TOKEN is set but the sign-in stored by `gmail-mcp auth` is used")
-			}
-			if granted := src.Scopes(); len(granted) > 0 {
-				for _, want := range scopesFor(served) {
-					if !slices.Contains(granted, want) && !(want == gmail.GmailSendScope && slices.Contains(granted, gmail.GmailComposeScope)) {
-						env.Logger.Warn().Str("scope", want).Msg("the stored sign-in lacks a scope some tools need; run `gmail-mcp auth` again")
-					}
+		if granted := creds.User.Scopes(); len(granted) > 0 && env.Logger != nil {
+			for _, want := range scopesFor(served) {
+				if !slices.Contains(granted, want) && !(want == gmail.GmailSendScope && slices.Contains(granted, gmail.GmailComposeScope)) {
+					env.Logger.Warn().Str("scope", want).Msg("the stored sign-in lacks a scope some tools need; run `gmail-mcp auth` again")
 				}
 			}
 		}
-		ts = src
 		if s.user != "" {
 			user = s.user
 		}
 	}
-	g, err := mailbox.NewGmail(ctx, mailbox.GmailConfig{Endpoint: s.endpoint, User: user, TokenSource: ts, AuthAdvice: advice,
+	g, err := mailbox.NewGmail(ctx, mailbox.GmailConfig{Endpoint: s.endpoint, User: user, TokenSource: creds.TokenSource, AuthAdvice: advice,
 		Version: env.Info.Version, Timeout: s.apiTimeout, Logger: env.Logger, Redactor: env.Redactor})
 	if err != nil {
 		return nil, err
@@ -304,12 +285,7 @@ func (s *settings) open(ctx context.Context, env *kit.Env, dataDir string) (mail
 		env.Logger.Info().Str("mailbox", addr).Msg("Gmail mailbox verified")
 	}
 	if env.Health != nil {
-		env.AddHealthCheck("gmail", func(context.Context) error {
-			if g.Upstream().BreakerState() == retry.StateOpen {
-				return errors.New("the Gmail API failed repeatedly; calls are paused (circuit open)")
-			}
-			return nil
-		})
+		env.AddHealthCheck("gmail", g.Upstream().HealthCheck("the Gmail API"))
 	}
 	return g, nil
 }

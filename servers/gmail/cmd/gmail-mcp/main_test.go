@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
-	"flag"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	gmail "google.golang.org/api/gmail/v1"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/gmailfake"
@@ -29,28 +24,12 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 )
 
-var update = flag.Bool("update", false, "rewrite the generated reference in docs/gmail.md")
-
 const pkg = "github.com/mcp-fleet/mcp-fleet/servers/gmail/cmd/gmail-mcp"
-
-func repoFile(t *testing.T, parts ...string) string {
-	t.Helper()
-	p, err := filepath.Abs(filepath.Join(append([]string{"..", "..", "..", ".."}, parts...)...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func structured(t *testing.T, res *mcp.CallToolResult, v any) {
-	t.Helper()
-	mcptest.Structured(t, res, v)
-}
 
 // TestDocs keeps docs/gmail.md's generated reference in step with the
 // definitions (go test -run TestDocs -args -update rewrites it).
 func TestDocs(t *testing.T) {
-	mcptest.CheckReference(t, spec(), repoFile(t, "docs", "gmail.md"), *update)
+	mcptest.CheckReference(t, spec(), mcptest.RepoFile(t, "docs", "gmail.md"), mcptest.Updating())
 }
 
 func TestScopes(t *testing.T) {
@@ -95,26 +74,7 @@ func signIn(t *testing.T, a *googleauthtest.Server, env map[string]string, args 
 	t.Helper()
 	pr, pw := io.Pipe()
 	var out bytes.Buffer
-	done := make(chan error, 1)
-	go func() {
-		// Reads to the end, so that out is complete once done has a value.
-		sc := bufio.NewScanner(io.TeeReader(pr, &out))
-		sent := false
-		var err error
-		for sc.Scan() {
-			if line := strings.TrimSpace(sc.Text()); !sent && strings.HasPrefix(line, a.AuthURL) {
-				sent = true
-				var resp *http.Response
-				if resp, err = a.Browse(line); err == nil {
-					resp.Body.Close()
-				}
-			}
-		}
-		if !sent {
-			err = errors.New("no URL printed")
-		}
-		done <- err
-	}()
+	done := a.BrowsePrinted(io.TeeReader(pr, &out), nil)
 	var stderr bytes.Buffer
 	code := kit.Main(spec(), append([]string{"auth"}, args...), func(k string) string { return env[k] }, strings.NewReader(""), pw, &stderr)
 	pw.Close()
@@ -159,7 +119,7 @@ func TestAuthThenServe(t *testing.T) {
 		ID        string `json:"id"`
 		MessageID string `json:"message_id"`
 	}
-	structured(t, c.Call("send_template_email", map[string]any{"to": "client@example.org", "template_name": "follow_up",
+	mcptest.Structured(t, c.Call("send_template_email", map[string]any{"to": "client@example.org", "template_name": "follow_up",
 		"template_data": []map[string]string{{"name": "client_name", "value": "Ms. Raman"}, {"name": "message", "value": "Checking in on the proposal."}}}), &sent)
 	msgs := f.Messages("jane@example.com")
 	if len(msgs) != 1 || msgs[0].ID != sent.ID || msgs[0].Parsed.Subject != "Following up on your flight request" {
@@ -234,7 +194,7 @@ func TestServiceAccountDelegation(t *testing.T) {
 	var out struct {
 		ID string `json:"id"`
 	}
-	structured(t, c.Call("send_email", map[string]any{"to": "client@example.org", "subject": "From ops", "body": "x"}), &out)
+	mcptest.Structured(t, c.Call("send_email", map[string]any{"to": "client@example.org", "subject": "From ops", "body": "x"}), &out)
 	if msgs := f.Messages("ops@jetvision.example"); len(msgs) != 1 || !strings.Contains(msgs[0].Parsed.From, "ops@jetvision.example") {
 		t.Errorf("not sent from the delegated mailbox: %v", msgs)
 	}
@@ -251,7 +211,7 @@ func TestServiceAccountDelegation(t *testing.T) {
 
 func TestSetupLocal(t *testing.T) {
 	dir := t.TempDir()
-	ts, e, err := setup(t, []string{"--templates-dir", repoFile(t, "configs", "gmail", "templates")}, map[string]string{"MCP_DATA_DIR": dir})
+	ts, e, err := setup(t, []string{"--templates-dir", mcptest.RepoFile(t, "configs", "gmail", "templates")}, map[string]string{"MCP_DATA_DIR": dir})
 	if err != nil || len(ts) != len(tools.Names) {
 		t.Fatalf("%d tools, %v", len(ts), err)
 	}
@@ -303,25 +263,13 @@ func TestCommandLine(t *testing.T) {
 		{name: "templates dir missing", args: []string{"--templates-dir", "/nonexistent/templates"}, code: 2, stderr: []string{"/nonexistent/templates", "a path setting is wrong"}},
 		{name: "auth without client", args: []string{"auth"}, code: 2, stderr: []string{"GMAIL_CLIENT_ID or GOOGLE_CLIENT_ID"}},
 		{name: "auth for no tools", env: []string{"GMAIL_CLIENT_ID=x", "GMAIL_CLIENT_SECRET=y"}, args: []string{"auth", "--tools", "list_templates"}, code: 1, stderr: []string{"no Google access"}},
-		{name: "agent not in the ACL", env: []string{"MCP_ACL_FILE=" + repoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, code: 2, stderr: []string{"nosuch"}},
+		{name: "agent not in the ACL", env: []string{"MCP_ACL_FILE=" + mcptest.RepoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, code: 2, stderr: []string{"nosuch"}},
 		{name: "docs", args: []string{"docs"}, stdout: []string{"## gmail-mcp reference", "send_template_email"}},
 		{name: "empty stdin is a clean exit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stdout, stderr, code := run(t, tc.env, tc.args...)
-			if code != tc.code {
-				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
-			}
-			for _, s := range tc.stdout {
-				if !strings.Contains(stdout, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, stdout)
-				}
-			}
-			for _, s := range tc.stderr {
-				if !strings.Contains(stderr, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, stderr)
-				}
-			}
+			mcptest.Exit{Code: tc.code, Stdout: tc.stdout, Stderr: tc.stderr}.Check(t, stdout, stderr, code)
 		})
 	}
 }
@@ -344,7 +292,7 @@ func TestStdioLocal(t *testing.T) {
 		ID       string `json:"id"`
 		ThreadID string `json:"thread_id"`
 	}
-	structured(t, c.Call("send_email", map[string]any{"to": "client@example.org", "subject": "Hello", "body": "<p>Hi</p>"}), &out)
+	mcptest.Structured(t, c.Call("send_email", map[string]any{"to": "client@example.org", "subject": "Hello", "body": "<p>Hi</p>"}), &out)
 	raw, err := os.ReadFile(filepath.Join(data, "gmail", "mailbox", "sent", out.ID+".eml"))
 	if err != nil || !bytes.Contains(raw, []byte("From: \"Charter Desk\" <agent@mailbox.local>")) && !bytes.Contains(raw, []byte("From: Charter Desk <agent@mailbox.local>")) {
 		t.Errorf("the .eml file: %v\n%.300s", err, raw)
@@ -352,7 +300,7 @@ func TestStdioLocal(t *testing.T) {
 	var th struct {
 		MessageCount int `json:"message_count"`
 	}
-	structured(t, c.Call("get_thread_history", map[string]any{"thread_id": out.ThreadID}), &th)
+	mcptest.Structured(t, c.Call("get_thread_history", map[string]any{"thread_id": out.ThreadID}), &th)
 	if th.MessageCount != 1 {
 		t.Errorf("thread %+v", th)
 	}

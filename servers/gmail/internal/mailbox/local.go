@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/mailmsg"
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/query"
+	"github.com/mcp-fleet/mcp-fleet/shared/atomicfile"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/state"
 )
@@ -158,8 +159,8 @@ func (l *Local) store(ctx context.Context, raw []byte, threadID, sub string, lab
 		thread = id
 	}
 	rel := filepath.Join(sub, id+".eml")
-	if err := writeFileAtomic(filepath.Join(l.dir, rel), raw); err != nil {
-		return nil, err
+	if err := atomicfile.Write(filepath.Join(l.dir, rel), raw); err != nil {
+		return nil, fmt.Errorf("mailbox: %w", err)
 	}
 	s := &Sent{ID: id, ThreadID: thread, MessageID: p.MessageID, Labels: labels}
 	if sub == DraftsDir {
@@ -242,26 +243,6 @@ func (l *Local) insert(ctx context.Context, id, thread, rel string, p *mailmsg.P
 		strings.Join(p.Bcc, "\n"), p.Subject, date.UnixMilli(), snippet, body, strings.Join(names, "\n"), strings.Join(labels, " "), draftID, rel, size, shown.at.UnixMilli(), shown.fromHeader)
 	if err != nil {
 		return fmt.Errorf("mailbox: indexing %s: %w", rel, err)
-	}
-	return nil
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*.eml")
-	if err != nil {
-		return fmt.Errorf("mailbox: %w", err)
-	}
-	name := tmp.Name()
-	_, werr := tmp.Write(data)
-	serr := tmp.Sync()
-	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		_ = os.Remove(name)
-		return fmt.Errorf("mailbox: writing %s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		_ = os.Remove(name)
-		return fmt.Errorf("mailbox: %w", err)
 	}
 	return nil
 }

@@ -15,9 +15,7 @@ package mailmsg
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"mime"
@@ -26,7 +24,6 @@ import (
 	"net/mail"
 	"net/textproto"
 	"path"
-	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -38,10 +35,6 @@ import (
 // MaxHeaderLen bounds one header value (RFC 5322 allows lines of 998
 // characters; longer values are folded, but none needs more than this).
 const MaxHeaderLen = 4000
-
-// maxReferences bounds the References chain: RFC 5322 lets a long chain
-// be trimmed, keeping the first id and the most recent ones.
-const maxReferences = 20
 
 // Attachment is a file carried by a message.
 type Attachment struct {
@@ -68,187 +61,6 @@ type Message struct {
 	InReplyTo  string
 	References []string
 	Date       time.Time
-}
-
-// CheckHeaderValue refuses a value that could break out of its header: CR,
-// LF and other control characters (a tab is allowed).
-func CheckHeaderValue(field, value string) error {
-	if !utf8.ValidString(value) {
-		return mcperr.Invalid(field, nil, "UTF-8 text", "%s is not valid UTF-8", field)
-	}
-	for _, r := range value {
-		if r == '\r' || r == '\n' {
-			return mcperr.Invalid(field, value, "one line of text", "%s must not contain line breaks (CR or LF)", field)
-		}
-		if (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' {
-			return mcperr.Invalid(field, value, "text without control characters", "%s contains the control character %U", field, r)
-		}
-	}
-	if len(value) > MaxHeaderLen {
-		return mcperr.Invalid(field, len(value), fmt.Sprintf("at most %d bytes", MaxHeaderLen), "%s is too long", field)
-	}
-	return nil
-}
-
-var atext = func() [128]bool {
-	var t [128]bool
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = true
-	}
-	for c := 'A'; c <= 'Z'; c++ {
-		t[c] = true
-	}
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	for _, c := range "!#$%&'*+-/=?^_`{|}~" {
-		t[c] = true
-	}
-	return t
-}()
-
-// validAddrSpec checks local@domain: a dot-atom local part (quoted local
-// parts are legal but so rare in real mail that they are refused rather
-// than risked), and a domain of dot-separated labels with a dot in it.
-func validAddrSpec(a string) bool {
-	at := strings.LastIndexByte(a, '@')
-	if at <= 0 || at == len(a)-1 || len(a) > 254 {
-		return false
-	}
-	local, domain := a[:at], a[at+1:]
-	if len(local) > 64 || !dotAtom(local, false) {
-		return false
-	}
-	if !strings.Contains(domain, ".") || !dotAtom(domain, true) {
-		return false
-	}
-	for _, label := range strings.Split(domain, ".") {
-		if len(label) > 63 || strings.HasPrefix(label, "-") || strings.HasSuffix(label, "-") {
-			return false
-		}
-	}
-	return true
-}
-
-func dotAtom(s string, domain bool) bool {
-	if s == "" || s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '.':
-		case c >= 0x80:
-			return false
-		case domain:
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
-				return false
-			}
-		case !atext[c]:
-			return false
-		}
-	}
-	return true
-}
-
-// ParseAddress reads one address, "jane@example.com" or
-// "Jane Doe <jane@example.com>", for the argument field.
-func ParseAddress(field, s string) (*mail.Address, error) {
-	s = strings.TrimSpace(s)
-	if err := CheckHeaderValue(field, s); err != nil {
-		return nil, err
-	}
-	if s == "" {
-		return nil, mcperr.Invalid(field, s, "an email address", "%s is empty", field)
-	}
-	a, err := (&mail.AddressParser{WordDecoder: decoder}).Parse(s)
-	if err != nil || !validAddrSpec(a.Address) {
-		return nil, mcperr.Invalid(field, s, "an email address such as jane@example.com or \"Jane Doe <jane@example.com>\"",
-			"%s is not a valid email address", field)
-	}
-	return a, nil
-}
-
-// ParseAddresses reads a list of addresses for field (field[i] names each).
-func ParseAddresses(field string, list []string) ([]*mail.Address, error) {
-	out := make([]*mail.Address, 0, len(list))
-	for i, s := range list {
-		a, err := ParseAddress(fmt.Sprintf("%s[%d]", field, i), s)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, nil
-}
-
-// NewMessageID returns a fresh "<random@domain>".
-func NewMessageID(domain string) string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	if domain == "" {
-		domain = "mcp-fleet.local"
-	}
-	return "<" + hex.EncodeToString(b) + "." + fmt.Sprint(time.Now().UnixMilli()) + "@" + domain + ">"
-}
-
-// DomainOf returns the domain of an address.
-func DomainOf(addr string) string {
-	if i := strings.LastIndexByte(addr, '@'); i >= 0 {
-		return addr[i+1:]
-	}
-	return ""
-}
-
-var msgIDRE = regexp.MustCompile(`<[^<>\s@]+@[^<>\s@]+>`)
-
-// MessageIDs returns the message ids ("<…>") in a header value such as
-// References or In-Reply-To, in order.
-func MessageIDs(v string) []string { return msgIDRE.FindAllString(v, -1) }
-
-// ValidMessageID reports whether id is one "<local@domain>".
-func ValidMessageID(id string) bool { return msgIDRE.MatchString(id) && msgIDRE.FindString(id) == id }
-
-// ReplyThreading returns the In-Reply-To and References of a reply to a
-// message with the given Message-ID, References and In-Reply-To: the
-// parent's References (or, without them, its In-Reply-To) followed by the
-// parent's own id, trimmed to the first and the latest ids when long.
-func ReplyThreading(parentID, parentRefs, parentInReplyTo string) (inReplyTo string, refs []string) {
-	chain := MessageIDs(parentRefs)
-	if len(chain) == 0 {
-		chain = MessageIDs(parentInReplyTo)
-		if len(chain) > 1 {
-			chain = chain[:1]
-		}
-	}
-	seen := map[string]bool{}
-	for _, id := range append(chain, parentID) {
-		if id != "" && !seen[id] {
-			seen[id] = true
-			refs = append(refs, id)
-		}
-	}
-	if len(refs) > maxReferences {
-		refs = append(refs[:1], refs[len(refs)-(maxReferences-1):]...)
-	}
-	return parentID, refs
-}
-
-var rePrefix = regexp.MustCompile(`(?i)^\s*((re|aw|sv|antw)\s*(\[\d+\])?\s*[:：]\s*)+`)
-
-// BaseSubject strips reply prefixes ("Re:", "RE: Re:", "AW:"…) and
-// surrounding space.
-func BaseSubject(s string) string {
-	return strings.TrimSpace(rePrefix.ReplaceAllString(s, ""))
-}
-
-// ReplySubject is the subject of a reply: the parent's, with one "Re: ".
-func ReplySubject(parent string) string {
-	base := BaseSubject(parent)
-	if base == "" {
-		return "Re:"
-	}
-	return "Re: " + base
 }
 
 // Build writes the message as RFC 5322 bytes with CRLF line ends. Errors
@@ -417,14 +229,6 @@ func isPrintableASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-func formatAddresses(as []*mail.Address) string {
-	parts := make([]string, len(as))
-	for i, a := range as {
-		parts[i] = a.String()
-	}
-	return strings.Join(parts, ", ")
 }
 
 // headerWriter writes folded header fields.

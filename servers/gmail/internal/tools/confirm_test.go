@@ -56,7 +56,7 @@ func TestConfirmSend(t *testing.T) {
 		// Drafts are for review already: no question.
 		send(t, c, "create_draft", args)
 		var page struct{ Messages []any }
-		structured(t, c.Call("search_emails", map[string]any{"query": "in:sent"}), &page)
+		mcptest.Structured(t, c.Call("search_emails", map[string]any{"query": "in:sent"}), &page)
 		if len(page.Messages) != 1 || len(p.asked) != 2 {
 			t.Errorf("legacy=%v: %d sent, %d questions", legacy, len(page.Messages), len(p.asked))
 		}
@@ -70,7 +70,7 @@ func TestConfirmSend(t *testing.T) {
 		t.Errorf("no elicitation: %s", b.Message)
 	}
 	var page struct{ Messages []any }
-	structured(t, c.Call("search_emails", map[string]any{}), &page)
+	mcptest.Structured(t, c.Call("search_emails", map[string]any{}), &page)
 	if len(page.Messages) != 0 {
 		t.Error("sent without confirmation")
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/gmailfake"
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/mailbox"
@@ -117,11 +116,6 @@ func (s *server) connect(t testing.TB, p *acl.Policy, agent string, opts ...clie
 	return mcptest.NewInProcess(t, srv, agent, opts...)
 }
 
-func structured(t testing.TB, res *mcp.CallToolResult, v any) {
-	t.Helper()
-	mcptest.Structured(t, res, v)
-}
-
 type sent struct {
 	Status      string   `json:"status"`
 	ID          string   `json:"id"`
@@ -144,7 +138,7 @@ type sent struct {
 func send(t testing.TB, c *mcptest.Client, tool string, args map[string]any) sent {
 	t.Helper()
 	var out sent
-	structured(t, c.Call(tool, args), &out)
+	mcptest.Structured(t, c.Call(tool, args), &out)
 	return out
 }
 

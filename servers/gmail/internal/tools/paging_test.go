@@ -12,24 +12,6 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 )
 
-// budget is the smallest result budget a server accepts (16 KiB).
-const budget = 16 << 10
-
-// sized calls tool and fails the test unless the result, as sent, fits
-// the budget.
-func sized(t *testing.T, c *mcptest.Client, tool string, args map[string]any, v any) {
-	t.Helper()
-	res := c.Call(tool, args)
-	b, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b) > budget {
-		t.Fatalf("%s: the result is %d bytes, over the budget of %d", tool, len(b), budget)
-	}
-	structured(t, res, v)
-}
-
 // bigText is n characters of text with what JSON escapes (quotes,
 // angle brackets, line breaks), so escaping is counted too.
 func bigText(n int) string {
@@ -44,7 +26,7 @@ func TestGetEmailPagesAHugeBody(t *testing.T) {
 	for name, open := range backends() {
 		t.Run(name, func(t *testing.T) {
 			s := open(t)
-			s.maxResult = budget
+			s.maxResult = mcptest.MinBudget
 			c := s.connect(t, nil, "")
 			body := bigText(60000)
 			out := send(t, c, "send_email", map[string]any{"to": "a@client.example", "subject": "Big", "body": body, "body_type": "text"})
@@ -58,7 +40,7 @@ func TestGetEmailPagesAHugeBody(t *testing.T) {
 					Truncated      bool   `json:"truncated"`
 					NextOffset     *int   `json:"next_offset"`
 				}
-				sized(t, c, "get_email", map[string]any{"message_id": out.ID, "offset": offset, "max_chars": 100000}, &page)
+				mcptest.Sized(t, c, mcptest.MinBudget, "get_email", map[string]any{"message_id": out.ID, "offset": offset, "max_chars": 100000}, &page)
 				calls++
 				if page.BodyOffset != offset || page.Truncated != (page.NextOffset != nil) || page.Body == "" {
 					t.Fatalf("page at %d: offset %d, truncated %v, next %v, %d chars", offset, page.BodyOffset, page.Truncated, page.NextOffset, len(page.Body))
@@ -76,9 +58,9 @@ func TestGetEmailPagesAHugeBody(t *testing.T) {
 				t.Errorf("the pages do not add up to the body")
 			}
 			if calls < 5 {
-				t.Errorf("a 60000-character body came in %d results of at most %d bytes", calls, budget)
+				t.Errorf("a 60000-character body came in %d results of at most %d bytes", calls, mcptest.MinBudget)
 			}
-			t.Logf("%s: 60000 characters in %d results of at most %d bytes", name, calls, budget)
+			t.Logf("%s: 60000 characters in %d results of at most %d bytes", name, calls, mcptest.MinBudget)
 		})
 	}
 }
@@ -87,7 +69,7 @@ func TestThreadHistoryPagesWithinTheBudget(t *testing.T) {
 	for name, open := range backends() {
 		t.Run(name, func(t *testing.T) {
 			s := open(t)
-			s.maxResult = budget
+			s.maxResult = mcptest.MinBudget
 			c := s.connect(t, nil, "")
 			first := send(t, c, "send_email", map[string]any{"to": "a@client.example", "subject": "Trip", "body": bigText(1000), "body_type": "text"})
 			ids := []string{first.ID}
@@ -108,7 +90,7 @@ func TestThreadHistoryPagesWithinTheBudget(t *testing.T) {
 						ID string `json:"id"`
 					} `json:"messages"`
 				}
-				sized(t, c, "get_thread_history", map[string]any{"thread_id": first.ThreadID, "max_messages": 50, "offset": offset}, &page)
+				mcptest.Sized(t, c, mcptest.MinBudget, "get_thread_history", map[string]any{"thread_id": first.ThreadID, "max_messages": 50, "offset": offset}, &page)
 				calls++
 				if page.MessageCount != 12 || len(page.Messages) == 0 {
 					t.Fatalf("page at %d: %+v", offset, page)
@@ -135,7 +117,7 @@ func TestThreadHistoryPagesWithinTheBudget(t *testing.T) {
 			if calls < 3 {
 				t.Errorf("12 messages of 1000 characters came in %d results", calls)
 			}
-			t.Logf("%s: 12 messages of 1000 characters in %d results of at most %d bytes", name, calls, budget)
+			t.Logf("%s: 12 messages of 1000 characters in %d results of at most %d bytes", name, calls, mcptest.MinBudget)
 		})
 	}
 }
@@ -144,7 +126,7 @@ func TestSearchPagesWithinTheBudget(t *testing.T) {
 	for name, open := range backends() {
 		t.Run(name, func(t *testing.T) {
 			s := open(t)
-			s.maxResult = budget
+			s.maxResult = mcptest.MinBudget
 			c := s.connect(t, nil, "")
 			want := map[string]bool{}
 			for i := range 30 {
@@ -165,7 +147,7 @@ func TestSearchPagesWithinTheBudget(t *testing.T) {
 				if token != "" {
 					args["page_token"] = token
 				}
-				sized(t, c, "search_emails", args, &page)
+				mcptest.Sized(t, c, mcptest.MinBudget, "search_emails", args, &page)
 				calls++
 				cut = cut || page.Truncated
 				for _, m := range page.Messages {
@@ -182,14 +164,14 @@ func TestSearchPagesWithinTheBudget(t *testing.T) {
 			if len(got) != len(want) || !cut {
 				t.Errorf("%d of %d messages found in %d pages (cut %v)", len(got), len(want), calls, cut)
 			}
-			t.Logf("%s: 30 results of 1 KB in %d pages of at most %d bytes", name, calls, budget)
+			t.Logf("%s: 30 results of 1 KB in %d pages of at most %d bytes", name, calls, mcptest.MinBudget)
 		})
 	}
 }
 
 func TestBase64AttachmentOverTheBudget(t *testing.T) {
 	s := localServer(t)
-	s.maxResult = budget
+	s.maxResult = mcptest.MinBudget
 	c := s.connect(t, nil, "")
 	data := []byte(strings.Repeat("x", 20000))
 	out := send(t, c, "send_email", map[string]any{"to": "a@client.example", "subject": "File", "body": "b", "body_type": "text",
@@ -199,7 +181,7 @@ func TestBase64AttachmentOverTheBudget(t *testing.T) {
 			AttachmentID string `json:"attachment_id"`
 		} `json:"attachments"`
 	}
-	structured(t, c.Call("get_email", map[string]any{"message_id": out.ID}), &msg)
+	mcptest.Structured(t, c.Call("get_email", map[string]any{"message_id": out.ID}), &msg)
 	b := mcptest.FailCode(t, c.Call("get_attachment", map[string]any{"message_id": out.ID, "attachment_id": msg.Attachments[0].AttachmentID,
 		"mode": "base64"}), mcperr.Validation)
 	if b.Data.Field != "mode" || !strings.Contains(b.Message, "mode file") {
@@ -209,7 +191,7 @@ func TestBase64AttachmentOverTheBudget(t *testing.T) {
 		Path string `json:"path"`
 		Size int    `json:"size"`
 	}
-	structured(t, c.Call("get_attachment", map[string]any{"message_id": out.ID, "attachment_id": msg.Attachments[0].AttachmentID}), &saved)
+	mcptest.Structured(t, c.Call("get_attachment", map[string]any{"message_id": out.ID, "attachment_id": msg.Attachments[0].AttachmentID}), &saved)
 	if saved.Size != len(data) || saved.Path == "" {
 		t.Errorf("mode file: %+v", saved)
 	}
@@ -219,7 +201,7 @@ func TestBase64AttachmentOverTheBudget(t *testing.T) {
 // body as fits.
 func TestThreadHistoryClipsAMessageOverTheBudget(t *testing.T) {
 	s := localServer(t)
-	s.maxResult = budget
+	s.maxResult = mcptest.MinBudget
 	c := s.connect(t, nil, "")
 	first := send(t, c, "send_email", map[string]any{"to": "a@client.example", "subject": "Huge", "body": bigText(20000), "body_type": "text"})
 	var page struct {
@@ -230,7 +212,7 @@ func TestThreadHistoryClipsAMessageOverTheBudget(t *testing.T) {
 		} `json:"messages"`
 		NextOffset *int `json:"next_offset"`
 	}
-	sized(t, c, "get_thread_history", map[string]any{"thread_id": first.ThreadID, "max_body_chars": 20000}, &page)
+	mcptest.Sized(t, c, mcptest.MinBudget, "get_thread_history", map[string]any{"thread_id": first.ThreadID, "max_body_chars": 20000}, &page)
 	if !page.Truncated || len(page.Messages) != 1 || !page.Messages[0].BodyTruncated || len(page.Messages[0].BodyText) < 1000 || page.NextOffset != nil {
 		t.Errorf("truncated %v, %d messages, next %v", page.Truncated, len(page.Messages), page.NextOffset)
 	}

@@ -33,7 +33,7 @@ func TestReplyByMessageID(t *testing.T) {
 					ID        string `json:"id"`
 					MessageID string `json:"message_id"`
 				}
-				structured(t, c.Call("get_email", map[string]any{"message_id": id}), &m)
+				mcptest.Structured(t, c.Call("get_email", map[string]any{"message_id": id}), &m)
 				if m.ID != first.ID || m.MessageID != first.MessageID {
 					t.Errorf("get_email(%s): %+v", id, m)
 				}
@@ -42,7 +42,7 @@ func TestReplyByMessageID(t *testing.T) {
 				ThreadID string `json:"thread_id"`
 				Messages []struct{ ID string }
 			}
-			structured(t, c.Call("get_thread_history", map[string]any{"thread_id": first.MessageID}), &th)
+			mcptest.Structured(t, c.Call("get_thread_history", map[string]any{"thread_id": first.MessageID}), &th)
 			if th.ThreadID != first.ThreadID || len(th.Messages) != 1 || th.Messages[0].ID != first.ID {
 				t.Errorf("get_thread_history by message_id: %+v", th)
 			}
@@ -64,7 +64,7 @@ func TestReplyByMessageID(t *testing.T) {
 					MessageID string `json:"message_id"`
 				}
 			}
-			structured(t, c.Call("search_emails", map[string]any{"query": "subject:quote"}), &p)
+			mcptest.Structured(t, c.Call("search_emails", map[string]any{"query": "subject:quote"}), &p)
 			if len(p.Messages) != 2 || p.Messages[0].MessageID == "" || p.Messages[1].MessageID != first.MessageID {
 				t.Errorf("search results %+v", p)
 			}
@@ -102,14 +102,14 @@ func TestAttachmentNames(t *testing.T) {
 					AttachmentID string `json:"attachment_id"`
 				}
 			}
-			structured(t, c.Call("get_email", map[string]any{"message_id": id}), &m)
+			mcptest.Structured(t, c.Call("get_email", map[string]any{"message_id": id}), &m)
 			if len(m.Attachments) != len(names) {
 				t.Fatalf("attachments %+v", m.Attachments)
 			}
 			paths := map[string]string{}
 			for i, a := range m.Attachments {
 				var r struct{ Path string }
-				structured(t, c.Call("get_attachment", map[string]any{"message_id": id, "attachment_id": a.AttachmentID}), &r)
+				mcptest.Structured(t, c.Call("get_attachment", map[string]any{"message_id": id, "attachment_id": a.AttachmentID}), &r)
 				if prev, dup := paths[strings.ToLower(r.Path)]; dup {
 					t.Errorf("attachment %d saved over %s: %s", i, prev, r.Path)
 				}
@@ -123,7 +123,7 @@ func TestAttachmentNames(t *testing.T) {
 				}
 				// Fetching it again gives the same file.
 				var again struct{ Path string }
-				structured(t, c.Call("get_attachment", map[string]any{"message_id": id, "attachment_id": a.AttachmentID}), &again)
+				mcptest.Structured(t, c.Call("get_attachment", map[string]any{"message_id": id, "attachment_id": a.AttachmentID}), &again)
 				if again.Path != r.Path {
 					t.Errorf("attachment %d saved again as %s, first %s", i, again.Path, r.Path)
 				}
@@ -217,7 +217,7 @@ func TestSearchSyntax(t *testing.T) {
 				"Message-ID: <charlie-1@client.example>\nMIME-Version: 1.0\nContent-Type: text/plain\n\nhello\n")
 			ids := func(q string) []string {
 				var p struct{ Messages []struct{ ID string } }
-				structured(t, c.Call("search_emails", map[string]any{"query": q}), &p)
+				mcptest.Structured(t, c.Call("search_emails", map[string]any{"query": q}), &p)
 				out := []string{}
 				for _, m := range p.Messages {
 					out = append(out, m.ID)
@@ -265,13 +265,13 @@ func TestInboundDate(t *testing.T) {
 		Date     time.Time `json:"date"`
 		DateNote string    `json:"date_note"`
 	}
-	structured(t, c.Call("get_email", map[string]any{"message_id": id}), &m)
+	mcptest.Structured(t, c.Call("get_email", map[string]any{"message_id": id}), &m)
 	if !m.Date.Equal(time.Date(2025, 3, 3, 9, 0, 0, 0, time.UTC)) || m.DateNote != "" {
 		t.Errorf("date %v (%s)", m.Date, m.DateNote)
 	}
 	for q, n := range map[string]int{"before:2025/03/04": 1, "after:2025/03/04": 0, "older_than:30d": 1, "newer_than:30d": 0} {
 		var p struct{ Messages []any }
-		structured(t, c.Call("search_emails", map[string]any{"query": q}), &p)
+		mcptest.Structured(t, c.Call("search_emails", map[string]any{"query": q}), &p)
 		if len(p.Messages) != n {
 			t.Errorf("%s: %d messages", q, len(p.Messages))
 		}
@@ -284,11 +284,11 @@ func TestInboundDate(t *testing.T) {
 	mod := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	_ = os.Chtimes(p, mod, mod)
 	var found struct{ Messages []struct{ ID string } }
-	structured(t, c.Call("search_emails", map[string]any{"query": "rfc822msgid:<undated-1@client.example>"}), &found)
+	mcptest.Structured(t, c.Call("search_emails", map[string]any{"query": "rfc822msgid:<undated-1@client.example>"}), &found)
 	if len(found.Messages) != 1 {
 		t.Fatalf("undated: %+v", found)
 	}
-	structured(t, c.Call("get_email", map[string]any{"message_id": found.Messages[0].ID}), &m)
+	mcptest.Structured(t, c.Call("get_email", map[string]any{"message_id": found.Messages[0].ID}), &m)
 	if !m.Date.Equal(mod) || !strings.Contains(m.DateNote, "Date header") {
 		t.Errorf("undated message: %v (%q)", m.Date, m.DateNote)
 	}

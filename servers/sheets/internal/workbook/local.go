@@ -8,17 +8,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/a1"
+	"github.com/mcp-fleet/mcp-fleet/shared/atomicfile"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
@@ -104,8 +101,8 @@ func (l *Local) seed(seed fs.FS) error {
 		if err != nil {
 			return fmt.Errorf("workbook: read the sample %s: %w", e.Name(), err)
 		}
-		if err := writeAtomic(filepath.Join(l.dir, e.Name()), b); err != nil {
-			return err
+		if err := atomicfile.Write(filepath.Join(l.dir, e.Name()), b); err != nil {
+			return internal(err, "write "+e.Name())
 		}
 	}
 	return nil
@@ -215,65 +212,6 @@ func validTitle(t string) bool {
 	return t != "" && len(t) <= 100 && !strings.ContainsAny(t, "/\\\x00") && !strings.HasPrefix(t, ".") && t == strings.TrimSpace(t)
 }
 
-func parseCSV(b []byte) ([][]string, error) {
-	r := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(b, []byte("\ufeff"))))
-	r.FieldsPerRecord = -1
-	var rows [][]string
-	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		for i, f := range rec {
-			rec[i] = unescapeText(f)
-		}
-		rows = append(rows, rec)
-	}
-	// A row of empty fields is an empty row; trailing ones are dropped.
-	for len(rows) > 0 && allEmpty(rows[len(rows)-1]) {
-		rows = rows[:len(rows)-1]
-	}
-	return rows, nil
-}
-
-func allEmpty(row []string) bool {
-	for _, f := range row {
-		if f != "" {
-			return false
-		}
-	}
-	return true
-}
-
-// formulaLead: text starting with these is run as a formula by spreadsheet
-// programs that open a CSV file.
-const formulaLead = "=+-@\t\r'"
-
-func escapeText(s string) string {
-	if s != "" && strings.IndexByte(formulaLead, s[0]) >= 0 {
-		return "'" + s
-	}
-	return s
-}
-
-func unescapeText(s string) string {
-	if strings.HasPrefix(s, "'") {
-		return s[1:]
-	}
-	return s
-}
-
-func gridOf(rows [][]string) (int, int) {
-	cols := 0
-	for _, r := range rows {
-		cols = max(cols, len(r))
-	}
-	return max(LocalMinRows, len(rows)), max(LocalMinCols, cols)
-}
-
 // Tabs implements Workbook.
 func (l *Local) Tabs(ctx context.Context) ([]Tab, error) {
 	l.mu.Lock()
@@ -292,117 +230,6 @@ func (l *Local) Tabs(ctx context.Context) ([]Tab, error) {
 		out = append(out, Tab{Title: t, Rows: r, Cols: c})
 	}
 	return out, nil
-}
-
-// value converts stored text to a read value: a plain number is a number.
-func value(s string) any {
-	if s == "" {
-		return nil
-	}
-	if n, ok := plainNumber(s); ok {
-		return n
-	}
-	return s
-}
-
-// plainNumber accepts a number written the way this package writes one, so
-// that "007", "1e3" and "+1" stay text.
-func plainNumber(s string) (float64, bool) {
-	c := s[0]
-	if c != '-' && (c < '0' || c > '9') {
-		return 0, false
-	}
-	n, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(n, 0) || math.IsNaN(n) || formatFloat(n) != s {
-		return 0, false
-	}
-	return n, true
-}
-
-func formatFloat(n float64) string {
-	if n == math.Trunc(n) && math.Abs(n) < 1e15 {
-		return strconv.FormatInt(int64(n), 10)
-	}
-	return strconv.FormatFloat(n, 'f', -1, 64)
-}
-
-// Read implements Workbook. Dates are text in CSV files, so both Dates
-// settings read the same. The rows returned are shared with later reads of
-// the unchanged file: callers must not modify them.
-func (l *Local) Read(ctx context.Context, ranges []a1.Range, _ Dates) ([][][]any, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make([][][]any, len(ranges))
-	for i, rg := range ranges {
-		c, _, err := l.loadCached(rg.Sheet)
-		if err != nil {
-			return nil, err
-		}
-		rows := c.rows
-		gr, gc := gridOf(rows)
-		res, gerr := rg.Resolve(gr, gc)
-		if gerr != nil {
-			return nil, mcperr.Invalid("range", rg.String(), "an A1 range inside the tab's grid", "%v", gerr)
-		}
-		if c.vals == nil {
-			c.vals = make([][]any, len(rows))
-			for r, row := range rows {
-				vals := make([]any, len(row))
-				for j, s := range row {
-					if v := value(s); v != nil {
-						vals[j] = v
-					} else {
-						vals[j] = ""
-					}
-				}
-				c.vals[r] = trimEmpty(vals)
-			}
-		}
-		var vals [][]any
-		lastRow := 0
-		for r := res.StartRow; r <= res.EndRow && r <= len(c.vals); r++ {
-			row := c.vals[r-1]
-			lo, hi := min(res.StartCol-1, len(row)), min(res.EndCol, len(row))
-			cut := trimEmpty(row[lo:hi:hi])
-			vals = append(vals, cut)
-			if len(cut) > 0 {
-				lastRow = len(vals)
-			}
-		}
-		out[i] = vals[:lastRow]
-	}
-	return out, nil
-}
-
-// trimEmpty drops a row's trailing empty cells.
-func trimEmpty(row []any) []any {
-	n := len(row)
-	for n > 0 && row[n-1] == "" {
-		n--
-	}
-	return row[:n:n]
-}
-
-// rawText renders a value to write as the text the tab holds (escaped only
-// in the file).
-func rawText(v any) (string, error) {
-	switch x := v.(type) {
-	case string:
-		return x, nil
-	case int:
-		return strconv.Itoa(x), nil
-	case float64:
-		if math.IsInf(x, 0) || math.IsNaN(x) {
-			return "", fmt.Errorf("the number %v cannot be stored", x)
-		}
-		return formatFloat(x), nil
-	case bool:
-		if x {
-			return "TRUE", nil
-		}
-		return "FALSE", nil
-	}
-	return "", fmt.Errorf("a cell takes a string, number or boolean, not %T", v)
 }
 
 // modify applies change to a tab's rows and writes the file, starting over
@@ -443,7 +270,7 @@ func (l *Local) modify(tab string, change func(rows [][]string) ([][]string, err
 		}
 		w.Flush()
 		p := l.path(title)
-		tmp, err := writeTemp(p, buf.Bytes())
+		tmp, err := atomicfile.WriteTemp(p, buf.Bytes())
 		if err != nil {
 			return internal(err, "write tab "+title)
 		}
@@ -458,121 +285,11 @@ func (l *Local) modify(tab string, change func(rows [][]string) ([][]string, err
 			}
 			return mcperr.New(mcperr.Conflict, "tab %s of the local workbook kept being changed by another program; nothing was written", title).WithRetryable(true)
 		}
-		if err := commit(tmp, p); err != nil {
+		if err := atomicfile.Commit(tmp, p); err != nil {
 			return internal(err, "write tab "+title)
 		}
 		return nil
 	}
-}
-
-// Write implements Workbook.
-func (l *Local) Write(ctx context.Context, tab string, cells []Cell) error {
-	if len(cells) == 0 {
-		return nil
-	}
-	texts := make([]string, len(cells))
-	for i, c := range cells {
-		t, err := rawText(c.Value)
-		if err != nil {
-			return mcperr.New(mcperr.Internal, "cell %s: %v", a1.Cell(tab, c.Row, c.Col), err)
-		}
-		texts[i] = t
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.modify(tab, func(rows [][]string) ([][]string, error) {
-		gr, gc := gridOf(rows)
-		for _, c := range cells {
-			if c.Row < 1 || c.Col < 1 || c.Row > gr || c.Col > gc {
-				return nil, mcperr.Invalid("range", a1.Cell(tab, c.Row, c.Col).String(), "a cell inside the tab's grid",
-					"cell %s is outside the grid of tab %q (%d rows × %d columns)", a1.Cell(tab, c.Row, c.Col), tab, gr, gc)
-			}
-		}
-		for i, c := range cells {
-			rows = setText(rows, c.Row, c.Col, texts[i])
-		}
-		return trimRows(rows), nil
-	})
-}
-
-func setText(rows [][]string, row, col int, s string) [][]string {
-	for len(rows) < row {
-		rows = append(rows, nil)
-	}
-	for len(rows[row-1]) < col {
-		rows[row-1] = append(rows[row-1], "")
-	}
-	rows[row-1][col-1] = s
-	return rows
-}
-
-func trimRows(rows [][]string) [][]string {
-	for i, r := range rows {
-		n := len(r)
-		for n > 0 && r[n-1] == "" {
-			n--
-		}
-		rows[i] = r[:n]
-	}
-	for len(rows) > 0 && len(rows[len(rows)-1]) == 0 {
-		rows = rows[:len(rows)-1]
-	}
-	return rows
-}
-
-// Append implements Workbook, with the Sheets API's table detection on the
-// whole tab and an inserted row.
-func (l *Local) Append(ctx context.Context, tab string, row []any) (a1.Range, error) {
-	texts := make([]string, len(row))
-	for i, v := range row {
-		t, err := rawText(v)
-		if err != nil {
-			return a1.Range{}, mcperr.New(mcperr.Internal, "appended cell %d: %v", i+1, err)
-		}
-		texts[i] = t
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var landed a1.Range
-	err := l.modify(tab, func(rows [][]string) ([][]string, error) {
-		filled := make([][]bool, len(rows))
-		for i, r := range rows {
-			filled[i] = make([]bool, len(r))
-			for j, f := range r {
-				filled[i][j] = f != ""
-			}
-		}
-		title, _ := l.title(tab)
-		at, col, _, _ := a1.AppendTarget(filled, a1.Tab(title))
-		if at-1 < len(rows) {
-			rows = slices.Insert(rows, at-1, []string(nil))
-		}
-		for i, s := range texts {
-			rows = setText(rows, at, col+i, s)
-		}
-		landed = a1.Rect(title, at, col, at, col+max(len(texts), 1)-1)
-		return trimRows(rows), nil
-	})
-	return landed, err
-}
-
-// Clear implements Workbook.
-func (l *Local) Clear(ctx context.Context, r a1.Range) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.modify(r.Sheet, func(rows [][]string) ([][]string, error) {
-		gr, gc := gridOf(rows)
-		res, gerr := r.Resolve(gr, gc)
-		if gerr != nil {
-			return nil, mcperr.Invalid("range", r.String(), "an A1 range inside the tab's grid", "%v", gerr)
-		}
-		for row := res.StartRow; row <= res.EndRow && row <= len(rows); row++ {
-			for col := res.StartCol; col <= res.EndCol && col <= len(rows[row-1]); col++ {
-				rows[row-1][col-1] = ""
-			}
-		}
-		return trimRows(rows), nil
-	})
 }
 
 // AddTabs implements Workbook: an empty file per tab.
@@ -592,8 +309,8 @@ func (l *Local) AddTabs(ctx context.Context, titles []string) error {
 		}
 	}
 	for _, t := range titles {
-		if err := writeAtomic(l.path(t), nil); err != nil {
-			return err
+		if err := atomicfile.Write(l.path(t), nil); err != nil {
+			return internal(err, "write "+filepath.Base(l.path(t)))
 		}
 	}
 	return nil
@@ -623,62 +340,4 @@ func (l *Local) Lock(ctx context.Context) (func(), error) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-}
-
-// writeAtomic replaces path with data: a temporary file beside it, fsync,
-// rename, fsync of the directory.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := writeTemp(path, data)
-	if err != nil {
-		return internal(err, "write "+filepath.Base(path))
-	}
-	if err := commit(tmp, path); err != nil {
-		return internal(err, "write "+filepath.Base(path))
-	}
-	return nil
-}
-
-func writeTemp(path string, data []byte) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return "", err
-	}
-	name := f.Name()
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Chmod(0o600)
-	}
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		_ = os.Remove(name)
-		return "", werr
-	}
-	return name, nil
-}
-
-func commit(tmp, path string) error {
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
-func sortCells(cells []Cell) {
-	sort.SliceStable(cells, func(i, j int) bool {
-		if cells[i].Row != cells[j].Row {
-			return cells[i].Row < cells[j].Row
-		}
-		return cells[i].Col < cells[j].Col
-	})
 }

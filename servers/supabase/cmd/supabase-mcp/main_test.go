@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io/fs"
 	"net/http/httptest"
@@ -25,23 +24,12 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
 )
 
-var update = flag.Bool("update", false, "rewrite the generated reference in docs/supabase.md")
-
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 const pkg = "github.com/mcp-fleet/mcp-fleet/servers/supabase/cmd/supabase-mcp"
 
 var allTools = []string{"supabase_delete", "supabase_describe_table", "supabase_insert", "supabase_list_tables",
 	"supabase_query", "supabase_rpc", "supabase_update"}
-
-func aclFile(t *testing.T) string {
-	t.Helper()
-	p, err := filepath.Abs("../../../../configs/acl.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 func sorted(s []string) []string {
 	s = slices.Clone(s)
@@ -50,7 +38,7 @@ func sorted(s []string) []string {
 }
 
 func TestDocs(t *testing.T) {
-	mcptest.CheckReference(t, spec(), "../../../../docs/supabase.md", *update)
+	mcptest.CheckReference(t, spec(), "../../../../docs/supabase.md", mcptest.Updating())
 }
 
 func TestStdioEmbedded(t *testing.T) {
@@ -78,7 +66,7 @@ func TestStdioReadOnlyAndACL(t *testing.T) {
 	if res, err := ro.CallErr(context.Background(), "supabase_delete", map[string]any{"table": "quotes", "filters": []any{map[string]any{"column": "id", "op": "eq", "value": "quote-456"}}}); err == nil && !res.IsError {
 		t.Errorf("read-only served supabase_delete")
 	}
-	c := mcptest.StartStdio(t, bin, []string{"MCP_DATA_DIR=" + t.TempDir(), "MCP_ACL_FILE=" + aclFile(t), "MCP_AGENT=communication"})
+	c := mcptest.StartStdio(t, bin, []string{"MCP_DATA_DIR=" + t.TempDir(), "MCP_ACL_FILE=" + mcptest.RepoFile(t, "configs", "acl.yaml"), "MCP_AGENT=communication"})
 	if got := sorted(c.ToolNames()); !slices.Equal(got, []string{"supabase_describe_table", "supabase_list_tables", "supabase_query", "supabase_update"}) {
 		t.Errorf("communication tools %v", got)
 	}
