@@ -44,7 +44,8 @@ type Config struct {
 	// claim name (which may contain dots, as URL-named claims do), else a
 	// dotted path into nested objects such as app_metadata.roles.
 	GroupsClaim string
-	// ClockSkew is the leeway for time claims (DefaultClockSkew when zero).
+	// ClockSkew is the leeway for time claims; Load sets DefaultClockSkew
+	// when the variable is unset, zero means none.
 	ClockSkew time.Duration
 	// ResourceName is the human-readable resource_name of the PRM.
 	ResourceName string
@@ -59,7 +60,7 @@ func Load(getenv func(string) string) (Config, error) {
 		Issuer: strings.TrimSpace(getenv("MCP_OAUTH_ISSUER")), Resource: strings.TrimSpace(getenv("MCP_OAUTH_RESOURCE")),
 		Scopes: SplitList(getenv("MCP_OAUTH_SCOPES")), RequiredScopes: SplitList(getenv("MCP_OAUTH_REQUIRED_SCOPES")),
 		Audiences: SplitList(getenv("MCP_OAUTH_AUDIENCES")), JWKSURL: strings.TrimSpace(getenv("MCP_OAUTH_JWKS_URL")),
-		GroupsClaim: strings.TrimSpace(getenv("MCP_OAUTH_GROUPS_CLAIM")),
+		GroupsClaim: strings.TrimSpace(getenv("MCP_OAUTH_GROUPS_CLAIM")), ClockSkew: DefaultClockSkew,
 	}
 	if v := strings.TrimSpace(getenv("MCP_OAUTH_CLOCK_SKEW")); v != "" {
 		d, err := time.ParseDuration(v)
@@ -114,9 +115,6 @@ func (c *Config) Validate() error {
 	}
 	if c.ClockSkew < 0 || c.ClockSkew > 10*time.Minute {
 		return fmt.Errorf("MCP_OAUTH_CLOCK_SKEW %s: want 0 to 10m", c.ClockSkew)
-	}
-	if c.ClockSkew == 0 {
-		c.ClockSkew = DefaultClockSkew
 	}
 	if c.GroupsClaim == "" {
 		c.GroupsClaim = "groups"

@@ -18,7 +18,7 @@ func TestConfigValidate(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if c.ClockSkew != oauth.DefaultClockSkew || c.GroupsClaim != "groups" {
+	if c.ClockSkew != 0 || c.GroupsClaim != "groups" {
 		t.Fatalf("defaults %+v", c)
 	}
 	for _, ok := range []func(*oauth.Config){
@@ -76,6 +76,10 @@ func TestLoad(t *testing.T) {
 	if c.Resource != "https://mcp.example.com/mcp" || strings.Join(c.Scopes, "|") != "mcp:tools|openid" ||
 		c.ClockSkew != 5*time.Second || c.GroupsClaim != "roles" || c.Audiences[0] != "authenticated" || !c.Enabled() {
 		t.Fatalf("config %+v", c)
+	}
+	env["MCP_OAUTH_CLOCK_SKEW"] = ""
+	if c, _ := oauth.Load(func(k string) string { return env[k] }); c.ClockSkew != oauth.DefaultClockSkew {
+		t.Fatalf("default skew %s", c.ClockSkew)
 	}
 	env["MCP_OAUTH_CLOCK_SKEW"] = "5"
 	if _, err := oauth.Load(func(k string) string { return env[k] }); err == nil {

@@ -24,7 +24,7 @@ const resource = "https://mcp.example.com/mcp"
 
 func newVerifier(t *testing.T, as *oauthtest.Server, mod func(*oauth.Config), opts oauth.Options) *oauth.Verifier {
 	t.Helper()
-	cfg := oauth.Config{Issuer: as.Issuer, Resource: resource, Scopes: []string{"mcp:tools"}}
+	cfg := oauth.Config{Issuer: as.Issuer, Resource: resource, Scopes: []string{"mcp:tools"}, ClockSkew: oauth.DefaultClockSkew}
 	if mod != nil {
 		mod(&cfg)
 	}
