@@ -49,7 +49,15 @@ type Config struct {
 	ClockSkew time.Duration
 	// ResourceName is the human-readable resource_name of the PRM.
 	ResourceName string
+	// IntrospectionClientID and IntrospectionSecret, when set, let opaque
+	// (non-JWT) access tokens be checked at the authorization server's
+	// introspection endpoint (RFC 7662), as this client.
+	IntrospectionClientID string
+	IntrospectionSecret   string
 }
+
+// Introspects reports whether opaque tokens are introspected.
+func (c Config) Introspects() bool { return c.IntrospectionClientID != "" }
 
 // Enabled reports whether OAuth is configured at all.
 func (c Config) Enabled() bool { return c.Issuer != "" }
@@ -61,6 +69,8 @@ func Load(getenv func(string) string) (Config, error) {
 		Scopes: SplitList(getenv("MCP_OAUTH_SCOPES")), RequiredScopes: SplitList(getenv("MCP_OAUTH_REQUIRED_SCOPES")),
 		Audiences: SplitList(getenv("MCP_OAUTH_AUDIENCES")), JWKSURL: strings.TrimSpace(getenv("MCP_OAUTH_JWKS_URL")),
 		GroupsClaim: strings.TrimSpace(getenv("MCP_OAUTH_GROUPS_CLAIM")), ClockSkew: DefaultClockSkew,
+		IntrospectionClientID: strings.TrimSpace(getenv("MCP_OAUTH_INTROSPECTION_CLIENT_ID")),
+		IntrospectionSecret:   getenv("MCP_OAUTH_INTROSPECTION_CLIENT_SECRET"),
 	}
 	if v := strings.TrimSpace(getenv("MCP_OAUTH_CLOCK_SKEW")); v != "" {
 		d, err := time.ParseDuration(v)
@@ -112,6 +122,9 @@ func (c *Config) Validate() error {
 		if !validScope(s) {
 			return fmt.Errorf("MCP_OAUTH_SCOPES/MCP_OAUTH_REQUIRED_SCOPES: %q is not a scope (printable ASCII without spaces, quotes or backslashes)", s)
 		}
+	}
+	if (c.IntrospectionClientID == "") != (c.IntrospectionSecret == "") {
+		return errors.New("MCP_OAUTH_INTROSPECTION_CLIENT_ID and MCP_OAUTH_INTROSPECTION_CLIENT_SECRET: give both (to introspect opaque tokens) or neither")
 	}
 	if c.ClockSkew < 0 || c.ClockSkew > 10*time.Minute {
 		return fmt.Errorf("MCP_OAUTH_CLOCK_SKEW %s: want 0 to 10m", c.ClockSkew)

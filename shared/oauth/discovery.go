@@ -26,6 +26,10 @@ type Metadata struct {
 // another issuer (RFC 8414 §3.3).
 var ErrIssuerMismatch = errors.New("the authorization server's metadata names another issuer")
 
+// ErrMetadata: the metadata lacks what the configuration needs (an
+// introspection endpoint); like ErrIssuerMismatch, retrying cannot help.
+var ErrMetadata = errors.New("the authorization server's metadata does not fit the configuration")
+
 // maxDocument bounds a metadata document or key set read from the network.
 const maxDocument = 1 << 20
 

@@ -71,6 +71,8 @@ type Verifier struct {
 	// discovery retries.
 	stopKeys context.CancelFunc
 	cancel   context.CancelFunc
+	// intro checks opaque tokens (nil unless configured and discovered).
+	intro *introspector
 }
 
 // NewVerifier validates cfg and loads the authorization server's keys:
@@ -119,7 +121,7 @@ func NewVerifier(ctx context.Context, cfg Config, opts Options) (*Verifier, erro
 	err := v.load(ctx)
 	switch {
 	case err == nil:
-	case errors.Is(err, ErrIssuerMismatch):
+	case errors.Is(err, ErrIssuerMismatch), errors.Is(err, ErrMetadata):
 		cancel()
 		return nil, err
 	default:
@@ -134,12 +136,23 @@ func NewVerifier(ctx context.Context, cfg Config, opts Options) (*Verifier, erro
 func (v *Verifier) load(ctx context.Context) error {
 	client := NewHTTPClient(v.opts.Timeout)
 	meta := Metadata{Issuer: v.cfg.Issuer, JWKSURI: v.cfg.JWKSURL}
-	if meta.JWKSURI == "" {
+	if meta.JWKSURI == "" || v.cfg.Introspects() {
 		dctx, cancel := context.WithTimeout(ctx, v.opts.Timeout)
 		m, err := Discover(dctx, client, v.cfg.Issuer)
 		cancel()
 		if err != nil {
 			return err
+		}
+		if v.cfg.JWKSURL != "" {
+			m.JWKSURI = v.cfg.JWKSURL
+		}
+		if v.cfg.Introspects() {
+			if m.IntrospectionEndpoint == "" {
+				return fmt.Errorf("%w: introspection of opaque tokens is configured, but the metadata has no introspection_endpoint", ErrMetadata)
+			}
+			if err := checkURL(m.IntrospectionEndpoint, false); err != nil {
+				return fmt.Errorf("%w: introspection_endpoint %q: %v", ErrMetadata, m.IntrospectionEndpoint, err)
+			}
 		}
 		meta = m
 	}
@@ -167,6 +180,9 @@ func (v *Verifier) load(ctx context.Context) error {
 	}
 	v.mu.Lock()
 	v.keys, v.meta, v.stopKeys = kf, meta, kcancel
+	if v.cfg.Introspects() {
+		v.intro = newIntrospector(v.cfg, meta.IntrospectionEndpoint, client)
+	}
 	v.mu.Unlock()
 	return nil
 }
@@ -225,12 +241,25 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Identity, error) {
 	if raw == "" {
 		return Identity{}, ErrNoToken
 	}
-	if len(raw) > maxTokenBytes || strings.Count(raw, ".") != 2 {
+	if len(raw) > maxTokenBytes {
 		return Identity{}, invalid("format", "malformed token", nil)
 	}
 	v.mu.RLock()
-	kf := v.keys
+	kf, intro := v.keys, v.intro
 	v.mu.RUnlock()
+	if strings.Count(raw, ".") != 2 {
+		if !v.cfg.Introspects() {
+			return Identity{}, invalid("format", "malformed token", nil)
+		}
+		if intro == nil {
+			return Identity{}, ErrUnavailable
+		}
+		id, err := intro.check(ctx, raw, v.identity, v.opts.Now())
+		if err != nil {
+			return Identity{}, err
+		}
+		return v.checkScopes(id)
+	}
 	if kf == nil {
 		return Identity{}, ErrUnavailable
 	}
@@ -251,14 +280,15 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Identity, error) {
 	if id.Subject == "" {
 		return Identity{}, invalid("sub", "required claim missing", nil)
 	}
-	var missing bool
+	return v.checkScopes(id)
+}
+
+// checkScopes refuses an identity lacking a required scope.
+func (v *Verifier) checkScopes(id Identity) (Identity, error) {
 	for _, s := range v.cfg.RequiredScopes {
 		if !contains(id.Scopes, s) {
-			missing = true
+			return id, &InsufficientScopeError{Required: v.cfg.RequiredScopes, Held: id.Scopes}
 		}
-	}
-	if missing {
-		return id, &InsufficientScopeError{Required: v.cfg.RequiredScopes, Held: id.Scopes}
 	}
 	return id, nil
 }
@@ -310,7 +340,7 @@ func (v *Verifier) classify(ctx context.Context, kf keyfunc.Keyfunc, tok *jwt.To
 	return e
 }
 
-func (v *Verifier) identity(c jwt.MapClaims) Identity {
+func (v *Verifier) identity(c map[string]any) Identity {
 	id := Identity{Issuer: str(c["iss"]), Subject: str(c["sub"]), ClientID: str(c["client_id"])}
 	if id.ClientID == "" {
 		id.ClientID = str(c["azp"])
@@ -325,7 +355,7 @@ func (v *Verifier) identity(c jwt.MapClaims) Identity {
 		id.Scopes = strings.Fields(strings.Join(strs(c["scp"]), " "))
 	}
 	id.Groups = strs(claimPath(c, v.cfg.GroupsClaim))
-	if exp, err := c.GetExpirationTime(); err == nil && exp != nil {
+	if exp, err := jwt.MapClaims(c).GetExpirationTime(); err == nil && exp != nil {
 		id.Expiry = exp.Time
 	}
 	return id

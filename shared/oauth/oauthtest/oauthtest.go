@@ -37,11 +37,20 @@ type Server struct {
 	// documents state; set it before the first request to lie about it.
 	Issuer string
 
-	mu   sync.Mutex
-	keys []Key
-	// JWKSFetches counts requests for the key set.
-	JWKSFetches atomic.Int64
+	mu     sync.Mutex
+	keys   []Key
+	opaque map[string]map[string]any
+	// JWKSFetches counts requests for the key set, Introspections the
+	// introspection requests.
+	JWKSFetches    atomic.Int64
+	Introspections atomic.Int64
 }
+
+// The introspection endpoint (RFC 7662) accepts this client only.
+const (
+	IntrospectionClient = "resource-server"
+	IntrospectionSecret = "resource-server-secret"
+)
 
 // NewServer starts an authorization server with one RSA key ("rsa-1").
 func NewServer(t testing.TB) *Server {
@@ -50,7 +59,23 @@ func NewServer(t testing.TB) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]any{"issuer": s.Issuer, "jwks_uri": s.URL + "/jwks",
-			"authorization_endpoint": s.URL + "/authorize", "token_endpoint": s.URL + "/token"})
+			"authorization_endpoint": s.URL + "/authorize", "token_endpoint": s.URL + "/token",
+			"introspection_endpoint": s.URL + "/introspect"})
+	})
+	mux.HandleFunc("/introspect", func(w http.ResponseWriter, r *http.Request) {
+		s.Introspections.Add(1)
+		id, secret, ok := r.BasicAuth()
+		if !ok || id != IntrospectionClient || secret != IntrospectionSecret || r.Method != http.MethodPost {
+			http.Error(w, `{"error":"invalid_client"}`, http.StatusUnauthorized)
+			return
+		}
+		s.mu.Lock()
+		resp, known := s.opaque[r.PostFormValue("token")]
+		s.mu.Unlock()
+		if !known {
+			resp = map[string]any{"active": false}
+		}
+		writeJSON(w, resp)
 	})
 	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
 		s.JWKSFetches.Add(1)
@@ -66,6 +91,16 @@ func NewServer(t testing.TB) *Server {
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// SetOpaque makes the introspection endpoint answer resp for token.
+func (s *Server) SetOpaque(token string, resp map[string]any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.opaque == nil {
+		s.opaque = map[string]map[string]any{}
+	}
+	s.opaque[token] = resp
 }
 
 // NewRSAKey generates an RS256 key.
