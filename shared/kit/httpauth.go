@@ -119,7 +119,7 @@ func (f *httpFrontend) refuse(w http.ResponseWriter, r *http.Request, p Principa
 	case errors.Is(err, oauth.ErrUnmapped):
 		ev = ev.Str("reason", "unmapped").Str("sub", p.Subject).Str("client_id", p.ClientID)
 	case errors.Is(err, oauth.ErrUnavailable):
-		ev = ev.Str("reason", "keys unavailable")
+		ev = ev.Str("reason", "authorization server unavailable").Err(err)
 	case errors.Is(err, oauth.ErrNoToken):
 		ev = ev.Str("reason", "no token")
 	default:
@@ -135,7 +135,7 @@ func (f *httpFrontend) refuse(w http.ResponseWriter, r *http.Request, p Principa
 		msg = "forbidden: this identity is mapped to no agent"
 	case errors.Is(err, oauth.ErrUnavailable):
 		w.Header().Set("Retry-After", "30")
-		msg, code = "the authorization server's keys are not loaded yet; retry shortly", wire.CodeServerBusy
+		msg, code = "the token cannot be checked now: the authorization server is unavailable; retry shortly", wire.CodeServerBusy
 	case it != nil:
 		msg = "unauthorized: " + it.Description
 	default:

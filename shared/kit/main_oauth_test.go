@@ -22,7 +22,8 @@ func TestMainOAuthHelp(t *testing.T) {
 	}
 	for name, env := range map[string]string{"oauth-issuer": "MCP_OAUTH_ISSUER", "oauth-resource": "MCP_OAUTH_RESOURCE",
 		"oauth-scopes": "MCP_OAUTH_SCOPES", "oauth-required-scopes": "MCP_OAUTH_REQUIRED_SCOPES", "oauth-audiences": "MCP_OAUTH_AUDIENCES",
-		"oauth-jwks-url": "MCP_OAUTH_JWKS_URL", "oauth-groups-claim": "MCP_OAUTH_GROUPS_CLAIM", "oauth-clock-skew": "MCP_OAUTH_CLOCK_SKEW"} {
+		"oauth-jwks-url": "MCP_OAUTH_JWKS_URL", "oauth-groups-claim": "MCP_OAUTH_GROUPS_CLAIM", "oauth-clock-skew": "MCP_OAUTH_CLOCK_SKEW",
+		"oauth-introspection-client-id": "MCP_OAUTH_INTROSPECTION_CLIENT_ID"} {
 		found := false
 		for _, l := range strings.Split(out, "\n") {
 			if strings.HasPrefix(strings.TrimSpace(l), "--"+name+" ") && strings.Contains(l, "$"+env) {
@@ -32,6 +33,9 @@ func TestMainOAuthHelp(t *testing.T) {
 		if !found {
 			t.Errorf("help lacks --%s [$%s]", name, env)
 		}
+	}
+	if !strings.Contains(out, "$MCP_OAUTH_INTROSPECTION_CLIENT_SECRET") || strings.Contains(out, "--MCP_OAUTH_INTROSPECTION_CLIENT_SECRET") {
+		t.Error("help lacks the introspection secret, or lists it as a flag")
 	}
 	if !strings.Contains(out, "(default 30s)") || !strings.Contains(out, "(default groups)") {
 		t.Error("help lacks the OAuth defaults")
@@ -71,6 +75,10 @@ func TestMainOAuthRefusesBadConfiguration(t *testing.T) {
 			[]string{"identities[0]", `"ghost"`}},
 		{"policy without identities", nil, httpEnv("MCP_OAUTH_ISSUER", as.URL, "MCP_OAUTH_RESOURCE", res, "MCP_ACL_FILE", policy),
 			[]string{"identities"}},
+		{"introspection secret without its client", nil, httpEnv("MCP_OAUTH_ISSUER", as.URL, "MCP_OAUTH_RESOURCE", res,
+			"MCP_OAUTH_INTROSPECTION_CLIENT_SECRET", "s3cret-introspection"), []string{"give both"}},
+		{"introspection secret without OAuth", nil, httpEnv("MCP_AUTH_TOKEN", httpToken,
+			"MCP_OAUTH_INTROSPECTION_CLIENT_SECRET", "s3cret-introspection"), []string{"MCP_OAUTH_INTROSPECTION_CLIENT_SECRET is set but"}},
 		{"OAuth and no auth", []string{"--insecure-no-auth"}, httpEnv("MCP_OAUTH_ISSUER", as.URL, "MCP_OAUTH_RESOURCE", res), []string{"cannot be combined with OAuth"}},
 	}
 	for _, tc := range cases {
@@ -83,6 +91,9 @@ func TestMainOAuthRefusesBadConfiguration(t *testing.T) {
 				if !strings.Contains(errOut, w) {
 					t.Errorf("stderr %q lacks %q", errOut, w)
 				}
+			}
+			if strings.Contains(errOut, "s3cret") {
+				t.Errorf("stderr shows a secret: %q", errOut)
 			}
 		})
 	}

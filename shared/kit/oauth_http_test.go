@@ -378,3 +378,26 @@ func TestOAuthTokenDoesNotOpenMetrics(t *testing.T) {
 		t.Fatalf("static token on /mcp beside OAuth: %d %s", r.Status, r.Body)
 	}
 }
+
+func TestOAuthOpaqueTokenIntrospected(t *testing.T) {
+	p, err := acl.Parse([]byte(identityPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx := newOAuthFixture(t, p, func(c *oauth.Config) {
+		c.IntrospectionClientID, c.IntrospectionSecret = oauthtest.IntrospectionClient, oauthtest.IntrospectionSecret
+	}, kit.HTTPOptions{})
+	fx.as.SetOpaque("opaque-alice-0123456789", map[string]any{"active": true, "iss": fx.as.Issuer, "sub": "alice",
+		"aud": oauthResource, "scope": "mcp:tools", "exp": float64(time.Now().Add(time.Hour).Unix())})
+	c := dial(t, fx.base, "opaque-alice-0123456789", true)
+	if got := strings.Join(clientToolNames(t, c), ","); got != "echo,slow" {
+		t.Fatalf("alice (opaque token) sees %q", got)
+	}
+	r := do(t, http.MethodPost, fx.base+"/mcp", "opaque-unknown-0123456789", "", modernCall, modernHeaders)
+	if r.Status != 401 || !strings.Contains(r.Header.Get("WWW-Authenticate"), `error="invalid_token", error_description="token inactive"`) {
+		t.Fatalf("inactive opaque token: %d %v", r.Status, r.Header)
+	}
+	if calls(fx.s, "echo") != 0 {
+		t.Fatal("the inactive token's call ran")
+	}
+}
