@@ -135,7 +135,8 @@ async function startAS(name, resources) {
     // A resource scope also listed here shows up as a missing OIDC scope
     // too; the consent below grants both kinds.
     scopes: ['openid', 'offline_access', TOOLS_SCOPE, OTHER_SCOPE, ORCH_SCOPE],
-    ttl: { Interaction: 300, Session: 300, Grant: 300, AuthorizationCode: 60, AccessToken: 300 },
+    ttl: { Interaction: 300, Session: 300, Grant: 300, AuthorizationCode: 60,
+      AccessToken: (ctx, token) => token.resourceServer?.accessTokenTTL ?? 300 },
     findAccount: async (ctx, id) => ({ accountId: id, claims: async () => ({ sub: id }) }),
     clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' },
     features: {
