@@ -289,9 +289,10 @@ async function startServer(spec, as, scratch, acl) {
     PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: data, MCP_DATA_DIR: data, MCP_LOG_LEVEL: 'info',
     MCP_OAUTH_ISSUER: as.issuer,
     MCP_OAUTH_RESOURCE: `${base}/mcp`,
-    MCP_OAUTH_SCOPES: (spec.scopes ?? [TOOLS_SCOPE]).join(' '),
+    MCP_OAUTH_SCOPES: (spec.scopes ?? [TOOLS_SCOPE]).join(','),
     MCP_OAUTH_REQUIRED_SCOPES: TOOLS_SCOPE,
-    MCP_OAUTH_CLOCK_SKEW: '0s',
+    // The shortest leeway the servers take: expired is then exp + 1 s.
+    MCP_OAUTH_CLOCK_SKEW: '1s',
     MCP_AGENT_TOKENS: `${spec.agent}=${staticToken}`,
   };
   const args = ['--transport', 'http', '--port', String(port), '--acl', acl];
@@ -473,7 +474,7 @@ async function checkServer(srv, next, as, other, foreign, expired, mintedAt) {
   const good = happy.provider.tokens().access_token;
   const negatives = [
     ['token for another server (wrong aud)', () => mint(as, { account: srv.account, resource: next.resource, scope: TOOLS_SCOPE }), 401, 'invalid_token'],
-    ['expired token', async () => { await sleep(Math.max(0, mintedAt + 2100 - Date.now())); return expired; }, 401, 'invalid_token'],
+    ['expired token', async () => { await sleep(Math.max(0, mintedAt + 3200 - Date.now())); return expired; }, 401, 'invalid_token'],
     ['token from a second issuer', () => mint(other, { account: srv.account, resource: srv.resource, scope: TOOLS_SCOPE }), 401, 'invalid_token'],
     ['alg none', async () => algNone(good), 401, 'invalid_token'],
     ['signed with a foreign key, same kid', () => foreignKey(good, foreign), 401, 'invalid_token'],
