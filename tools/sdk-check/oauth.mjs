@@ -291,8 +291,8 @@ async function startServer(spec, as, scratch, acl) {
     MCP_OAUTH_RESOURCE: `${base}/mcp`,
     MCP_OAUTH_SCOPES: (spec.scopes ?? [TOOLS_SCOPE]).join(','),
     MCP_OAUTH_REQUIRED_SCOPES: TOOLS_SCOPE,
-    // The shortest leeway the servers take: expired is then exp + 1 s.
-    MCP_OAUTH_CLOCK_SKEW: '1s',
+    // No leeway: a token is expired one second after its exp.
+    MCP_OAUTH_CLOCK_SKEW: '0s',
     MCP_AGENT_TOKENS: `${spec.agent}=${staticToken}`,
   };
   const args = ['--transport', 'http', '--port', String(port), '--acl', acl];
@@ -474,7 +474,7 @@ async function checkServer(srv, next, as, other, foreign, expired, mintedAt) {
   const good = happy.provider.tokens().access_token;
   const negatives = [
     ['token for another server (wrong aud)', () => mint(as, { account: srv.account, resource: next.resource, scope: TOOLS_SCOPE }), 401, 'invalid_token'],
-    ['expired token', async () => { await sleep(Math.max(0, mintedAt + 3200 - Date.now())); return expired; }, 401, 'invalid_token'],
+    ['expired token', async () => { await sleep(Math.max(0, mintedAt + 2100 - Date.now())); return expired; }, 401, 'invalid_token'],
     ['token from a second issuer', () => mint(other, { account: srv.account, resource: srv.resource, scope: TOOLS_SCOPE }), 401, 'invalid_token'],
     ['alg none', async () => algNone(good), 401, 'invalid_token'],
     ['signed with a foreign key, same kid', () => foreignKey(good, foreign), 401, 'invalid_token'],
@@ -499,6 +499,30 @@ async function checkServer(srv, next, as, other, foreign, expired, mintedAt) {
     await sleep(200);
     const after = srv.toolCalls().length;
     record(S, 'refused requests ran no tool (audit log)', `${ran} tool_call lines`, `${after}`, after === ran);
+  });
+
+  // A client holding a token without the required scope: the SDK reads the
+  // 403's scope, authorizes again asking for it, and goes on.
+  await step(S, 'SDK upscope', async () => {
+    const provider = new HeadlessProvider(srv.account, as.issuer);
+    provider.saveTokens({ access_token: await mint(as, { account: srv.account, resource: srv.resource, scope: OTHER_SCOPE }), token_type: 'Bearer' });
+    let reauthorized = false;
+    try {
+      await newClient().connect(new StreamableHTTPClientTransport(srv.url, { authProvider: provider }));
+    } catch (e) {
+      if (!(e instanceof UnauthorizedError)) throw e;
+      reauthorized = true;
+    }
+    if (reauthorized) await new StreamableHTTPClientTransport(srv.url, { authProvider: provider }).finishAuth(provider.code);
+    const c = newClient();
+    await c.connect(new StreamableHTTPClientTransport(srv.url, { authProvider: provider }));
+    const res = await c.callTool({ name: srv.tool, arguments: srv.args });
+    const scope = parts(provider.tokens().access_token).payload.scope ?? '';
+    const asked = new URL(provider.authorizeURL ?? 'http://x/').searchParams.get('scope');
+    record(S, `SDK on 403 insufficient_scope (token with ${OTHER_SCOPE} only)`, `authorizes again for ${TOOLS_SCOPE}, tool ok`,
+      `${reauthorized ? 'authorized again' : 'no new authorization'} asking scope="${asked}", new token scope="${scope}", ${res.isError ? 'error' : 'ok'}`,
+      reauthorized && scope.split(' ').includes(TOOLS_SCOPE) && !res.isError);
+    await c.close();
   });
   await happy.client.close();
 }
