@@ -1,5 +1,6 @@
 // Package acl is the agent-to-tool access policy: which agent may
-// call which tool, and which HTTP bearer token speaks for which agent. A
+// call which tool, and which HTTP bearer token or OAuth identity speaks for
+// which agent (the ordered identities rules: first match wins). A
 // configured policy fails closed — an agent it does not name gets nothing —
 // and every mistake in the file is a load error, never a silent grant.
 //
@@ -32,6 +33,8 @@ type Policy struct {
 	tokens map[[32]byte]string
 	// grants are the grant files applied, in order.
 	grants []Grant
+	// identities map OAuth identities to agents, first match wins.
+	identities []identityRule
 }
 
 // Grant is one grant file applied to a policy.
@@ -58,6 +61,9 @@ type fileFormat struct {
 	Step string `yaml:"step"`
 	// Grants are the tools a grant file adds, by agent.
 	Grants map[string][]string `yaml:"grants"`
+	// Identities map OAuth access-token identities to agents (policy
+	// files only).
+	Identities []identityRule `yaml:"identities"`
 }
 
 type agentSpec struct {
@@ -156,6 +162,8 @@ func (p *Policy) applyGrant(path string, raw []byte) error {
 	switch {
 	case len(f.Agents) > 0:
 		return errors.New("has agents: it is a policy file, and only the first file may be one (the others are grant files: step and grants)")
+	case len(f.Identities) > 0:
+		return errors.New("has identities: they belong in the policy file, which names who acts as which agent")
 	case strings.TrimSpace(f.Step) == "":
 		return errors.New("step: say which workflow step needs these tools")
 	case len(f.Grants) == 0:
@@ -232,6 +240,9 @@ func Parse(raw []byte) (*Policy, error) {
 			p.tokens[sum] = name
 		}
 		p.agents[name] = a
+	}
+	if err := p.checkIdentities(f.Identities); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

@@ -3,7 +3,6 @@ package kit
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
+	"github.com/mcp-fleet/mcp-fleet/shared/oauth"
 	"github.com/mcp-fleet/mcp-fleet/shared/urlrule"
 )
 
@@ -41,6 +41,10 @@ type HTTPOptions struct {
 	Health *Health
 	// Grace bounds how long shutdown waits for requests in flight (10s).
 	Grace time.Duration
+	// OAuth, when set, also accepts OAuth access tokens (after the static
+	// tokens), serves the Protected Resource Metadata, and answers
+	// refusals with OAuth challenges.
+	OAuth *oauth.Verifier
 }
 
 // httpFrontend is the HTTP side of a server.
@@ -52,6 +56,8 @@ type httpFrontend struct {
 	// authHash is sha256 of the single bearer token, compared in constant
 	// time with the hash of what a request presents.
 	authHash [32]byte
+	// prm is the Protected Resource Metadata document (OAuth only).
+	prm      []byte
 	sessions *sessions
 	// closingCtx ends at shutdown: event streams close, sessions end.
 	closingCtx context.Context
@@ -75,7 +81,7 @@ func (s *Server) checkHTTPOptions(o HTTPOptions) error {
 	if err != nil {
 		return fmt.Errorf("listen address %q: %w", o.Addr, err)
 	}
-	hasTokens := o.AuthToken != "" || (s.opts.Policy != nil && s.opts.Policy.HasTokens())
+	hasTokens := o.AuthToken != "" || (s.opts.Policy != nil && s.opts.Policy.HasTokens()) || o.OAuth != nil
 	if s.opts.Policy != nil && o.AuthToken != "" {
 		return errors.New("MCP_AUTH_TOKEN is for a server without a policy; with an ACL policy, bind tokens to agents (MCP_AGENT_TOKENS or token_sha256 in the policy)")
 	}
@@ -86,10 +92,16 @@ func (s *Server) checkHTTPOptions(o HTTPOptions) error {
 		if s.opts.Policy != nil {
 			return errors.New("--insecure-no-auth cannot be combined with an ACL policy: agents are identified by their tokens")
 		}
+		if o.OAuth != nil {
+			return errors.New("--insecure-no-auth cannot be combined with OAuth (MCP_OAUTH_ISSUER): choose one")
+		}
 		return nil
 	}
+	if o.OAuth != nil && s.opts.Policy != nil && s.opts.Policy.IdentityRules() == 0 {
+		return errors.New("OAuth (MCP_OAUTH_ISSUER) with an ACL policy needs identities: rules in the policy mapping token subjects, groups or scopes to agents; without them every OAuth caller would be refused")
+	}
 	if !hasTokens {
-		return errors.New("the HTTP transport needs a bearer token: set MCP_AUTH_TOKEN (or MCP_AGENT_TOKENS with an ACL policy); --insecure-no-auth is accepted on loopback only")
+		return errors.New("the HTTP transport needs a bearer token: set MCP_AUTH_TOKEN (or MCP_AGENT_TOKENS with an ACL policy), or accept OAuth access tokens with MCP_OAUTH_ISSUER and MCP_OAUTH_RESOURCE; --insecure-no-auth is accepted on loopback only")
 	}
 	return nil
 }
@@ -109,6 +121,12 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, func(ctx context.Cont
 	f.workCtx, f.cancelWork = context.WithCancel(context.Background())
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", f.health)
+	if o.OAuth != nil {
+		f.prm = oauth.PRM(o.OAuth.Config())
+		for _, p := range prmPaths(o.OAuth.Config()) {
+			mux.HandleFunc(p, f.servePRM)
+		}
+	}
 	mux.Handle("/metrics", f.guard(s.metrics.Handler()))
 	mux.Handle("/mcp", f.guard(http.HandlerFunc(f.mcp)))
 	if o.SSE {
@@ -157,45 +175,6 @@ func (f *httpFrontend) health(w http.ResponseWriter, r *http.Request) {
 	}
 	f.o.Health.serve(w, r, map[string]any{"server": f.s.info.Name, "version": f.s.info.Version,
 		"tools": len(f.s.tools), "sessions": f.sessions.count()})
-}
-
-// guard applies, in order: Host and Origin checks (DNS rebinding), bearer
-// authentication, and puts the caller's agent in the request context.
-func (f *httpFrontend) guard(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !f.hostAllowed(r.Host) {
-			writeHTTPError(w, http.StatusForbidden, "Forbidden: invalid Host header")
-			return
-		}
-		if origin := r.Header.Get("Origin"); origin != "" && !f.originAllowed(origin) {
-			writeHTTPError(w, http.StatusForbidden, "Forbidden: invalid Origin header")
-			return
-		}
-		agent, ok := f.authenticate(r)
-		if !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-fleet"`)
-			writeRPCError(w, http.StatusUnauthorized, nil, -32001, "unauthorized: a valid bearer token is required")
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(WithAgent(r.Context(), agent)))
-	})
-}
-
-func (f *httpFrontend) authenticate(r *http.Request) (string, bool) {
-	if f.o.NoAuth {
-		return "", true
-	}
-	h := r.Header.Get("Authorization")
-	scheme, tok, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
-		return "", false
-	}
-	tok = strings.TrimSpace(tok)
-	if p := f.s.opts.Policy; p != nil {
-		return p.AgentForToken(tok)
-	}
-	sum := sha256.Sum256([]byte(tok))
-	return "", subtle.ConstantTimeCompare(sum[:], f.authHash[:]) == 1
 }
 
 func (f *httpFrontend) hostAllowed(host string) bool {

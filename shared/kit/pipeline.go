@@ -31,7 +31,7 @@ func (s *Server) callTool(ctx context.Context, r *request) reply {
 	start := time.Now()
 	agent := r.sess.agent
 	cid := s.correlationID()
-	log := s.log.With().Str("correlation_id", cid).Str("tool", t.Name).Str("agent", agent).Logger()
+	log := logPrincipal(s.log.With().Str("correlation_id", cid).Str("tool", t.Name).Str("agent", agent), r.sess.principal).Logger()
 
 	args, failure := s.admit(ctx, r, t)
 	var res []byte
@@ -89,6 +89,25 @@ func (s *Server) callTool(ctx context.Context, r *request) reply {
 		s.audit(&log, t.AuditOmit, r.p.Arguments, args, d, failure)
 	}
 	return rep
+}
+
+// logPrincipal names who called, beside the agent: how they authenticated
+// and, for an OAuth token, its subject, name and client.
+func logPrincipal(c zerolog.Context, p Principal) zerolog.Context {
+	if p.Auth == "" {
+		return c
+	}
+	c = c.Str("auth", p.Auth)
+	if p.Subject != "" {
+		c = c.Str("sub", p.Subject)
+	}
+	if p.Name != "" {
+		c = c.Str("name", p.Name)
+	}
+	if p.ClientID != "" {
+		c = c.Str("client_id", p.ClientID)
+	}
+	return c
 }
 
 // admit decodes and checks a call before it may run.

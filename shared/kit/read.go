@@ -116,7 +116,7 @@ func (s *Server) readResource(ctx context.Context, r *request) reply {
 	}
 	start := time.Now()
 	cid := s.correlationID()
-	log := s.log.With().Str("correlation_id", cid).Str("resource", name).Str("agent", agent).Logger()
+	log := logPrincipal(s.log.With().Str("correlation_id", cid).Str("resource", name).Str("agent", agent), r.sess.principal).Logger()
 	metric := "resource:" + name
 	held, ok := s.budget.acquireCall(ctx, r.blocking, s.budget.calls, sessionSlots(r.sess), nil)
 	if !ok {

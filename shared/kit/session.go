@@ -32,7 +32,10 @@ type session struct {
 	srv   *Server
 	id    string
 	agent string
-	via   transport
+	// principal is who authenticated the session's requests, for the
+	// audit line (zero on stdio).
+	principal Principal
+	via       transport
 	// out carries notifications outside responses; nil for stateless
 	// requests, which have none.
 	out *outbox

@@ -1,6 +1,7 @@
 package kit
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"sync"
@@ -9,9 +10,11 @@ import (
 
 // sessions tracks the HTTP sessions of protocol versions before 2026-07-28
 // (streamable HTTP and the 2024-11-05 SSE transport): each id is random,
-// bound to the agent whose token created it, expires after an idle period,
-// and their number is capped. A session id presented with another agent's
-// token is refused, so a leaked id carries no privilege across identities.
+// bound to its owner (the agent whose token created it and, for an OAuth
+// token, its issuer and subject), expires after an idle period, and their
+// number is capped. A session id presented by another owner is refused, so
+// a leaked id carries no privilege across identities, even between two
+// people mapped to the same agent.
 type sessions struct {
 	srv *Server
 	mu  sync.Mutex
@@ -24,9 +27,17 @@ type sessions struct {
 	now      func() time.Time
 }
 
+// owner is who a session belongs to.
+type owner struct{ agent, issuer, subject string }
+
+func ownerOf(ctx context.Context) owner {
+	p := PrincipalFrom(ctx)
+	return owner{agent: AgentFrom(ctx), issuer: p.Issuer, subject: p.Subject}
+}
+
 type httpSession struct {
 	id       string
-	agent    string
+	owner    owner
 	lastSeen time.Time
 	// streams counts open GET/SSE streams; a session with one never idles.
 	streams int
@@ -96,13 +107,15 @@ func (s *sessions) count() int {
 	return len(s.m)
 }
 
-// create makes a session for agent, using up the reservation r.
-func (s *sessions) create(agent string, via transport, r *reservation) *httpSession {
+// create makes a session for the caller of ctx, using up the reservation r.
+func (s *sessions) create(ctx context.Context, via transport, r *reservation) *httpSession {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	id := sessionPrefix + hex.EncodeToString(b[:])
 	now := s.now()
-	hs := &httpSession{id: id, agent: agent, lastSeen: now, state: s.srv.newSession(id, agent, via)}
+	o := ownerOf(ctx)
+	hs := &httpSession{id: id, owner: o, lastSeen: now, state: s.srv.newSession(id, o.agent, via)}
+	hs.state.principal = PrincipalFrom(ctx)
 	s.mu.Lock()
 	if r != nil && !r.used {
 		r.used = true
@@ -113,9 +126,9 @@ func (s *sessions) create(agent string, via transport, r *reservation) *httpSess
 	return hs
 }
 
-// lookup finds the session id names, for agent, and marks it used; false
-// for an unknown, expired, ended or another agent's session.
-func (s *sessions) lookup(id, agent string) (*httpSession, bool) {
+// lookup finds the session id names, for its owner o, and marks it used;
+// false for an unknown, expired, ended or another owner's session.
+func (s *sessions) lookup(id string, o owner) (*httpSession, bool) {
 	now := s.now()
 	s.mu.Lock()
 	hs, ok := s.m[id]
@@ -124,7 +137,7 @@ func (s *sessions) lookup(id, agent string) (*httpSession, bool) {
 		delete(s.m, id)
 		expired, ok = hs.state, false
 	}
-	ok = ok && hs.agent == agent
+	ok = ok && hs.owner == o
 	if ok {
 		hs.lastSeen = now
 	}
@@ -146,11 +159,11 @@ func (s *sessions) stream(hs *httpSession, delta int) {
 	s.mu.Unlock()
 }
 
-// terminate ends the session id if agent owns it.
-func (s *sessions) terminate(id, agent string) bool {
+// terminate ends the session id if o owns it.
+func (s *sessions) terminate(id string, o owner) bool {
 	s.mu.Lock()
 	hs, ok := s.m[id]
-	if !ok || hs.agent != agent {
+	if !ok || hs.owner != o {
 		s.mu.Unlock()
 		return false
 	}

@@ -12,7 +12,7 @@ import (
 // stream and names the endpoint for its messages; POST /message?sessionId=…
 // carries each client message, answered 202 at once, with every response
 // sent on the stream. Sessions are counted against the same cap and bound
-// to the agent that opened the stream, as streamable HTTP sessions are.
+// to the owner that opened the stream, as streamable HTTP sessions are.
 
 func (f *httpFrontend) sseStream(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
@@ -26,9 +26,9 @@ func (f *httpFrontend) sseStream(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusServiceUnavailable, "too many sessions; close one or retry later")
 		return
 	}
-	hs := f.sessions.create(AgentFrom(r.Context()), overSSE, res)
+	hs := f.sessions.create(r.Context(), overSSE, res)
 	f.sessions.stream(hs, +1)
-	defer f.sessions.terminate(hs.id, hs.agent)
+	defer f.sessions.terminate(hs.id, hs.owner)
 	defer f.sessions.stream(hs, -1)
 	es := newEventStream(w)
 	defer es.close()
@@ -47,7 +47,7 @@ func (f *httpFrontend) sseMessage(w http.ResponseWriter, r *http.Request) {
 	if !jsonContent(w, r) {
 		return
 	}
-	hs, ok := f.sessions.lookup(r.URL.Query().Get("sessionId"), AgentFrom(r.Context()))
+	hs, ok := f.sessions.lookup(r.URL.Query().Get("sessionId"), ownerOf(r.Context()))
 	if !ok {
 		writeRPCError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "unknown, expired or terminated session")
 		return

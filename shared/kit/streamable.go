@@ -111,7 +111,7 @@ func (f *httpFrontend) post(w http.ResponseWriter, r *http.Request) {
 	if !jsonContent(w, r) {
 		return
 	}
-	agent := AgentFrom(r.Context())
+	o := ownerOf(r.Context())
 	hdrVersion := r.Header.Get(mcp.HeaderProtocolVersion)
 	modernHdr := mcp.IsModernProtocol(hdrVersion)
 	if !modernHdr && hdrVersion != "" && !mcp.IsValidProtocolVersion(hdrVersion) {
@@ -122,7 +122,7 @@ func (f *httpFrontend) post(w http.ResponseWriter, r *http.Request) {
 	var hs *httpSession
 	sid := r.Header.Get(headerSessionID)
 	if sid != "" && !modernHdr {
-		hs, _ = f.sessions.lookup(sid, agent)
+		hs, _ = f.sessions.lookup(sid, o)
 	}
 	var sb *sessionBudget
 	if hs != nil {
@@ -199,7 +199,7 @@ func (f *httpFrontend) initialize(w http.ResponseWriter, r *http.Request, m wire
 			fmt.Sprintf("too many sessions (limit %d); close one or retry later", f.sessions.max))
 		return
 	}
-	hs := f.sessions.create(AgentFrom(r.Context()), overHTTP, res)
+	hs := f.sessions.create(r.Context(), overHTTP, res)
 	rep := f.s.serve(r.Context(), &request{sess: hs.state, id: m.ID, method: m.Method, p: p, size: size})
 	w.Header().Set(headerSessionID, hs.id)
 	writeJSON(w, http.StatusOK, rep.body)
@@ -237,6 +237,7 @@ func (f *httpFrontend) postModern(w http.ResponseWriter, r *http.Request, m wire
 		return
 	}
 	se := f.s.newSession("", AgentFrom(r.Context()), overStateless)
+	se.principal = PrincipalFrom(r.Context())
 	defer se.close()
 	f.serveRequest(w, r, se, &request{sess: se, id: m.ID, method: m.Method, p: p, meta: &meta, size: len(body),
 		header: r.Header, modernByHeader: true})
@@ -358,7 +359,7 @@ func (f *httpFrontend) delete(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Mcp-Session-Id header is required")
 		return
 	}
-	if !f.sessions.terminate(sid, AgentFrom(r.Context())) {
+	if !f.sessions.terminate(sid, ownerOf(r.Context())) {
 		writeRPCError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "unknown, expired or terminated session")
 		return
 	}
@@ -366,14 +367,14 @@ func (f *httpFrontend) delete(w http.ResponseWriter, r *http.Request) {
 }
 
 // ownSession finds the session a GET names: 400 without an id, 404 when it
-// is unknown, expired, terminated or another agent's.
+// is unknown, expired, terminated or another owner's.
 func (f *httpFrontend) ownSession(w http.ResponseWriter, r *http.Request) *httpSession {
 	sid := r.Header.Get(headerSessionID)
 	if sid == "" {
 		writeRPCError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Mcp-Session-Id header is required: send initialize first")
 		return nil
 	}
-	hs, ok := f.sessions.lookup(sid, AgentFrom(r.Context()))
+	hs, ok := f.sessions.lookup(sid, ownerOf(r.Context()))
 	if !ok {
 		writeRPCError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "unknown, expired or terminated session")
 		return nil

@@ -1,0 +1,134 @@
+package acl
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Identity is what an OAuth access token says about its bearer, as far as
+// the policy's identities rules look at it.
+type Identity struct {
+	Issuer   string
+	Subject  string
+	ClientID string
+	Groups   []string
+	Scopes   []string
+}
+
+// identityRule maps the identities it matches to an agent. Every matcher
+// it gives must match; a rule without matchers is a load error (it would
+// give every token of the issuer the agent).
+type identityRule struct {
+	Issuer   string   `yaml:"issuer"`
+	Subject  string   `yaml:"subject"`
+	Groups   []string `yaml:"groups"`
+	Scopes   []string `yaml:"scopes"`
+	ClientID string   `yaml:"client_id"`
+	Agent    string   `yaml:"agent"`
+}
+
+func (r identityRule) matches(id Identity) bool {
+	if r.Issuer != "" && r.Issuer != id.Issuer {
+		return false
+	}
+	if r.Subject != "" && r.Subject != id.Subject {
+		return false
+	}
+	if r.ClientID != "" && r.ClientID != id.ClientID {
+		return false
+	}
+	if len(r.Groups) > 0 && !anyOf(r.Groups, id.Groups) {
+		return false
+	}
+	for _, s := range r.Scopes {
+		if !anyOf([]string{s}, id.Scopes) {
+			return false
+		}
+	}
+	return true
+}
+
+func anyOf(want, have []string) bool {
+	for _, w := range want {
+		for _, h := range have {
+			if w == h {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkIdentities refuses rules without a matcher or naming no known agent.
+func (p *Policy) checkIdentities(rules []identityRule) error {
+	for i, r := range rules {
+		at := fmt.Sprintf("identities[%d]", i)
+		if r.Agent == "" {
+			return fmt.Errorf("%s: agent: say which agent this identity acts as", at)
+		}
+		if !p.HasAgent(r.Agent) {
+			return fmt.Errorf("%s: agent %q is not in the policy (agents: %s)%s", at, r.Agent, strings.Join(p.Agents(), ", "), closest(r.Agent, p.Agents()))
+		}
+		if r.Issuer == "" && r.Subject == "" && len(r.Groups) == 0 && len(r.Scopes) == 0 && r.ClientID == "" {
+			return errors.New(at + ": give at least one of subject, groups, scopes, client_id: a rule matching every token would grant " + r.Agent + " to anyone the issuer knows")
+		}
+		for _, list := range [][]string{r.Groups, r.Scopes} {
+			for _, v := range list {
+				if strings.TrimSpace(v) == "" {
+					return fmt.Errorf("%s: an empty group or scope matches nothing", at)
+				}
+			}
+		}
+	}
+	p.identities = rules
+	return nil
+}
+
+// closest suggests the nearest name, the way the kit does for flags.
+func closest(v string, names []string) string {
+	best, bestD := "", len(v)/2+2
+	for _, n := range names {
+		if d := distance(v, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// AgentForIdentity returns the agent of the first identities rule that
+// matches id; false when none does.
+func (p *Policy) AgentForIdentity(id Identity) (string, bool) {
+	for _, r := range p.identities {
+		if r.matches(id) {
+			return r.Agent, true
+		}
+	}
+	return "", false
+}
+
+// IdentityRules is the number of identities rules.
+func (p *Policy) IdentityRules() int { return len(p.identities) }
