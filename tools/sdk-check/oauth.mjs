@@ -453,8 +453,9 @@ async function checkServer(srv, next, as, other, foreign, expired, mintedAt) {
     const call = await waitFor(() => srv.toolCalls()[0], 2000);
     const tok = parts(happy.provider.tokens().access_token).payload;
     record(S, `SDK flow (401→PRM→AS→DCR→PKCE→finishAuth) as ${srv.account}, ${srv.tool}`, `ok, audit agent=${srv.agent}`,
-      `${res.isError ? 'error' : 'ok'}, audit agent=${call?.agent} sub=${tok.sub} aud=${tok.aud}`,
-      !res.isError && call?.agent === srv.agent && tok.aud === srv.resource && tok.iss === as.issuer);
+      `${res.isError ? 'error' : 'ok'}, audit agent=${call?.agent} auth=${call?.auth} sub=${call?.sub}; token aud=${tok.aud}`,
+      !res.isError && call?.agent === srv.agent && call?.auth === 'oauth' && call?.sub === srv.account
+      && call?.client_id === happy.provider.clientInformation()?.client_id && tok.aud === srv.resource && tok.iss === as.issuer);
     session = happy.client.transport.sessionId;
     protocolVersion = happy.client.transport.protocolVersion ?? '2025-06-18';
   });
@@ -465,35 +466,44 @@ async function checkServer(srv, next, as, other, foreign, expired, mintedAt) {
     await c.connect(new StreamableHTTPClientTransport(srv.url, { requestInit: { headers: { Authorization: `Bearer ${srv.staticToken}` } } }));
     const res = await c.callTool({ name: srv.tool, arguments: srv.args });
     const call = await waitFor(() => srv.toolCalls()[1], 2000);
-    record(S, 'static MCP_AGENT_TOKENS token beside OAuth', `ok, audit agent=${srv.agent}`, `${res.isError ? 'error' : 'ok'}, audit agent=${call?.agent}`,
-      !res.isError && call?.agent === srv.agent);
+    record(S, 'static MCP_AGENT_TOKENS token beside OAuth', `ok, audit agent=${srv.agent} auth=token`,
+      `${res.isError ? 'error' : 'ok'}, audit agent=${call?.agent} auth=${call?.auth}`, !res.isError && call?.agent === srv.agent && call?.auth === 'token');
     await c.close();
   });
 
   const ran = srv.toolCalls().length;
   const good = happy.provider.tokens().access_token;
+  // Each: how to get the token, the status and error= it must get, and the
+  // reasons the server may log for the refusal (a second issuer's key is
+  // unknown here before its iss is read).
   const negatives = [
-    ['token for another server (wrong aud)', () => mint(as, { account: srv.account, resource: next.resource, scope: TOOLS_SCOPE }), 401, 'invalid_token'],
-    ['expired token', async () => { await sleep(Math.max(0, mintedAt + 2100 - Date.now())); return expired; }, 401, 'invalid_token'],
-    ['token from a second issuer', () => mint(other, { account: srv.account, resource: srv.resource, scope: TOOLS_SCOPE }), 401, 'invalid_token'],
-    ['alg none', async () => algNone(good), 401, 'invalid_token'],
-    ['signed with a foreign key, same kid', () => foreignKey(good, foreign), 401, 'invalid_token'],
-    [`scope ${OTHER_SCOPE} only (required ${TOOLS_SCOPE})`, () => mint(as, { account: srv.account, resource: srv.resource, scope: OTHER_SCOPE }), 403, 'insufficient_scope'],
-    ['identity mapped to no agent', () => mint(as, { account: 'mallory', resource: srv.resource, scope: TOOLS_SCOPE }), 403, undefined],
+    ['token for another server (wrong aud)', () => mint(as, { account: srv.account, resource: next.resource, scope: TOOLS_SCOPE }), 401, 'invalid_token', ['aud']],
+    ['expired token', async () => { await sleep(Math.max(0, mintedAt + 2100 - Date.now())); return expired; }, 401, 'invalid_token', ['exp']],
+    ['token from a second issuer', () => mint(other, { account: srv.account, resource: srv.resource, scope: TOOLS_SCOPE }), 401, 'invalid_token', ['kid', 'iss']],
+    ['alg none', async () => algNone(good), 401, 'invalid_token', ['alg']],
+    ['signed with a foreign key, same kid', () => foreignKey(good, foreign), 401, 'invalid_token', ['sig']],
+    [`scope ${OTHER_SCOPE} only (required ${TOOLS_SCOPE})`, () => mint(as, { account: srv.account, resource: srv.resource, scope: OTHER_SCOPE }), 403, 'insufficient_scope', ['scope']],
+    ['identity mapped to no agent (mallory)', () => mint(as, { account: 'mallory', resource: srv.resource, scope: TOOLS_SCOPE }), 403, undefined, ['unmapped']],
   ];
   // Concurrently, but reported in this order.
   const results = await Promise.all(negatives.map(async ([flow, get, status, error]) => {
     try {
-      const r = await rawCall(srv, session, await get(), protocolVersion);
-      const ch = challenge(r.www);
-      let ok = r.status === status && ch.resource_metadata === `${prm}/mcp` && ch.error === error;
-      if (error === 'insufficient_scope') ok &&= (ch.scope ?? '').split(' ').includes(TOOLS_SCOPE);
-      return [flow, `${status} ${error ?? 'no error='}`, `${r.status} ${r.www}`, ok];
+      return { r: await rawCall(srv, session, await get(), protocolVersion) };
     } catch (e) {
-      return [flow, 'no exception', `threw ${e?.stack ?? e}`, false];
+      return { e };
     }
   }));
-  for (const r of results) record(S, ...r);
+  const refused = () => srv.lines.filter((l) => l.event === 'auth_refused');
+  await waitFor(() => refused().length >= negatives.length, 2000);
+  negatives.forEach(([flow, , status, error, reasons], i) => {
+    const { r, e } = results[i];
+    if (e) return record(S, flow, 'no exception', `threw ${e?.stack ?? e}`, false);
+    const ch = challenge(r.www);
+    let ok = r.status === status && ch.resource_metadata === `${prm}/mcp` && ch.error === error;
+    if (error === 'insufficient_scope') ok &&= (ch.scope ?? '').split(' ').includes(TOOLS_SCOPE);
+    const logged = refused().find((l) => reasons.includes(l.reason) && l.status === status);
+    record(S, flow, `${status} ${error ?? 'no error='}, logged ${reasons.join('|')}`, `${r.status} ${r.www}; logged ${logged?.reason}`, ok && logged);
+  });
 
   await step(S, 'nothing ran', async () => {
     await sleep(200);
