@@ -18,8 +18,8 @@ var errBadStaticToken = errors.New("unknown bearer token")
 
 // guard applies, in order: Host and Origin checks (DNS rebinding), bearer
 // authentication, and puts the caller's agent and principal in the
-// request context.
-func (f *httpFrontend) guard(next http.Handler) http.Handler {
+// request context. oauthOK: an OAuth access token is accepted too.
+func (f *httpFrontend) guard(next http.Handler, oauthOK bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !f.hostAllowed(r.Host) {
 			writeHTTPError(w, http.StatusForbidden, "Forbidden: invalid Host header")
@@ -29,9 +29,9 @@ func (f *httpFrontend) guard(next http.Handler) http.Handler {
 			writeHTTPError(w, http.StatusForbidden, "Forbidden: invalid Origin header")
 			return
 		}
-		agent, p, err := f.authenticate(r)
+		agent, p, err := f.authenticate(r, oauthOK)
 		if err != nil {
-			f.refuse(w, r, p, err)
+			f.refuse(w, r, p, err, oauthOK)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(WithPrincipal(WithAgent(r.Context(), agent), p)))
@@ -43,7 +43,7 @@ func (f *httpFrontend) guard(next http.Handler) http.Handler {
 // identity the policy's identities rules map to an agent; without a policy
 // a valid OAuth token gets every tool, as MCP_AUTH_TOKEN does. Only the
 // header counts: a token in the query string is never read.
-func (f *httpFrontend) authenticate(r *http.Request) (string, Principal, error) {
+func (f *httpFrontend) authenticate(r *http.Request, oauthOK bool) (string, Principal, error) {
 	if f.o.NoAuth {
 		return "", Principal{}, nil
 	}
@@ -55,7 +55,7 @@ func (f *httpFrontend) authenticate(r *http.Request) (string, Principal, error) 
 	if agent, ok := f.staticToken(tok); ok {
 		return agent, Principal{Auth: "token"}, nil
 	}
-	if f.o.OAuth == nil {
+	if f.o.OAuth == nil || !oauthOK {
 		return "", Principal{}, errBadStaticToken
 	}
 	id, err := f.o.OAuth.Verify(r.Context(), tok)
@@ -91,8 +91,8 @@ func (f *httpFrontend) staticToken(tok string) (string, bool) {
 // refuse answers a request that failed authentication. With OAuth on, the
 // status and WWW-Authenticate tell the client where the authorization
 // server is and what to ask it for; the body stays a JSON-RPC error.
-func (f *httpFrontend) refuse(w http.ResponseWriter, r *http.Request, p Principal, err error) {
-	if f.o.OAuth == nil {
+func (f *httpFrontend) refuse(w http.ResponseWriter, r *http.Request, p Principal, err error, oauthOK bool) {
+	if f.o.OAuth == nil || !oauthOK {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-fleet"`)
 		writeRPCError(w, http.StatusUnauthorized, nil, -32001, "unauthorized: a valid bearer token is required")
 		return

@@ -127,11 +127,13 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, func(ctx context.Cont
 			mux.HandleFunc(p, f.servePRM)
 		}
 	}
-	mux.Handle("/metrics", f.guard(s.metrics.Handler()))
-	mux.Handle("/mcp", f.guard(http.HandlerFunc(f.mcp)))
+	// Metrics are for the operator's scraper, which holds a static token;
+	// OAuth tokens are for MCP clients and open the MCP endpoints only.
+	mux.Handle("/metrics", f.guard(s.metrics.Handler(), false))
+	mux.Handle("/mcp", f.guard(http.HandlerFunc(f.mcp), true))
 	if o.SSE {
-		mux.Handle("/sse", f.guard(http.HandlerFunc(f.sseStream)))
-		mux.Handle("/message", f.guard(http.HandlerFunc(f.sseMessage)))
+		mux.Handle("/sse", f.guard(http.HandlerFunc(f.sseStream), true))
+		mux.Handle("/message", f.guard(http.HandlerFunc(f.sseMessage), true))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusNotFound, "not found: the MCP endpoint is /mcp")

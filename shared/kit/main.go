@@ -19,6 +19,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/datadir"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
+	"github.com/mcp-fleet/mcp-fleet/shared/oauth"
 	"github.com/mcp-fleet/mcp-fleet/shared/ratelimit"
 	"github.com/rs/zerolog"
 )
@@ -142,6 +143,7 @@ type Config struct {
 	MaxMessageBytes int
 	MaxInflight     int
 	MaxResultBytes  int
+	OAuth           oauthFlags
 	// serverName names the server's own data-dir variable in --help.
 	serverName string
 	// Parsed once, by the flag check and by policy.
@@ -181,6 +183,7 @@ func (c *Config) register(f *Flags, defaultPort int) {
 	f.List(&c.AllowedHosts, "allowed-hosts", "MCP_ALLOWED_HOSTS", ",", "HTTP: Host header values allowed: on a loopback listener, besides the loopback names; on another, the only ones (on 0.0.0.0 or :: with none given, any)")
 	f.Bool(&c.NoAuth, "insecure-no-auth", []string{"MCP_INSECURE_NO_AUTH"}, false, "HTTP: serve without a bearer token (loopback only; for local testing)")
 	f.Bool(&c.SSE, "sse", []string{"MCP_SSE"}, false, "HTTP: also serve the 2024-11-05 SSE transport at /sse and /message")
+	c.OAuth.register(f)
 	f.Duration(&c.Grace, "shutdown-grace", []string{"MCP_SHUTDOWN_GRACE"}, 10*time.Second, "on SIGINT/SIGTERM, time HTTP calls and workers in flight get to finish (stdio calls are cancelled at once)")
 	f.Int(&c.MaxCalls, "max-calls", []string{"MCP_MAX_CALLS"}, DefaultMaxCalls, "tool calls and reads running at once in the process")
 	f.Int(&c.MaxSessionCalls, "max-session-calls", []string{"MCP_MAX_SESSION_CALLS"}, DefaultMaxSessionCalls, "tool calls and reads running at once per session")
@@ -367,6 +370,10 @@ func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 	if err != nil {
 		return err
 	}
+	oauthCfg, err := cfg.OAuth.config(cfg.Transport, spec.Name)
+	if err != nil {
+		return err
+	}
 	red := logging.NewRedactor(append([]string{cfg.AuthToken}, cfg.secrets...)...)
 	for tok := range cfg.agentTokens {
 		red.Add(tok)
@@ -379,6 +386,13 @@ func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 	defer env.cleanup()
 	env.ReadOnly = cfg.ReadOnly
 	log := env.Logger
+	warnUnusedIdentities(policy, oauthCfg != nil, log)
+	var verifier *oauth.Verifier
+	if oauthCfg != nil {
+		if verifier, err = newVerifier(ctx, oauthCfg, policy, log); err != nil {
+			return err
+		}
+	}
 	if policy != nil {
 		for _, g := range policy.Grants() {
 			log.Info().Str("grant_file", g.Path).Str("step", g.Step).Interface("tools", g.Tools).
@@ -412,7 +426,7 @@ func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 		o := HTTPOptions{
 			Addr: net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port)), AuthToken: cfg.AuthToken, NoAuth: cfg.NoAuth,
 			AllowedOrigins: cfg.Origins, AllowedHosts: cfg.AllowedHosts, MaxSessions: cfg.MaxSessions,
-			SessionIdle: cfg.SessionIdle, SSE: cfg.SSE, Health: env.Health, Grace: cfg.Grace,
+			SessionIdle: cfg.SessionIdle, SSE: cfg.SSE, Health: env.Health, Grace: cfg.Grace, OAuth: verifier,
 		}
 		if err := srv.checkHTTPOptions(o); err != nil {
 			return usageErr("%v", err)

@@ -364,3 +364,17 @@ func TestCheckHTTPOptionsOAuth(t *testing.T) {
 		t.Fatalf("OAuth with a policy without identities: %v", err)
 	}
 }
+
+func TestOAuthTokenDoesNotOpenMetrics(t *testing.T) {
+	fx := newOAuthFixture(t, nil, nil, kit.HTTPOptions{AuthToken: httpToken})
+	tok := fx.token(t, nil)
+	if r := do(t, http.MethodGet, fx.base+"/metrics", tok, "", "", nil); r.Status != 401 || r.Header.Get("WWW-Authenticate") != `Bearer realm="mcp-fleet"` {
+		t.Fatalf("OAuth token on /metrics: %d %v", r.Status, r.Header)
+	}
+	if r := do(t, http.MethodGet, fx.base+"/metrics", httpToken, "", "", nil); r.Status != 200 {
+		t.Fatalf("static token on /metrics: %d", r.Status)
+	}
+	if r := do(t, http.MethodPost, fx.base+"/mcp", httpToken, "", modernCall, modernHeaders); r.Status != 200 {
+		t.Fatalf("static token on /mcp beside OAuth: %d %s", r.Status, r.Body)
+	}
+}
