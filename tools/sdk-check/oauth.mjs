@@ -108,7 +108,7 @@ async function step(server, flow, fn) {
 function printTable() {
   const head = { server: 'server', flow: 'flow', expected: 'expected', got: 'got', ok: 'result' };
   const cols = ['server', 'flow', 'expected', 'got'];
-  const cell = (r, c) => String(r[c]).slice(0, c === 'got' ? 70 : 60);
+  const cell = (r, c) => String(r[c]).slice(0, 150);
   const w = Object.fromEntries(cols.map((c) => [c, Math.max(...[head, ...rows].map((r) => cell(r, c).length))]));
   const line = (r, res) => `${cols.map((c) => cell(r, c).padEnd(w[c])).join('  ')}  ${res}`;
   console.log(line(head, 'result'));
@@ -431,7 +431,8 @@ async function checkServer(srv, next, as, other, foreign, expired, mintedAt) {
     for (const p of [`${prm}/mcp`, prm]) {
       const res = await fetch(p);
       const body = res.status === 200 ? await res.json() : {};
-      record(S, `GET ${p.slice(srv.base.length)}`, `200 resource=${srv.resource}`, `${res.status} ${j(body).slice(0, 90)}`,
+      record(S, `PRM GET ${p.slice(srv.base.length)}`, '200, resource, authorization_servers, scopes, CORS *',
+        `${res.status} resource=${body.resource} as=${body.authorization_servers} scopes=${body.scopes_supported} cors=${res.headers.get('access-control-allow-origin')}`,
         res.status === 200 && body.resource === srv.resource && j(body.authorization_servers) === j([as.issuer])
         && j(body.scopes_supported) === j(scopes) && res.headers.get('access-control-allow-origin') === '*');
     }
@@ -452,8 +453,8 @@ async function checkServer(srv, next, as, other, foreign, expired, mintedAt) {
     // The audit line is written once the answer is out.
     const call = await waitFor(() => srv.toolCalls()[0], 2000);
     const tok = parts(happy.provider.tokens().access_token).payload;
-    record(S, `SDK flow (401→PRM→AS→DCR→PKCE→finishAuth) as ${srv.account}, ${srv.tool}`, `ok, audit agent=${srv.agent}`,
-      `${res.isError ? 'error' : 'ok'}, audit agent=${call?.agent} auth=${call?.auth} sub=${call?.sub}; token aud=${tok.aud}`,
+    record(S, `SDK flow (401→PRM→AS→DCR→PKCE→finishAuth) as ${srv.account}, ${srv.tool}`, `ok, audit agent=${srv.agent} auth=oauth sub=${srv.account}`,
+      `${res.isError ? 'error' : 'ok'}, audit agent=${call?.agent} auth=${call?.auth} sub=${call?.sub}`,
       !res.isError && call?.agent === srv.agent && call?.auth === 'oauth' && call?.sub === srv.account
       && call?.client_id === happy.provider.clientInformation()?.client_id && tok.aud === srv.resource && tok.iss === as.issuer);
     session = happy.client.transport.sessionId;
@@ -502,7 +503,9 @@ async function checkServer(srv, next, as, other, foreign, expired, mintedAt) {
     let ok = r.status === status && ch.resource_metadata === `${prm}/mcp` && ch.error === error;
     if (error === 'insufficient_scope') ok &&= (ch.scope ?? '').split(' ').includes(TOOLS_SCOPE);
     const logged = refused().find((l) => reasons.includes(l.reason) && l.status === status);
-    record(S, flow, `${status} ${error ?? 'no error='}, logged ${reasons.join('|')}`, `${r.status} ${r.www}; logged ${logged?.reason}`, ok && logged);
+    const shown = (st, err, scope, reason) => `${st} error=${err ?? '(none)'}${scope ? ` scope="${scope}"` : ''}, logged ${reason}`;
+    record(S, flow, shown(status, error, error === 'insufficient_scope' ? `…${TOOLS_SCOPE}` : '', reasons.join('|')),
+      shown(r.status, ch.error, ch.scope && ch.error ? ch.scope : '', logged?.reason), ok && logged);
   });
 
   await step(S, 'nothing ran', async () => {
@@ -512,10 +515,13 @@ async function checkServer(srv, next, as, other, foreign, expired, mintedAt) {
   });
 
   // A client holding a token without the required scope: the SDK reads the
-  // 403's scope, authorizes again asking for it, and goes on.
+  // 403's scope (the scopes held and the required ones), authorizes again
+  // asking for it, and goes on. The token keeps the server's other scopes
+  // (supabase's identity is mapped by one).
   await step(S, 'SDK upscope', async () => {
     const provider = new HeadlessProvider(srv.account, as.issuer);
-    provider.saveTokens({ access_token: await mint(as, { account: srv.account, resource: srv.resource, scope: OTHER_SCOPE }), token_type: 'Bearer' });
+    const held = [OTHER_SCOPE, ...(srv.scopes ?? []).filter((x) => x !== TOOLS_SCOPE)].join(' ');
+    provider.saveTokens({ access_token: await mint(as, { account: srv.account, resource: srv.resource, scope: held }), token_type: 'Bearer' });
     let reauthorized = false;
     try {
       await newClient().connect(new StreamableHTTPClientTransport(srv.url, { authProvider: provider }));
@@ -529,7 +535,7 @@ async function checkServer(srv, next, as, other, foreign, expired, mintedAt) {
     const res = await c.callTool({ name: srv.tool, arguments: srv.args });
     const scope = parts(provider.tokens().access_token).payload.scope ?? '';
     const asked = new URL(provider.authorizeURL ?? 'http://x/').searchParams.get('scope');
-    record(S, `SDK on 403 insufficient_scope (token with ${OTHER_SCOPE} only)`, `authorizes again for ${TOOLS_SCOPE}, tool ok`,
+    record(S, `SDK on 403 insufficient_scope (token with ${held} only)`, `authorizes again for ${TOOLS_SCOPE}, tool ok`,
       `${reauthorized ? 'authorized again' : 'no new authorization'} asking scope="${asked}", new token scope="${scope}", ${res.isError ? 'error' : 'ok'}`,
       reauthorized && scope.split(' ').includes(TOOLS_SCOPE) && !res.isError);
     await c.close();
