@@ -34,9 +34,13 @@ func TestOAuthProfile(t *testing.T) {
 	if _, ok := p.Services["keycloak"]; ok {
 		t.Error("keycloak runs without --profile oauth")
 	}
+	// Without an issuer a server refuses every other OAuth setting (it
+	// would be ignored), so none may have a value.
 	for _, s := range servers {
-		if v := p.Services[s].Environment["MCP_OAUTH_ISSUER"]; v != nil {
-			t.Errorf("%s: MCP_OAUTH_ISSUER=%q with none in .env: OAuth must stay off", s, *v)
+		for name, v := range p.Services[s].Environment {
+			if strings.HasPrefix(name, "MCP_OAUTH_") && v != nil && *v != "" {
+				t.Errorf("%s: %s=%q with no MCP_OAUTH_ISSUER in .env: the server would refuse to start", s, name, *v)
+			}
 		}
 	}
 
