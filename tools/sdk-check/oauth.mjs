@@ -12,10 +12,13 @@
 // server (wrong audience), an expired one, one from a second issuer, alg
 // none, one signed with a foreign key, one without the required scope, and
 // one whose identity maps to no agent; each gets its 401 or 403 with the
-// expected WWW-Authenticate, and the server's audit log shows that the tool
-// did not run. The metadata at both well-known paths, the exact challenge of
-// a request without a token, and a static agent token (MCP_AGENT_TOKENS)
-// beside OAuth are checked as well.
+// expected WWW-Authenticate, the server logs the refusal with its reason,
+// and its audit log shows that the tool did not run. A client holding a
+// token without the required scope is sent back to authorize for it (the
+// SDK's 403 insufficient_scope handling). The metadata at both well-known
+// paths, the exact challenge of a request without a token, and a static
+// agent token (MCP_AGENT_TOKENS) beside OAuth are checked as well. The
+// table at the end lists every flow tried.
 //
 //   make build && cd tools/sdk-check && npm ci && node oauth.mjs [path/to/bin]
 //
