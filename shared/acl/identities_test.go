@@ -85,3 +85,38 @@ func TestIdentitiesRefused(t *testing.T) {
 		t.Fatalf("identities in a grant file: %v", err)
 	}
 }
+
+// TestShippedIdentitiesExample: the identities example commented out at
+// the end of configs/acl.yaml loads once uncommented, and maps as it says.
+func TestShippedIdentitiesExample(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "configs", "acl.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(raw)
+	i := strings.Index(s, "\n# identities:\n")
+	if i < 0 {
+		t.Fatal("configs/acl.yaml has no commented identities example")
+	}
+	var b strings.Builder
+	b.WriteString(s[:i+1])
+	for _, l := range strings.Split(s[i+1:], "\n") {
+		b.WriteString(strings.TrimPrefix(strings.TrimPrefix(l, "# "), "#") + "\n")
+	}
+	p, err := Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatalf("the example, uncommented: %v", err)
+	}
+	if p.IdentityRules() != 3 {
+		t.Fatalf("%d rules", p.IdentityRules())
+	}
+	for id, want := range map[*Identity]string{
+		{Subject: "f3c1a9e2-6d1b-4c55-9f0e-2b7c8d4e5a61"}:                                    "developer",
+		{Subject: "x", Groups: []string{"charter-ops"}}:                                      "operator",
+		{Subject: "y", Scopes: []string{"fleet:orchestrator"}, ClientID: "claude-connector"}: "orchestrator",
+	} {
+		if got, _ := p.AgentForIdentity(*id); got != want {
+			t.Errorf("%+v → %q, want %q", *id, got, want)
+		}
+	}
+}

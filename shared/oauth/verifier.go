@@ -41,8 +41,9 @@ const maxTokenBytes = 16 << 10
 // Options tune a Verifier beyond its Config.
 type Options struct {
 	// RefetchEvery is the least time between two fetches of the key set
-	// caused by tokens naming an unknown key id (30s when zero): a flood of
-	// made-up key ids costs the authorization server one fetch per period.
+	// caused by tokens naming an unknown key id (30s when zero, and at
+	// least twice Timeout): a flood of made-up key ids costs the
+	// authorization server one fetch per period.
 	RefetchEvery time.Duration
 	// RefreshEvery is the period of the background key set refresh (1h).
 	RefreshEvery time.Duration
@@ -66,6 +67,10 @@ type Verifier struct {
 	mu   sync.RWMutex
 	keys keyfunc.Keyfunc // nil until discovery has succeeded
 	meta Metadata
+	// stopKeys ends the key set's refresh; cancel ends it and the
+	// discovery retries.
+	stopKeys context.CancelFunc
+	cancel   context.CancelFunc
 }
 
 // NewVerifier validates cfg and loads the authorization server's keys:
@@ -86,6 +91,11 @@ func NewVerifier(ctx context.Context, cfg Config, opts Options) (*Verifier, erro
 	if opts.Timeout <= 0 {
 		opts.Timeout = 10 * time.Second
 	}
+	if opts.RefetchEvery < 2*opts.Timeout {
+		// A token with an unknown kid may wait for the limiter up to
+		// Timeout; with a longer period a refused refetch fails at once.
+		opts.RefetchEvery = 2 * opts.Timeout
+	}
 	if opts.RetryEvery <= 0 {
 		opts.RetryEvery = 30 * time.Second
 	}
@@ -95,7 +105,8 @@ func NewVerifier(ctx context.Context, cfg Config, opts Options) (*Verifier, erro
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	v := &Verifier{cfg: cfg, opts: opts}
+	ctx, cancel := context.WithCancel(ctx)
+	v := &Verifier{cfg: cfg, opts: opts, cancel: cancel}
 	v.parser = jwt.NewParser(
 		jwt.WithValidMethods(signingMethods),
 		jwt.WithIssuer(cfg.Issuer),
@@ -109,6 +120,7 @@ func NewVerifier(ctx context.Context, cfg Config, opts Options) (*Verifier, erro
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrIssuerMismatch):
+		cancel()
 		return nil, err
 	default:
 		opts.OnError(fmt.Errorf("OAuth discovery failed; retrying every %s: %w", opts.RetryEvery, err))
@@ -132,7 +144,10 @@ func (v *Verifier) load(ctx context.Context) error {
 		meta = m
 	}
 	first := false
-	kf, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{meta.JWKSURI}, keyfunc.Override{
+	// The key set's refresh goroutine starts before its first fetch and
+	// lives as long as its context: a failed attempt must end it.
+	kctx, kcancel := context.WithCancel(ctx)
+	kf, err := keyfunc.NewDefaultOverrideCtx(kctx, []string{meta.JWKSURI}, keyfunc.Override{
 		Client: client, HTTPTimeout: v.opts.Timeout, RefreshInterval: v.opts.RefreshEvery,
 		NoErrorReturnFirstHTTPReq: &first,
 		// A token with an unknown kid waits for the limiter at most this
@@ -147,10 +162,11 @@ func (v *Verifier) load(ctx context.Context) error {
 		},
 	})
 	if err != nil {
+		kcancel()
 		return fmt.Errorf("key set %s: %w", meta.JWKSURI, err)
 	}
 	v.mu.Lock()
-	v.keys, v.meta = kf, meta
+	v.keys, v.meta, v.stopKeys = kf, meta, kcancel
 	v.mu.Unlock()
 	return nil
 }
@@ -170,6 +186,18 @@ func (v *Verifier) retry(ctx context.Context) {
 		}
 		v.opts.OnError(fmt.Errorf("OAuth discovery failed again: %w", err))
 	}
+}
+
+// Close stops the background work: key set refreshes and discovery
+// retries (ending the context given to NewVerifier does too).
+func (v *Verifier) Close() {
+	v.mu.Lock()
+	stop := v.stopKeys
+	v.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	v.cancel()
 }
 
 // Config returns the validated configuration.

@@ -34,6 +34,7 @@ func newVerifier(t *testing.T, as *oauthtest.Server, mod func(*oauth.Config), op
 	if err != nil {
 		t.Fatalf("NewVerifier: %v", err)
 	}
+	t.Cleanup(v.Close)
 	return v
 }
 
@@ -381,4 +382,27 @@ func TestDiscovery(t *testing.T) {
 			t.Fatalf("err %v, want ErrUnavailable", err)
 		}
 	})
+}
+
+func TestCloseStopsBackgroundRefresh(t *testing.T) {
+	as := oauthtest.NewServer(t)
+	v, err := oauth.NewVerifier(context.Background(), oauth.Config{Issuer: as.Issuer, Resource: resource},
+		oauth.Options{RefreshEvery: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for as.JWKSFetches.Load() < 3 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if as.JWKSFetches.Load() < 3 {
+		t.Fatal("the key set is not refreshed in the background")
+	}
+	v.Close()
+	time.Sleep(30 * time.Millisecond)
+	n := as.JWKSFetches.Load()
+	time.Sleep(100 * time.Millisecond)
+	if m := as.JWKSFetches.Load(); m != n {
+		t.Fatalf("%d key set fetches after Close", m-n)
+	}
 }

@@ -129,8 +129,13 @@ func PublicJWK(k Key) map[string]any {
 		return map[string]any{"kty": "RSA", "kid": k.ID, "use": "sig", "alg": k.Alg,
 			"n": b64(p.N.Bytes()), "e": b64(big.NewInt(int64(p.E)).Bytes())}
 	case *ecdsa.PublicKey:
+		// Uncompressed point: 0x04, then X and Y, 32 bytes each on P-256.
+		b, err := p.Bytes()
+		if err != nil || len(b) != 65 {
+			panic("oauthtest: not a P-256 key")
+		}
 		return map[string]any{"kty": "EC", "kid": k.ID, "use": "sig", "alg": k.Alg, "crv": "P-256",
-			"x": b64(p.X.FillBytes(make([]byte, 32))), "y": b64(p.Y.FillBytes(make([]byte, 32)))}
+			"x": b64(b[1:33]), "y": b64(b[33:])}
 	}
 	panic("oauthtest: unsupported key type")
 }
