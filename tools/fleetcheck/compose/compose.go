@@ -38,12 +38,14 @@ const imageRepo = "mcp-fleet/"
 // Load reads the compose file as `docker compose` run in its directory
 // would, with envFile as its .env: variables interpolated from envFile
 // only (not from this process's environment, so the result does not depend
-// on who runs the check), then validated.
-func Load(ctx context.Context, file, envFile string) (*types.Project, error) {
+// on who runs the check), then validated. The services of the given
+// profiles are included, as with `docker compose --profile`.
+func Load(ctx context.Context, file, envFile string, profiles ...string) (*types.Project, error) {
 	opts, err := cli.NewProjectOptions([]string{file},
 		cli.WithWorkingDirectory(filepath.Dir(file)),
 		cli.WithEnvFiles(envFile),
 		cli.WithDotEnv,
+		cli.WithProfiles(profiles),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("compose: %s: %w", file, err)
@@ -264,6 +266,44 @@ func (c *check) thirdParty(svc types.ServiceConfig) {
 		if v := svc.Environment["PGRST_JWT_SECRET"]; v == nil || len(*v) < 32 {
 			c.errf(svc.Name, "PGRST_JWT_SECRET must be 32 characters or more")
 		}
+	case "quay.io/keycloak/keycloak":
+		c.keycloak(svc, test)
+	}
+}
+
+// keycloak checks the oauth profile's authorization server: opt-in (it
+// runs in development mode), its realm imported from the repository, and
+// a healthcheck that asks the management port's readiness endpoint, which
+// answers only with KC_HEALTH_ENABLED.
+func (c *check) keycloak(svc types.ServiceConfig, test []string) {
+	if len(svc.Profiles) == 0 {
+		c.errf(svc.Name, "runs in every stack: Keycloak here is a development server, put it in a profile (profiles: [oauth])")
+	}
+	args := []string(svc.Command)
+	if len(args) == 0 || args[0] != "start-dev" {
+		c.errf(svc.Name, "command %q: the realm file sets up a development server (start-dev); production Keycloak is configured elsewhere", args)
+	}
+	if !slices.Contains(args, "--import-realm") {
+		c.errf(svc.Name, "command %q lacks --import-realm: the fleet realm would not exist", args)
+	}
+	const importDir = "/opt/keycloak/data/import/"
+	imported := false
+	for _, v := range svc.Volumes {
+		if v.Type == types.VolumeTypeBind && strings.HasPrefix(v.Target, importDir) && strings.HasSuffix(v.Target, ".json") {
+			imported = true
+		}
+	}
+	if !imported {
+		c.errf(svc.Name, "no realm file mounted in %s", importDir)
+	}
+	if v := svc.Environment["KC_HEALTH_ENABLED"]; v == nil || *v != "true" {
+		c.errf(svc.Name, "KC_HEALTH_ENABLED is not true: the healthcheck's endpoint would not answer")
+	}
+	if !strings.Contains(strings.Join(test, " "), "/health/ready") || !strings.Contains(strings.Join(test, " "), "9000") {
+		c.errf(svc.Name, "healthcheck %q: ask /health/ready on the management port 9000", test)
+	}
+	if v := svc.Environment["KC_HOSTNAME"]; v == nil || *v == "" {
+		c.errf(svc.Name, "no KC_HOSTNAME: the issuer would follow each request's Host, and the servers compare it byte for byte")
 	}
 }
 
