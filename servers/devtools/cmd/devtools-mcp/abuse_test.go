@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -238,6 +240,16 @@ func TestConcurrentLargeBodiesHTTP(t *testing.T) {
 		wg.Go(func() {
 			resp, _, err := d.post(body)
 			if err != nil {
+				// Refused before its body was read, the request's connection
+				// is closed once the answer is written; a client still
+				// sending 15 MiB may see the close (a broken pipe) before
+				// the 503. Either way the server did not take the body.
+				if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+					mu.Lock()
+					statuses[-1]++
+					mu.Unlock()
+					return
+				}
 				t.Error(err)
 				return
 			}
@@ -263,11 +275,11 @@ func TestConcurrentLargeBodiesHTTP(t *testing.T) {
 	wg.Wait()
 	_, peak := procMem(t, pid)
 	sort.Slice(pings, func(i, j int) bool { return pings[i] < pings[j] })
-	t.Logf("HTTP: 40 × 15 MiB bodies: statuses %v; peak %d MiB (start %d); ping p50 %v max %v", statuses, peak, base, pings[len(pings)/2], pings[len(pings)-1])
+	t.Logf("HTTP: 40 × 15 MiB bodies: statuses %v (-1: closed unread); peak %d MiB (start %d); ping p50 %v max %v", statuses, peak, base, pings[len(pings)/2], pings[len(pings)-1])
 	if peak > memLimitMiB {
 		t.Fatalf("peak resident set %d MiB, limit %d MiB", peak, memLimitMiB)
 	}
-	if statuses[http.StatusServiceUnavailable] == 0 || statuses[http.StatusOK] == 0 {
+	if statuses[http.StatusServiceUnavailable]+statuses[-1] == 0 || statuses[http.StatusOK] == 0 {
 		t.Fatalf("want some bodies served and the rest refused as busy: %v", statuses)
 	}
 	if pings[len(pings)-1] > time.Second {
