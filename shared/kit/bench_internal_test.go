@@ -14,6 +14,13 @@ import (
 // benchArgs are typical small arguments: a path and two options.
 var benchArgs = []byte(`{"path":"src/main.go","encoding":"utf-8","head":20}`)
 
+// benchSchema is the input schema of the benchmarks' no-op tool.
+var benchSchema = json.RawMessage(`{"type":"object","properties":{
+	"path":{"type":"string","minLength":1},
+	"encoding":{"type":"string","enum":["utf-8","base64","hex"]},
+	"head":{"type":"integer","minimum":1}},
+	"required":["path"],"additionalProperties":false}`)
+
 func benchServer(b *testing.B, withLog bool) (*Server, *session) {
 	policy, err := acl.Parse([]byte("version: 1\nagents:\n  dev:\n    tools: [noop]\n"))
 	if err != nil {
@@ -26,11 +33,7 @@ func benchServer(b *testing.B, withLog bool) (*Server, *session) {
 		opts.Logger, opts.Redactor = &log, red
 	}
 	tool := Tool{Name: "noop", Description: "Do nothing.", Effect: ReadOnly,
-		InputSchema: json.RawMessage(`{"type":"object","properties":{
-			"path":{"type":"string","minLength":1},
-			"encoding":{"type":"string","enum":["utf-8","base64","hex"]},
-			"head":{"type":"integer","minimum":1}},
-			"required":["path"],"additionalProperties":false}`),
+		InputSchema: benchSchema,
 		Handler: func(ctx context.Context, c *Call) (any, error) {
 			var a struct {
 				Path string `json:"path"`

@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/internal/jsonscan"
 )
 
 // Limits bound what decoding one set of arguments may cost. The work of a
@@ -73,19 +73,10 @@ func (d *decoder) fail(what string) error {
 	return fmt.Errorf("%s (at byte %d)", what, d.i)
 }
 
-func (d *decoder) space() {
-	for d.i < len(d.b) {
-		switch d.b[d.i] {
-		case ' ', '\t', '\n', '\r':
-			d.i++
-		default:
-			return
-		}
-	}
-}
+func (d *decoder) space() { d.i = jsonscan.SkipSpace(d.b, d.i) }
 
 func (d *decoder) lit(s string) bool {
-	if len(d.b)-d.i >= len(s) && string(d.b[d.i:d.i+len(s)]) == s {
+	if jsonscan.HasLiteral(d.b, d.i, s) {
 		d.i += len(s)
 		return true
 	}
@@ -183,138 +174,32 @@ func (d *decoder) value(depth int) (any, error) {
 }
 
 func (d *decoder) number() (json.Number, error) {
-	start := d.i
-	if d.b[d.i] == '-' {
-		d.i++
+	end, err := jsonscan.Number(d.b, d.i)
+	if err != nil {
+		return "", d.scanErr(err)
 	}
-	digits := func() int {
-		n := 0
-		for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
-			d.i++
-			n++
-		}
-		return n
-	}
-	if d.i < len(d.b) && d.b[d.i] == '0' {
-		d.i++
-	} else if digits() == 0 {
-		return "", d.fail("invalid number")
-	}
-	if d.i < len(d.b) && d.b[d.i] == '.' {
-		d.i++
-		if digits() == 0 {
-			return "", d.fail("invalid number")
-		}
-	}
-	if d.i < len(d.b) && (d.b[d.i] == 'e' || d.b[d.i] == 'E') {
-		d.i++
-		if d.i < len(d.b) && (d.b[d.i] == '+' || d.b[d.i] == '-') {
-			d.i++
-		}
-		if digits() == 0 {
-			return "", d.fail("invalid number")
-		}
-	}
-	return json.Number(d.b[start:d.i]), nil
+	n := json.Number(d.b[d.i:end])
+	d.i = end
+	return n, nil
 }
 
 // str reads a string at d.b[d.i] (a quote).
 func (d *decoder) str() (string, error) {
-	d.i++
-	start := d.i
-	// Fast path: no escapes, valid UTF-8.
-	for d.i < len(d.b) {
-		c := d.b[d.i]
-		if c == '"' {
-			s := d.b[start:d.i]
-			d.i++
-			if utf8.Valid(s) {
-				return string(s), nil
-			}
-			return string([]rune(string(s))), nil
-		}
-		if c == '\\' {
-			break
-		}
-		if c < 0x20 {
-			return "", d.fail("control character in string")
-		}
-		d.i++
+	end, esc, err := jsonscan.String(d.b, d.i)
+	if err != nil {
+		return "", d.scanErr(err)
 	}
-	out := append([]byte(nil), d.b[start:d.i]...)
-	for d.i < len(d.b) {
-		c := d.b[d.i]
-		switch {
-		case c == '"':
-			d.i++
-			if !utf8.Valid(out) {
-				return string([]rune(string(out))), nil
-			}
-			return string(out), nil
-		case c < 0x20:
-			return "", d.fail("control character in string")
-		case c != '\\':
-			out = append(out, c)
-			d.i++
-			continue
-		}
-		if d.i+1 >= len(d.b) {
-			break
-		}
-		e := d.b[d.i+1]
-		d.i += 2
-		switch e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := d.hex4()
-			if !ok {
-				return "", d.fail("invalid \\u escape")
-			}
-			if utf16.IsSurrogate(r) {
-				save := d.i
-				r2 := rune(-1)
-				if d.i+1 < len(d.b) && d.b[d.i] == '\\' && d.b[d.i+1] == 'u' {
-					d.i += 2
-					if x, ok := d.hex4(); ok {
-						r2 = x
-					}
-				}
-				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-					r = dec
-				} else {
-					d.i = save
-					r = utf8.RuneError
-				}
-			}
-			out = utf8.AppendRune(out, r)
-		default:
-			return "", d.fail("invalid escape")
-		}
-	}
-	return "", d.fail("unterminated string")
+	s := jsonscan.Unquote(d.b[d.i:end], esc)
+	d.i = end
+	return s, nil
 }
 
-func (d *decoder) hex4() (rune, bool) {
-	if d.i+4 > len(d.b) {
-		return 0, false
+// scanErr gives a jsonscan error the decoder's form.
+func (d *decoder) scanErr(err error) error {
+	if e, ok := err.(*jsonscan.Error); ok {
+		return fmt.Errorf("%s (at byte %d)", e.What, e.Off)
 	}
-	n, err := strconv.ParseUint(string(d.b[d.i:d.i+4]), 16, 32)
-	if err != nil {
-		return 0, false
-	}
-	d.i += 4
-	return rune(n), true
+	return err
 }
 
 func truncate(s string) string {

@@ -10,9 +10,8 @@ package wire
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/internal/jsonscan"
 )
 
 // ErrSyntax is wrapped by every error for input that is not JSON.
@@ -22,13 +21,31 @@ func syntaxErr(off int, what string) error {
 	return fmt.Errorf("%w at offset %d: %s", ErrSyntax, off, what)
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+// The lexical rules are jsonscan's, shared with the argument decoder; these
+// give its errors the package's form.
 
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && isSpace(b[i]) {
-		i++
+func skipSpace(b []byte, i int) int { return jsonscan.SkipSpace(b, i) }
+
+func hasLiteral(b []byte, i int, lit string) bool { return jsonscan.HasLiteral(b, i, lit) }
+
+// scanString checks the string starting at b[i] (a quote) and returns the
+// offset past it and whether it holds escapes.
+func scanString(b []byte, i int) (int, bool, error) {
+	end, esc, err := jsonscan.String(b, i)
+	return end, esc, asSyntax(err)
+}
+
+// scanNumber checks the number starting at b[i].
+func scanNumber(b []byte, i int) (int, error) {
+	end, err := jsonscan.Number(b, i)
+	return end, asSyntax(err)
+}
+
+func asSyntax(err error) error {
+	if e, ok := err.(*jsonscan.Error); ok {
+		return syntaxErr(e.Off, e.What)
 	}
-	return i
+	return err
 }
 
 // skipValue returns the offset just past the JSON value starting at b[i]
@@ -134,98 +151,6 @@ func skipKey(b []byte, i int) (int, error) {
 	return skipSpace(b, j+1), nil
 }
 
-func hasLiteral(b []byte, i int, lit string) bool {
-	return len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit
-}
-
-// scanString checks the string starting at b[i] (a quote) and returns the
-// offset past it and whether it holds escapes.
-func scanString(b []byte, i int) (int, bool, error) {
-	escaped := false
-	for j := i + 1; j < len(b); {
-		c := b[j]
-		switch {
-		case c == '"':
-			return j + 1, escaped, nil
-		case c == '\\':
-			escaped = true
-			if j+1 >= len(b) {
-				return j, escaped, syntaxErr(j, "unterminated string")
-			}
-			switch b[j+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				j += 2
-			case 'u':
-				if j+6 > len(b) || !isHex4(b[j+2:j+6]) {
-					return j, escaped, syntaxErr(j, "invalid \\u escape")
-				}
-				j += 6
-			default:
-				return j, escaped, syntaxErr(j, "invalid escape")
-			}
-		case c < 0x20:
-			return j, escaped, syntaxErr(j, "control character in string")
-		default:
-			j++
-		}
-	}
-	return len(b), escaped, syntaxErr(i, "unterminated string")
-}
-
-func isHex4(h []byte) bool {
-	for _, c := range h {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
-
-// scanNumber checks the number starting at b[i].
-func scanNumber(b []byte, i int) (int, error) {
-	j := i
-	if b[j] == '-' {
-		j++
-	}
-	if j >= len(b) {
-		return j, syntaxErr(j, "invalid number")
-	}
-	switch {
-	case b[j] == '0':
-		j++
-	case b[j] >= '1' && b[j] <= '9':
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-			j++
-		}
-	default:
-		return j, syntaxErr(j, "invalid number")
-	}
-	if j < len(b) && b[j] == '.' {
-		j++
-		start := j
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-			j++
-		}
-		if j == start {
-			return j, syntaxErr(j, "invalid number")
-		}
-	}
-	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
-		j++
-		if j < len(b) && (b[j] == '+' || b[j] == '-') {
-			j++
-		}
-		start := j
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-			j++
-		}
-		if j == start {
-			return j, syntaxErr(j, "invalid number")
-		}
-	}
-	return j, nil
-}
-
 // Members calls fn for each member of the JSON object obj, in order, with
 // the decoded key and the raw value. It stops at fn's first error.
 func Members(obj []byte, fn func(key string, value []byte) error) error {
@@ -245,10 +170,7 @@ func Members(obj []byte, fn func(key string, value []byte) error) error {
 		if err != nil {
 			return err
 		}
-		key, err := stringValue(obj[i:end], esc)
-		if err != nil {
-			return err
-		}
+		key := jsonscan.Unquote(obj[i:end], esc)
 		i = skipSpace(obj, end)
 		if i >= len(obj) || obj[i] != ':' {
 			return syntaxErr(i, "expected :")
@@ -300,66 +222,5 @@ func String(raw []byte) (string, error) {
 	if end != len(raw) {
 		return "", errors.New("not a single string")
 	}
-	return stringValue(raw, esc)
-}
-
-// stringValue decodes a scanned string (quotes included).
-func stringValue(q []byte, escaped bool) (string, error) {
-	body := q[1 : len(q)-1]
-	if !escaped {
-		if utf8.Valid(body) {
-			return string(body), nil
-		}
-		return string([]rune(string(body))), nil // invalid bytes become U+FFFD
-	}
-	out := make([]byte, 0, len(body))
-	for i := 0; i < len(body); {
-		c := body[i]
-		if c != '\\' {
-			out = append(out, c)
-			i++
-			continue
-		}
-		switch body[i+1] {
-		case '"', '\\', '/':
-			out = append(out, body[i+1])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r := hex4(body[i+2 : i+6])
-			i += 6
-			if utf16.IsSurrogate(r) {
-				r2 := rune(-1)
-				if i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
-					r2 = hex4(body[i+2 : i+6])
-				}
-				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-					i += 6
-					r = dec
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			out = utf8.AppendRune(out, r)
-			continue
-		}
-		i += 2
-	}
-	if !utf8.Valid(out) {
-		return string([]rune(string(out))), nil
-	}
-	return string(out), nil
-}
-
-func hex4(h []byte) rune {
-	n, _ := strconv.ParseUint(string(h), 16, 32)
-	return rune(n)
+	return jsonscan.Unquote(raw, esc), nil
 }

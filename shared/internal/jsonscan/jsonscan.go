@@ -1,0 +1,199 @@
+// Package jsonscan holds the JSON lexical rules that the kit's JSON-RPC
+// scanner (kit/internal/wire), which skips values without building them, and
+// the argument decoder (validate), which builds them within limits, must
+// agree on: white space, literals, the number grammar, and strings — scanned
+// for their grammar, then unquoted. Keeping one copy means a message the
+// transport accepts is read the same way by the decoder.
+package jsonscan
+
+import (
+	"fmt"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Error is a grammar error at byte offset Off of the input.
+type Error struct {
+	Off  int
+	What string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s at offset %d", e.What, e.Off) }
+
+func fail(off int, what string) error { return &Error{Off: off, What: what} }
+
+// IsSpace reports whether c is JSON white space.
+func IsSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// SkipSpace returns the offset of the first byte at or after i that is not
+// white space.
+func SkipSpace(b []byte, i int) int {
+	for i < len(b) && IsSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// HasLiteral reports whether b holds lit at offset i.
+func HasLiteral(b []byte, i int, lit string) bool {
+	return len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit
+}
+
+// String checks the string starting at b[i] (a quote) and returns the offset
+// past its closing quote and whether it holds escapes.
+func String(b []byte, i int) (end int, escaped bool, err error) {
+	for j := i + 1; j < len(b); {
+		c := b[j]
+		switch {
+		case c == '"':
+			return j + 1, escaped, nil
+		case c == '\\':
+			escaped = true
+			if j+1 >= len(b) {
+				return j, escaped, fail(j, "unterminated string")
+			}
+			switch b[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				if j+6 > len(b) || !isHex4(b[j+2:j+6]) {
+					return j, escaped, fail(j, "invalid \\u escape")
+				}
+				j += 6
+			default:
+				return j, escaped, fail(j, "invalid escape")
+			}
+		case c < 0x20:
+			return j, escaped, fail(j, "control character in string")
+		default:
+			j++
+		}
+	}
+	return len(b), escaped, fail(i, "unterminated string")
+}
+
+// Unquote decodes a string String has checked (quotes included), as
+// encoding/json does: invalid UTF-8 and unpaired surrogates become U+FFFD.
+func Unquote(q []byte, escaped bool) string {
+	body := q[1 : len(q)-1]
+	if !escaped {
+		if utf8.Valid(body) {
+			return string(body)
+		}
+		return string([]rune(string(body)))
+	}
+	out := make([]byte, 0, len(body))
+	for i := 0; i < len(body); {
+		c := body[i]
+		if c != '\\' {
+			out = append(out, c)
+			i++
+			continue
+		}
+		switch body[i+1] {
+		case '"', '\\', '/':
+			out = append(out, body[i+1])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r := hex4(body[i+2 : i+6])
+			i += 6
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
+					r2 = hex4(body[i+2 : i+6])
+				}
+				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+					i += 6
+					r = dec
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		}
+		i += 2
+	}
+	if !utf8.Valid(out) {
+		return string([]rune(string(out)))
+	}
+	return string(out)
+}
+
+// Number checks the number starting at b[i] and returns the offset past it.
+func Number(b []byte, i int) (int, error) {
+	j := i
+	if j < len(b) && b[j] == '-' {
+		j++
+	}
+	if j >= len(b) {
+		return j, fail(j, "invalid number")
+	}
+	switch {
+	case b[j] == '0':
+		j++
+	case b[j] >= '1' && b[j] <= '9':
+		j = digits(b, j)
+	default:
+		return j, fail(j, "invalid number")
+	}
+	if j < len(b) && b[j] == '.' {
+		start := j + 1
+		if j = digits(b, start); j == start {
+			return j, fail(j, "invalid number")
+		}
+	}
+	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
+		j++
+		if j < len(b) && (b[j] == '+' || b[j] == '-') {
+			j++
+		}
+		start := j
+		if j = digits(b, start); j == start {
+			return j, fail(j, "invalid number")
+		}
+	}
+	return j, nil
+}
+
+func digits(b []byte, j int) int {
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	return j
+}
+
+func isHex4(h []byte) bool {
+	for _, c := range h {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// hex4 reads four hex digits String has checked.
+func hex4(h []byte) rune {
+	var r rune
+	for _, c := range h {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
