@@ -65,7 +65,7 @@ type flight struct {
 }
 
 func newIntrospector(cfg Config, endpoint string, client *http.Client) *introspector {
-	return &introspector{cfg: cfg, endpoint: endpoint, client: client,
+	return &introspector{cfg: cfg, endpoint: endpoint, client: noRedirects(client),
 		limit: rate.NewLimiter(introspectRate, 2*introspectRate), cache: map[[32]byte]introspected{},
 		inflight: map[[32]byte]*flight{}, clients: newLimiters(clientLimiters, clientRate, 2*clientRate)}
 }
@@ -208,6 +208,7 @@ func (in *introspector) post(ctx context.Context, raw string) (map[string]any, e
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		// A redirect ends here too: the token is not sent on.
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return nil, fmt.Errorf("%w: introspection answered %d", ErrUnavailable, resp.StatusCode)
 	}
