@@ -284,6 +284,13 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Identity, error) {
 			return Identity{}, invalid("typ", "not an access token", nil)
 		}
 	}
+	if _, ok := claims["nonce"]; ok {
+		// nonce belongs to ID tokens (OpenID Connect Core §2): one that
+		// names this resource as its audience is still no access token.
+		e := invalid("nonce", "not an access token", nil)
+		e.Subject = str(claims["sub"])
+		return Identity{}, e
+	}
 	id := v.identity(claims)
 	if id.Subject == "" {
 		return Identity{}, invalid("sub", "required claim missing", nil)
