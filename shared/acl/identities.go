@@ -18,7 +18,8 @@ type Identity struct {
 
 // identityRule maps the identities it matches to an agent. Every matcher
 // it gives must match; a rule without matchers is a load error (it would
-// give every token of the issuer the agent).
+// give every token of the issuer the agent). Issuer is a filter, not a
+// matcher: the server accepts one issuer, so every token it takes names it.
 type identityRule struct {
 	Issuer   string   `yaml:"issuer"`
 	Subject  string   `yaml:"subject"`
@@ -60,7 +61,8 @@ func anyOf(want, have []string) bool {
 	return false
 }
 
-// checkIdentities refuses rules without a matcher or naming no known agent.
+// checkIdentities refuses rules without a matcher (issuer alone is none)
+// or naming no known agent.
 func (p *Policy) checkIdentities(rules []identityRule) error {
 	for i, r := range rules {
 		at := fmt.Sprintf("identities[%d]", i)
@@ -70,8 +72,8 @@ func (p *Policy) checkIdentities(rules []identityRule) error {
 		if !p.HasAgent(r.Agent) {
 			return fmt.Errorf("%s: agent %q is not in the policy (agents: %s)%s", at, r.Agent, strings.Join(p.Agents(), ", "), closest(r.Agent, p.Agents()))
 		}
-		if r.Issuer == "" && r.Subject == "" && len(r.Groups) == 0 && len(r.Scopes) == 0 && r.ClientID == "" {
-			return errors.New(at + ": give at least one of subject, groups, scopes, client_id: a rule matching every token would grant " + r.Agent + " to anyone the issuer knows")
+		if r.Subject == "" && len(r.Groups) == 0 && len(r.Scopes) == 0 && r.ClientID == "" {
+			return errors.New(at + ": give at least one of subject, groups, scopes, client_id (issuer alone is not one): a rule matching every token would grant " + r.Agent + " to anyone the issuer knows")
 		}
 		for _, list := range [][]string{r.Groups, r.Scopes} {
 			for _, v := range list {

@@ -63,12 +63,13 @@ func TestIdentities(t *testing.T) {
 func TestIdentitiesRefused(t *testing.T) {
 	head := "version: 1\nagents:\n  reader: {tools: [echo]}\nidentities:\n"
 	cases := map[string]string{
-		"  - subject: x\n    agent: raeder\n":         `identities[0]: agent "raeder" is not in the policy (agents: reader); did you mean "reader"?`,
-		"  - subject: x\n":                            "identities[0]: agent: say which agent",
-		"  - agent: reader\n":                         "identities[0]: give at least one of",
-		"  - groups: [\"\"]\n    agent: reader\n":     "empty group or scope",
-		"  - subjects: [x]\n    agent: reader\n":      "field subjects not found",
-		"  - subject: x\n    agent: reader\n  - {}\n": "identities[1]",
+		"  - subject: x\n    agent: raeder\n":                    `identities[0]: agent "raeder" is not in the policy (agents: reader); did you mean "reader"?`,
+		"  - subject: x\n":                                       "identities[0]: agent: say which agent",
+		"  - agent: reader\n":                                    "identities[0]: give at least one of",
+		"  - {issuer: https://idp.example.com, agent: reader}\n": "identities[0]: give at least one of",
+		"  - groups: [\"\"]\n    agent: reader\n":                "empty group or scope",
+		"  - subjects: [x]\n    agent: reader\n":                 "field subjects not found",
+		"  - subject: x\n    agent: reader\n  - {}\n":            "identities[1]",
 	}
 	for rules, want := range cases {
 		_, err := Parse([]byte(head + rules))

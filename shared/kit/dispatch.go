@@ -24,8 +24,6 @@ type request struct {
 	// progress or log notification, a request to the client. Streamable
 	// HTTP turns the response into an event stream for it.
 	reply func([]byte) error
-	// header is the HTTP request's header (streamable HTTP only).
-	header http.Header
 	// modernByHeader: the HTTP header named protocol 2026-07-28.
 	modernByHeader bool
 	// size is the message's length, for the audit line.

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 
@@ -58,7 +59,10 @@ func (f *httpFrontend) authenticate(r *http.Request, oauthOK bool) (string, Prin
 	if f.o.OAuth == nil || !oauthOK {
 		return "", Principal{}, errBadStaticToken
 	}
-	id, err := f.o.OAuth.Verify(r.Context(), tok)
+	// The remote address names the caller for the per-client limit on
+	// introspection calls (opaque tokens): a flood of made-up tokens from
+	// one address cannot use up the calls everyone else needs.
+	id, err := f.o.OAuth.Verify(oauth.WithClient(r.Context(), remoteIP(r)), tok)
 	p := Principal{Auth: "oauth", Issuer: id.Issuer, Subject: id.Subject, ClientID: id.ClientID, Name: id.Name}
 	if err != nil {
 		return "", p, err
@@ -73,6 +77,15 @@ func (f *httpFrontend) authenticate(r *http.Request, oauthOK bool) (string, Prin
 		return "", p, oauth.ErrUnmapped
 	}
 	return agent, p, nil
+}
+
+// remoteIP is the host part of the request's remote address.
+func remoteIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // staticToken looks tok up among the static tokens: the policy's, or the

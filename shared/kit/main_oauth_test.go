@@ -136,3 +136,23 @@ func TestMainOAuthServes(t *testing.T) {
 		t.Fatal("the token reached the log")
 	}
 }
+
+// TestMainOAuthOpenToAllWarns: OAuth with neither a policy nor a required
+// scope gives every tool to anyone the authorization server issues a
+// token for this resource; the start-up log says so, and only then.
+func TestMainOAuthOpenToAllWarns(t *testing.T) {
+	as := oauthtest.NewServer(t)
+	const warning = "no ACL policy and no required scopes"
+	for _, required := range []string{"", "mcp:tools"} {
+		_, stop, stderr := runHTTP(t, &demo{}, nil, map[string]string{
+			"MCP_TRANSPORT": "http", "MCP_PORT": "0",
+			"MCP_OAUTH_ISSUER": as.URL, "MCP_OAUTH_RESOURCE": "http://127.0.0.1/mcp", "MCP_OAUTH_REQUIRED_SCOPES": required,
+		})
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(stderr.String(), warning); got != (required == "") {
+			t.Errorf("required scopes %q: warning logged %v:\n%s", required, got, stderr.String())
+		}
+	}
+}

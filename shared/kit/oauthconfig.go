@@ -97,6 +97,9 @@ func newVerifier(ctx context.Context, cfg *oauth.Config, policy *acl.Policy, log
 		Strs("required_scopes", cfg.RequiredScopes).Int("identity_rules", rules).Bool("keys_loaded", v.Ready()).
 		Bool("introspection", cfg.Introspects())
 	ev.Msg("OAuth: accepting access tokens")
+	if policy == nil && len(cfg.RequiredScopes) == 0 {
+		log.Warn().Str("issuer", cfg.Issuer).Msg("OAuth: no ACL policy and no required scopes: anyone the authorization server issues a token for this resource gets every tool; set MCP_OAUTH_REQUIRED_SCOPES, or map people to agents with a policy's identities rules")
+	}
 	if len(cfg.Audiences) > 0 {
 		log.Warn().Strs("audiences", cfg.Audiences).Msg("OAuth: tokens for these audiences are accepted too; a token issued for another service with the same audience would pass here: prefer an authorization server that puts this resource in aud (RFC 8707)")
 	}

@@ -183,7 +183,7 @@ func (f *httpFrontend) post(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusOK, m.ID, wire.CodeInvalidParams, perr.Error())
 		return
 	}
-	f.serveRequest(w, r, hs.state, &request{sess: hs.state, id: m.ID, method: m.Method, p: p, meta: &meta, size: len(body), header: r.Header})
+	f.serveRequest(w, r, hs.state, &request{sess: hs.state, id: m.ID, method: m.Method, p: p, meta: &meta, size: len(body)})
 }
 
 // initialize creates a session and answers initialize on it.
@@ -239,8 +239,7 @@ func (f *httpFrontend) postModern(w http.ResponseWriter, r *http.Request, m wire
 	se := f.s.newSession("", AgentFrom(r.Context()), overStateless)
 	se.principal = PrincipalFrom(r.Context())
 	defer se.close()
-	f.serveRequest(w, r, se, &request{sess: se, id: m.ID, method: m.Method, p: p, meta: &meta, size: len(body),
-		header: r.Header, modernByHeader: true})
+	f.serveRequest(w, r, se, &request{sess: se, id: m.ID, method: m.Method, p: p, meta: &meta, size: len(body), modernByHeader: true})
 }
 
 // checkStandardHeaders compares Mcp-Method and Mcp-Name with the body.

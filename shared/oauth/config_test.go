@@ -107,6 +107,8 @@ func TestPRMAndChallenges(t *testing.T) {
 			`Bearer ` + rm + `, scope="mcp:tools", error="invalid_token", error_description="token expired"`},
 		{&oauth.InsufficientScopeError{Required: []string{"mcp:tools"}, Held: []string{"openid"}}, 403,
 			`Bearer error="insufficient_scope", scope="openid mcp:tools", ` + rm + `, error_description="the token lacks a required scope"`},
+		{&oauth.InsufficientScopeError{Required: []string{"mcp:tools"}, Held: []string{"openid", "a\"b", "x\x01y", "caf\u00e9", "crlf\r\nX-Injected:1", "", "profile"}}, 403,
+			`Bearer error="insufficient_scope", scope="openid profile mcp:tools", ` + rm + `, error_description="the token lacks a required scope"`},
 		{oauth.ErrUnmapped, 403, `Bearer ` + rm},
 		{oauth.ErrUnavailable, http.StatusServiceUnavailable, ``},
 	}

@@ -117,8 +117,9 @@ func fetchMetadata(ctx context.Context, client *http.Client, u string) (Metadata
 }
 
 // NewHTTPClient is the client used for metadata and keys: bounded in time
-// and in the size of what it reads, and never following a redirect to
-// plain http off loopback.
+// and in the size of what it reads, never following a redirect to plain
+// http off loopback, nor from https to http anywhere (the answer would be
+// readable and forgeable on the path the configuration kept it off).
 func NewHTTPClient(timeout time.Duration) *http.Client {
 	return &http.Client{
 		Timeout:   timeout,
@@ -127,9 +128,21 @@ func NewHTTPClient(timeout time.Duration) *http.Client {
 			if len(via) >= 5 {
 				return errors.New("too many redirects")
 			}
+			if strings.EqualFold(via[len(via)-1].URL.Scheme, "https") && !strings.EqualFold(req.URL.Scheme, "https") {
+				return fmt.Errorf("redirect from https to http (%s) refused", req.URL.Redacted())
+			}
 			return checkURL(req.URL.String(), false)
 		},
 	}
+}
+
+// noRedirects is client, not following any redirect: the request is
+// answered by the redirect itself. The introspection POST carries the
+// token; following a redirect would send it wherever the redirect points.
+func noRedirects(client *http.Client) *http.Client {
+	c := *client
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &c
 }
 
 // limitedTransport caps every response body at maxDocument bytes.

@@ -57,7 +57,17 @@ func (e *InsufficientScopeError) Error() string {
 func (e *InsufficientScopeError) Is(target error) bool { return target == ErrInsufficientScope }
 
 // Wanted is the scope to ask for: the scopes held plus the missing ones.
-func (e *InsufficientScopeError) Wanted() []string { return union(e.Held, e.Required) }
+// Held scopes come from the token, so only those that are well-formed
+// scope tokens are kept: the list goes into a WWW-Authenticate header.
+func (e *InsufficientScopeError) Wanted() []string {
+	var held []string
+	for _, s := range e.Held {
+		if validScope(s) {
+			held = append(held, s)
+		}
+	}
+	return union(held, e.Required)
+}
 
 func union(a, b []string) []string {
 	out := append([]string(nil), a...)

@@ -104,6 +104,64 @@ func TestIntrospection(t *testing.T) {
 	})
 }
 
+// TestIntrospectionFloodFromOneClient: junk tokens from one client use up
+// that client's share of the introspection calls, not everyone's: a valid
+// opaque token from another client is still checked.
+func TestIntrospectionFloodFromOneClient(t *testing.T) {
+	as := oauthtest.NewServer(t)
+	v := newVerifier(t, as, introspecting, oauth.Options{})
+	as.SetOpaque("opaque-good", map[string]any{"active": true, "iss": as.Issuer, "sub": "bob", "aud": resource,
+		"exp": float64(time.Now().Add(time.Hour).Unix())})
+	attacker := oauth.WithClient(context.Background(), "203.0.113.7")
+	unavailable := 0
+	for i := range 200 {
+		if _, err := v.Verify(attacker, fmt.Sprintf("junk-%d", i)); errors.Is(err, oauth.ErrUnavailable) {
+			unavailable++
+		}
+	}
+	if unavailable == 0 {
+		t.Fatal("200 junk tokens from one client were all introspected")
+	}
+	id, err := v.Verify(oauth.WithClient(context.Background(), "198.51.100.2"), "opaque-good")
+	if err != nil || id.Subject != "bob" {
+		t.Fatalf("a valid token from another client after the flood: %+v %v", id, err)
+	}
+}
+
+// TestIntrospectionSharedCall: requests carrying the same token while its
+// introspection is under way wait for that call instead of making their own.
+func TestIntrospectionSharedCall(t *testing.T) {
+	as := oauthtest.NewServer(t)
+	release := make(chan struct{})
+	as.BeforeIntrospect(func() { <-release })
+	v := newVerifier(t, as, introspecting, oauth.Options{})
+	as.SetOpaque("opaque-shared", map[string]any{"active": true, "iss": as.Issuer, "sub": "carol", "aud": resource,
+		"exp": float64(time.Now().Add(time.Hour).Unix())})
+	const n = 20
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			ctx := oauth.WithClient(context.Background(), fmt.Sprintf("192.0.2.%d", i))
+			_, err := v.Verify(ctx, "opaque-shared")
+			errs <- err
+		}()
+	}
+	for as.Introspections.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	// Let the other requests reach the verifier while the first call is held.
+	time.Sleep(100 * time.Millisecond)
+	close(release)
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if calls := as.Introspections.Load(); calls != 1 {
+		t.Fatalf("%d concurrent checks of one token made %d introspection calls, want 1", n, calls)
+	}
+}
+
 func TestIntrospectionConfiguration(t *testing.T) {
 	as := oauthtest.NewServer(t)
 	t.Run("wrong client secret: unavailable, not invalid", func(t *testing.T) {

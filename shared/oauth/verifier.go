@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/MicahParks/jwkset"
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/time/rate"
@@ -178,6 +179,13 @@ func (v *Verifier) load(ctx context.Context) error {
 		kcancel()
 		return fmt.Errorf("key set %s: %w", meta.JWKSURI, err)
 	}
+	// Keys the authorization server publishes for encryption verify
+	// nothing: only keys whose use is "sig", or unstated, are read.
+	kf, err = keyfunc.New(keyfunc.Options{Ctx: kctx, Storage: signingKeys{kf.Storage()}})
+	if err != nil {
+		kcancel()
+		return fmt.Errorf("key set %s: %w", meta.JWKSURI, err)
+	}
 	v.mu.Lock()
 	v.keys, v.meta, v.stopKeys = kf, meta, kcancel
 	if v.cfg.Introspects() {
@@ -276,6 +284,13 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Identity, error) {
 			return Identity{}, invalid("typ", "not an access token", nil)
 		}
 	}
+	if _, ok := claims["nonce"]; ok {
+		// nonce belongs to ID tokens (OpenID Connect Core §2): one that
+		// names this resource as its audience is still no access token.
+		e := invalid("nonce", "not an access token", nil)
+		e.Subject = str(claims["sub"])
+		return Identity{}, e
+	}
 	id := v.identity(claims)
 	if id.Subject == "" {
 		return Identity{}, invalid("sub", "required claim missing", nil)
@@ -293,6 +308,44 @@ func (v *Verifier) checkScopes(id Identity) (Identity, error) {
 	return id, nil
 }
 
+// errNotSigningKey: the token names a key published for another use
+// (encryption).
+var errNotSigningKey = errors.New("the key is not for signatures")
+
+// signingKeys is a key set storage that shows only the keys for
+// signatures: use "sig", or no use stated (RFC 7517 §4.2).
+type signingKeys struct{ jwkset.Storage }
+
+func forSigning(k jwkset.JWK) bool {
+	u := k.Marshal().USE
+	return u == jwkset.UseSig || u == ""
+}
+
+func (s signingKeys) KeyRead(ctx context.Context, kid string) (jwkset.JWK, error) {
+	k, err := s.Storage.KeyRead(ctx, kid)
+	if err != nil {
+		return k, err
+	}
+	if !forSigning(k) {
+		return jwkset.JWK{}, fmt.Errorf("%w: key %q has use %q", errNotSigningKey, kid, k.Marshal().USE)
+	}
+	return k, nil
+}
+
+func (s signingKeys) KeyReadAll(ctx context.Context) ([]jwkset.JWK, error) {
+	all, err := s.Storage.KeyReadAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	keys := all[:0:0]
+	for _, k := range all {
+		if forSigning(k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
+}
+
 func invalid(reason, desc string, cause error) *InvalidTokenError {
 	return &InvalidTokenError{Reason: reason, Description: desc, Cause: cause}
 }
@@ -307,6 +360,8 @@ func (v *Verifier) classify(ctx context.Context, kf keyfunc.Keyfunc, tok *jwt.To
 		e = invalid("format", "malformed token", err)
 	case badAlg:
 		e = invalid("alg", "signing algorithm not accepted", err)
+	case errors.Is(err, errNotSigningKey):
+		e = invalid("use", "key not for signatures", err)
 	case errors.Is(err, jwt.ErrTokenUnverifiable):
 		if keys, kerr := kf.Storage().KeyReadAll(ctx); kerr == nil && len(keys) == 0 {
 			return ErrUnavailable

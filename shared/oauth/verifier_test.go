@@ -132,6 +132,7 @@ func TestVerifyRefusals(t *testing.T) {
 		{"wrong iss", "iss", with(func(c jwt.MapClaims) { c["iss"] = "https://evil.example" }), true},
 		{"no iss", "claims", with(func(c jwt.MapClaims) { delete(c, "iss") }), true},
 		{"no sub", "sub", with(func(c jwt.MapClaims) { delete(c, "sub") }), false},
+		{"an ID token (nonce)", "nonce", with(func(c jwt.MapClaims) { c["nonce"] = "n-0S6_WzA2Mj" }), true},
 		{"malformed", "format", "not-a-jwt", false},
 		{"three garbage parts", "format", "a.b.c", false},
 		{"too long", "format", strings.Repeat("a", 20000) + ".b.c", false},

@@ -42,8 +42,9 @@ type Server struct {
 	opaque map[string]map[string]any
 	// JWKSFetches counts requests for the key set, Introspections the
 	// introspection requests.
-	JWKSFetches    atomic.Int64
-	Introspections atomic.Int64
+	JWKSFetches      atomic.Int64
+	Introspections   atomic.Int64
+	beforeIntrospect func()
 }
 
 // The introspection endpoint (RFC 7662) accepts this client only.
@@ -64,6 +65,12 @@ func NewServer(t testing.TB) *Server {
 	})
 	mux.HandleFunc("/introspect", func(w http.ResponseWriter, r *http.Request) {
 		s.Introspections.Add(1)
+		s.mu.Lock()
+		hold := s.beforeIntrospect
+		s.mu.Unlock()
+		if hold != nil {
+			hold()
+		}
 		id, secret, ok := r.BasicAuth()
 		if !ok || id != IntrospectionClient || secret != IntrospectionSecret || r.Method != http.MethodPost {
 			http.Error(w, `{"error":"invalid_client"}`, http.StatusUnauthorized)
@@ -101,6 +108,14 @@ func (s *Server) SetOpaque(token string, resp map[string]any) {
 		s.opaque = map[string]map[string]any{}
 	}
 	s.opaque[token] = resp
+}
+
+// BeforeIntrospect makes each introspection request run f before it is
+// answered (to hold it); nil removes it.
+func (s *Server) BeforeIntrospect(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.beforeIntrospect = f
 }
 
 // NewRSAKey generates an RS256 key.
