@@ -4,7 +4,7 @@
 // error taxonomy), schema (input schemas from argument structs), validate
 // (JSON Schema argument checks), acl (agent policy), upstream (HTTP clients
 // for upstream APIs), retry, untrusted (fencing outside content), logging,
-// metrics, ratelimit, datadir, state, atomicfile (crash-safe file
+// metrics, ratelimit, datadir, suggest ("did you mean"), state, atomicfile (crash-safe file
 // replacement), googleauth (Google sign-in and service account keys), and
 // the test helpers mcptest, pgtest, retry/retrytest and
 // googleauth/googleauthtest.

@@ -3,6 +3,7 @@ package acl
 import (
 	"errors"
 	"fmt"
+	"github.com/mcp-fleet/mcp-fleet/shared/suggest"
 	"strings"
 )
 
@@ -70,7 +71,7 @@ func (p *Policy) checkIdentities(rules []identityRule) error {
 			return fmt.Errorf("%s: agent: say which agent this identity acts as", at)
 		}
 		if !p.HasAgent(r.Agent) {
-			return fmt.Errorf("%s: agent %q is not in the policy (agents: %s)%s", at, r.Agent, strings.Join(p.Agents(), ", "), closest(r.Agent, p.Agents()))
+			return fmt.Errorf("%s: agent %q is not in the policy (agents: %s)%s", at, r.Agent, strings.Join(p.Agents(), ", "), suggest.Closest(r.Agent, p.Agents()))
 		}
 		if r.Subject == "" && len(r.Groups) == 0 && len(r.Scopes) == 0 && r.ClientID == "" {
 			return errors.New(at + ": give at least one of subject, groups, scopes, client_id (issuer alone is not one): a rule matching every token would grant " + r.Agent + " to anyone the issuer knows")
@@ -85,40 +86,6 @@ func (p *Policy) checkIdentities(rules []identityRule) error {
 	}
 	p.identities = rules
 	return nil
-}
-
-// closest suggests the nearest name, the way the kit does for flags.
-func closest(v string, names []string) string {
-	best, bestD := "", len(v)/2+2
-	for _, n := range names {
-		if d := distance(v, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // AgentForIdentity returns the agent of the first identities rule that

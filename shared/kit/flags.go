@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/mcp-fleet/mcp-fleet/shared/suggest"
 	"io"
 	"net/url"
 	"os"
@@ -89,7 +90,7 @@ func (f *Flags) Enum(p *string, name string, envs []string, def string, allowed 
 					return nil
 				}
 			}
-			return fmt.Errorf("want one of %s, got %q%s", strings.Join(allowed, ", "), v, suggest(v, allowed))
+			return fmt.Errorf("want one of %s, got %q%s", strings.Join(allowed, ", "), v, suggest.Closest(v, allowed))
 		}})
 }
 
@@ -299,7 +300,7 @@ func (f *Flags) source(s *flagSpec, getenv func(string) string) string {
 func (f *Flags) explain(err error) error {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return usageErr("unknown flag --%s%s (see --help)", name, suggest(name, f.names()))
+		return usageErr("unknown flag --%s%s (see --help)", name, suggest.Closest(name, f.names()))
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		return usageErr("--%s needs a value (see --help)", name)
@@ -338,42 +339,9 @@ func shorten(v string, secret bool) string {
 	return v
 }
 
-// suggest names the closest candidate when one is close enough.
-func suggest(v string, candidates []string) string {
-	best, bestD := "", len(v)/2+2
-	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(v), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best == "" || best == v {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-// Suggest is suggest for server code: "; did you mean "x"?" or "".
-func Suggest(v string, candidates []string) string { return suggest(v, candidates) }
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+// Suggest names, for server code, the closest candidate when one is close
+// enough: "; did you mean "x"?" or "".
+func Suggest(v string, candidates []string) string { return suggest.Closest(v, candidates) }
 
 // Usage writes the help text: every flag with its variables and default.
 func (f *Flags) Usage(w io.Writer, program, summary string) {

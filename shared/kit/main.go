@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcp-fleet/mcp-fleet/shared/suggest"
 	"io"
 	"io/fs"
 	"net"
@@ -249,7 +250,7 @@ func (c *Config) policy() (*acl.Policy, error) {
 		return nil, usageErr("--acl %s: %v", strings.Join(c.ACLFiles, string(os.PathListSeparator)), err)
 	}
 	if c.Agent != "" && !p.HasAgent(c.Agent) {
-		return nil, usageErr("--agent %q is not in the ACL policy %s (known: %s)%s", c.Agent, c.ACLFiles[0], strings.Join(p.Agents(), ", "), suggest(c.Agent, p.Agents()))
+		return nil, usageErr("--agent %q is not in the ACL policy %s (known: %s)%s", c.Agent, c.ACLFiles[0], strings.Join(p.Agents(), ", "), suggest.Closest(c.Agent, p.Agents()))
 	}
 	if c.AgentTokens != "" {
 		toks, err := acl.ParseAgentTokens(c.AgentTokens)
@@ -315,7 +316,7 @@ func MainIO(spec Spec, args []string, io IO) int {
 			names = append(names, c.Name)
 		}
 		sort.Strings(names)
-		fmt.Fprintf(io.Stderr, "%s: unknown command %q%s (commands: %s; see --help)\n", program, args[0], suggest(args[0], names), strings.Join(names, ", "))
+		fmt.Fprintf(io.Stderr, "%s: unknown command %q%s (commands: %s; see --help)\n", program, args[0], suggest.Closest(args[0], names), strings.Join(names, ", "))
 		return 2
 	}
 	f, cfg := serverFlags(spec)
@@ -476,14 +477,14 @@ func checkPolicyTools(p *acl.Policy, files []string, tools []Tool, env *Env) err
 		if u.Grant != "" {
 			file = u.Grant
 		}
-		msgs = append(msgs, fmt.Sprintf("%s: agent %q is granted %q, which no server of the fleet has%s", file, u.Agent, u.Tool, suggest(u.Tool, candidates)))
+		msgs = append(msgs, fmt.Sprintf("%s: agent %q is granted %q, which no server of the fleet has%s", file, u.Agent, u.Tool, suggest.Closest(u.Tool, candidates)))
 	}
 	resCandidates := acl.FleetResourceNames()
 	for name := range ownRes {
 		resCandidates = append(resCandidates, name)
 	}
 	for _, u := range p.UnknownResources(func(name string) bool { return ownRes[name] }) {
-		msgs = append(msgs, fmt.Sprintf("%s: agent %q lists the resource %q, which no server of the fleet has%s", files[0], u.Agent, u.Tool, suggest(u.Tool, resCandidates)))
+		msgs = append(msgs, fmt.Sprintf("%s: agent %q lists the resource %q, which no server of the fleet has%s", files[0], u.Agent, u.Tool, suggest.Closest(u.Tool, resCandidates)))
 	}
 	if len(msgs) == 0 {
 		return nil
