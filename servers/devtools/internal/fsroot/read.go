@@ -270,7 +270,10 @@ func countLines(b []byte) int {
 // at most capBytes. Only whole lines are kept unless the first one alone is
 // over the cap, in which case its head is returned.
 func readForward(r io.Reader, size int64, first, limit int, capBytes int64, res *ReadResult) error {
-	br := bufio.NewReaderSize(r, readBufSize)
+	// A small file gets a buffer its size, not readBufSize: allocated for
+	// every call, a 64 KiB buffer for a 1 KiB file was most of what a read
+	// allocated, and the collector's work with it.
+	br := bufio.NewReaderSize(r, int(min(max(size+1, 16), readBufSize)))
 	countAll := size <= countLinesUpTo
 	var (
 		buf         []byte
