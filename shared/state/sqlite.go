@@ -133,12 +133,44 @@ const sqliteMigrationsTable = `CREATE TABLE IF NOT EXISTS schema_migrations (
   applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 ) STRICT`
 
+// firstUse opens the writer's connection and reads the schema. While
+// another process is turning a new database to WAL, setting journal_mode on
+// open can fail at once with SQLITE_BUSY, which busy_timeout does not wait
+// out: such a failure is tried again for up to openBusyWait.
+func firstUse(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(openBusyWait)
+	for {
+		_, err := db.ExecContext(ctx, "SELECT count(*) FROM sqlite_schema")
+		if err == nil || !busy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// openBusyWait bounds firstUse's retries.
+const openBusyWait = 5 * time.Second
+
+// busy reports an SQLITE_BUSY or SQLITE_LOCKED error (primary codes 5, 6).
+func busy(err error) bool {
+	var c interface{ Code() int }
+	if errors.As(err, &c) {
+		code := c.Code() & 0xff
+		return code == 5 || code == 6
+	}
+	return false
+}
+
 // migrateSQLite applies the pending migrations, each in its own IMMEDIATE
 // transaction (which holds the database's write lock from its start: no
 // other process can apply the same migration meanwhile), re-reading what is
 // applied inside it. It returns the schema version.
 func migrateSQLite(ctx context.Context, db *sql.DB, known []Migration) (int, error) {
-	if _, err := db.ExecContext(ctx, "SELECT count(*) FROM sqlite_schema"); err != nil {
+	if err := firstUse(ctx, db); err != nil {
 		return 0, fmt.Errorf("not a usable SQLite database: %w", err)
 	}
 	for {
