@@ -3,7 +3,6 @@ package kit
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/acl"
 	"github.com/mcp-fleet/mcp-fleet/shared/oauth"
@@ -11,20 +10,9 @@ import (
 )
 
 // oauthFlags are the kit's OAuth settings: with an issuer, the HTTP
-// transport also accepts that authorization server's access tokens.
-type oauthFlags struct {
-	Issuer         string
-	Resource       string
-	Scopes         []string
-	RequiredScopes []string
-	Audiences      []string
-	JWKSURL        string
-	GroupsClaim    string
-	ClockSkew      time.Duration
-	// IntrospectionID and IntrospectionSecret introspect opaque tokens.
-	IntrospectionID     string
-	IntrospectionSecret string
-}
+// transport also accepts that authorization server's access tokens. The
+// flags fill an oauth.Config directly.
+type oauthFlags struct{ oauth.Config }
 
 func (c *oauthFlags) register(f *Flags) {
 	f.String(&c.Issuer, "oauth-issuer", []string{"MCP_OAUTH_ISSUER"}, "",
@@ -43,7 +31,7 @@ func (c *oauthFlags) register(f *Flags) {
 		"HTTP with OAuth: the claim holding the caller's groups, for the policy's identities rules (a claim name, or a dotted path such as app_metadata.roles)")
 	f.Duration(&c.ClockSkew, "oauth-clock-skew", []string{"MCP_OAUTH_CLOCK_SKEW"}, oauth.DefaultClockSkew,
 		"HTTP with OAuth: leeway for a token's exp, nbf and iat")
-	f.String(&c.IntrospectionID, "oauth-introspection-client-id", []string{"MCP_OAUTH_INTROSPECTION_CLIENT_ID"}, "",
+	f.String(&c.IntrospectionClientID, "oauth-introspection-client-id", []string{"MCP_OAUTH_INTROSPECTION_CLIENT_ID"}, "",
 		"HTTP with OAuth: check opaque (non-JWT) access tokens at the authorization server's introspection endpoint (RFC 7662) as this client; with MCP_OAUTH_INTROSPECTION_CLIENT_SECRET")
 	f.Secret(&c.IntrospectionSecret, "MCP_OAUTH_INTROSPECTION_CLIENT_SECRET", "HTTP with OAuth: the introspection client's secret")
 }
@@ -55,7 +43,7 @@ func (c *oauthFlags) config(transport, serverName string) (*oauth.Config, error)
 	if c.Issuer == "" {
 		for name, set := range map[string]bool{"MCP_OAUTH_RESOURCE": c.Resource != "", "MCP_OAUTH_SCOPES": len(c.Scopes) > 0,
 			"MCP_OAUTH_REQUIRED_SCOPES": len(c.RequiredScopes) > 0, "MCP_OAUTH_AUDIENCES": len(c.Audiences) > 0,
-			"MCP_OAUTH_JWKS_URL": c.JWKSURL != "", "MCP_OAUTH_INTROSPECTION_CLIENT_ID": c.IntrospectionID != "",
+			"MCP_OAUTH_JWKS_URL": c.JWKSURL != "", "MCP_OAUTH_INTROSPECTION_CLIENT_ID": c.IntrospectionClientID != "",
 			"MCP_OAUTH_INTROSPECTION_CLIENT_SECRET": c.IntrospectionSecret != ""} {
 			if set {
 				return nil, usageErr("%s is set but MCP_OAUTH_ISSUER (--oauth-issuer) is not: OAuth is off, so it would be ignored", name)
@@ -66,13 +54,12 @@ func (c *oauthFlags) config(transport, serverName string) (*oauth.Config, error)
 	if transport != "http" {
 		return nil, usageErr("MCP_OAUTH_ISSUER (--oauth-issuer) is set with the %s transport: OAuth authenticates HTTP requests; use --transport http, or unset it", transport)
 	}
-	cfg := &oauth.Config{Issuer: c.Issuer, Resource: c.Resource, Scopes: c.Scopes, RequiredScopes: c.RequiredScopes,
-		Audiences: c.Audiences, JWKSURL: c.JWKSURL, GroupsClaim: c.GroupsClaim, ClockSkew: c.ClockSkew, ResourceName: serverName,
-		IntrospectionClientID: c.IntrospectionID, IntrospectionSecret: c.IntrospectionSecret}
+	cfg := c.Config
+	cfg.ResourceName = serverName
 	if err := cfg.Validate(); err != nil {
 		return nil, usageErr("OAuth: %v", err)
 	}
-	return cfg, nil
+	return &cfg, nil
 }
 
 // newVerifier loads the authorization server's keys for the HTTP

@@ -44,8 +44,8 @@ type Config struct {
 	// claim name (which may contain dots, as URL-named claims do), else a
 	// dotted path into nested objects such as app_metadata.roles.
 	GroupsClaim string
-	// ClockSkew is the leeway for time claims; Load sets DefaultClockSkew
-	// when the variable is unset, zero means none.
+	// ClockSkew is the leeway for time claims (the kit's flag defaults it
+	// to DefaultClockSkew); zero means none.
 	ClockSkew time.Duration
 	// ResourceName is the human-readable resource_name of the PRM.
 	ResourceName string
@@ -61,40 +61,6 @@ func (c Config) Introspects() bool { return c.IntrospectionClientID != "" }
 
 // Enabled reports whether OAuth is configured at all.
 func (c Config) Enabled() bool { return c.Issuer != "" }
-
-// Load reads a Config from MCP_OAUTH_* variables (lists comma separated).
-func Load(getenv func(string) string) (Config, error) {
-	c := Config{
-		Issuer: strings.TrimSpace(getenv("MCP_OAUTH_ISSUER")), Resource: strings.TrimSpace(getenv("MCP_OAUTH_RESOURCE")),
-		Scopes: SplitList(getenv("MCP_OAUTH_SCOPES")), RequiredScopes: SplitList(getenv("MCP_OAUTH_REQUIRED_SCOPES")),
-		Audiences: SplitList(getenv("MCP_OAUTH_AUDIENCES")), JWKSURL: strings.TrimSpace(getenv("MCP_OAUTH_JWKS_URL")),
-		GroupsClaim: strings.TrimSpace(getenv("MCP_OAUTH_GROUPS_CLAIM")), ClockSkew: DefaultClockSkew,
-		IntrospectionClientID: strings.TrimSpace(getenv("MCP_OAUTH_INTROSPECTION_CLIENT_ID")),
-		IntrospectionSecret:   getenv("MCP_OAUTH_INTROSPECTION_CLIENT_SECRET"),
-	}
-	if v := strings.TrimSpace(getenv("MCP_OAUTH_CLOCK_SKEW")); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return c, fmt.Errorf("MCP_OAUTH_CLOCK_SKEW=%q: want a duration such as 30s", v)
-		}
-		c.ClockSkew = d
-	}
-	if !c.Enabled() {
-		return c, nil
-	}
-	return c, c.Validate()
-}
-
-// SplitList splits a comma-separated list, dropping empty items.
-func SplitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
 
 // Validate refuses a configuration under which tokens could be stolen or
 // accepted for the wrong server; it canonicalizes Resource (lowercase

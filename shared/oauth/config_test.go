@@ -63,33 +63,6 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-func TestLoad(t *testing.T) {
-	env := map[string]string{
-		"MCP_OAUTH_ISSUER": "https://idp.example.com", "MCP_OAUTH_RESOURCE": "HTTPS://MCP.EXAMPLE.COM/mcp",
-		"MCP_OAUTH_SCOPES": "mcp:tools, openid", "MCP_OAUTH_REQUIRED_SCOPES": "mcp:tools",
-		"MCP_OAUTH_AUDIENCES": "authenticated", "MCP_OAUTH_GROUPS_CLAIM": "roles", "MCP_OAUTH_CLOCK_SKEW": "5s",
-	}
-	c, err := oauth.Load(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Resource != "https://mcp.example.com/mcp" || strings.Join(c.Scopes, "|") != "mcp:tools|openid" ||
-		c.ClockSkew != 5*time.Second || c.GroupsClaim != "roles" || c.Audiences[0] != "authenticated" || !c.Enabled() {
-		t.Fatalf("config %+v", c)
-	}
-	env["MCP_OAUTH_CLOCK_SKEW"] = ""
-	if c, _ := oauth.Load(func(k string) string { return env[k] }); c.ClockSkew != oauth.DefaultClockSkew {
-		t.Fatalf("default skew %s", c.ClockSkew)
-	}
-	env["MCP_OAUTH_CLOCK_SKEW"] = "5"
-	if _, err := oauth.Load(func(k string) string { return env[k] }); err == nil {
-		t.Fatal("a skew without a unit was accepted")
-	}
-	if c, err := oauth.Load(func(string) string { return "" }); err != nil || c.Enabled() {
-		t.Fatalf("empty environment: %+v %v", c, err)
-	}
-}
-
 func TestPRMAndChallenges(t *testing.T) {
 	cfg := oauth.Config{Issuer: "https://idp.example.com", Resource: "https://mcp.example.com/mcp",
 		Scopes: []string{"mcp:tools"}, RequiredScopes: []string{"mcp:tools"}, ResourceName: "devtools"}
