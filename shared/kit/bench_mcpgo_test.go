@@ -8,8 +8,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-
-	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 )
 
 // BenchmarkEngineVsMCPGo serves the same tools/call of the same no-op tool
@@ -21,23 +19,7 @@ import (
 func BenchmarkEngineVsMCPGo(b *testing.B) {
 	msg := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"noop","arguments":` + string(benchArgs) + `}}`)
 	b.Run("kit", func(b *testing.B) {
-		s, se := benchServer(b, false)
-		ctx := context.Background()
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			m, err := wire.Parse(msg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			p, _ := parseParams(m.Params)
-			rep := s.serve(ctx, &request{sess: se, id: m.ID, method: m.Method, p: p, size: len(msg)})
-			if rep.after != nil {
-				rep.after()
-			}
-			if len(rep.body) == 0 || rep.body[len(rep.body)-2] == 'e' {
-				b.Fatalf("bad answer %s", rep.body)
-			}
-		}
+		benchCalls(b, false, msg)
 	})
 	b.Run("mcp-go", func(b *testing.B) {
 		srv := server.NewMCPServer("bench", "1", server.WithToolCapabilities(false), server.WithInputSchemaValidation())
