@@ -209,52 +209,51 @@ func encodeResult(v any, output *validate.Schema) ([]byte, error) {
 	if f, ok := v.(fencedResult); ok {
 		v = f.untrusted()
 	}
-	if output != nil {
-		if err := checkOutput(v, output); err != nil {
-			return nil, err
-		}
-	}
 	switch t := v.(type) {
-	case string:
-		return textResult(t, nil), nil
+	case string, *mcp.CallToolResult:
+		if output != nil {
+			return nil, fmt.Errorf("the tool has an outputSchema but returned %T, which has no structuredContent", v)
+		}
+		if str, ok := t.(string); ok {
+			return textResult(str, nil), nil
+		}
+		return json.Marshal(t)
 	case Untrusted:
 		if str, ok := t.Value.(string); ok {
+			if output != nil {
+				return nil, fmt.Errorf("the tool has an outputSchema but returned text, which has no structuredContent")
+			}
 			return textResult(untrusted.Fence(t.Source, str), nil), nil
 		}
 		b, err := json.Marshal(t.Value)
 		if err != nil {
 			return nil, err
 		}
+		if err := checkOutput(b, output); err != nil {
+			return nil, err
+		}
 		return textResult(untrusted.Fence(t.Source, string(b)), b), nil
-	case *mcp.CallToolResult:
-		return json.Marshal(t)
 	case json.RawMessage:
+		if err := checkOutput(t, output); err != nil {
+			return nil, err
+		}
 		return textBytesResult(t, t), nil
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
+	if err := checkOutput(b, output); err != nil {
+		return nil, err
+	}
 	return textBytesResult(b, b), nil
 }
 
-// checkOutput checks the structuredContent v will become against the
-// tool's outputSchema.
-func checkOutput(v any, output *validate.Schema) error {
-	if u, ok := v.(Untrusted); ok {
-		v = u.Value
-	}
-	var b []byte
-	switch t := v.(type) {
-	case string, *mcp.CallToolResult:
-		return fmt.Errorf("the tool has an outputSchema but returned %T, which has no structuredContent", v)
-	case json.RawMessage:
-		b = t
-	default:
-		var err error
-		if b, err = json.Marshal(v); err != nil {
-			return err
-		}
+// checkOutput checks the encoded structuredContent b against the tool's
+// outputSchema, when it has one.
+func checkOutput(b []byte, output *validate.Schema) error {
+	if output == nil {
+		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
