@@ -3,22 +3,22 @@ package kit
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 
-	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/rs/zerolog"
 )
 
 // Call is one tool invocation as a handler sees it: its validated
-// arguments, its identity and logger, and the ways to reach the client
-// while it runs — progress, log messages, and questions to the user
-// (elicitation), to the client's model (sampling) or about its roots.
-// These work the same on every transport and in both protocol eras: before
-// 2026-07-28 the kit sends the client a request and waits for its answer;
-// from 2026-07-28 it answers the call with an input-required result and runs
-// the handler again when the client retries with the answers, so a handler
-// asks before it acts and may run more than once.
+// arguments, its identity and logger, its result budget (Room), and the
+// ways to reach the client while it runs — progress, log messages, and
+// questions to the user (elicitation), to the client's model (sampling) or
+// about its roots. These work the same on every transport and in both
+// protocol eras: before 2026-07-28 the kit sends the client a request and
+// waits for its answer; from 2026-07-28 it answers the call with an
+// input-required result and runs the handler again when the client retries
+// with the answers, so a handler asks before it acts and may run more than
+// once. A Call made by hand (a unit test) reaches no client.
 type Call struct {
 	Tool  string
 	Agent string
@@ -27,71 +27,26 @@ type Call struct {
 	// Log carries the correlation id, tool and agent.
 	Log *zerolog.Logger
 
-	srv *Server
-	req *request
-	// asked counts the questions this run of the handler asked, so each
-	// gets a stable key across the retries of protocol 2026-07-28.
-	asked int
-	// answers are the client's answers known to this run, by key.
-	answers map[string]json.RawMessage
-	// stateOK: answers were loaded (and their state verified) once.
-	stateOK bool
-}
-
-// Bind decodes the validated arguments into v.
-func (c *Call) Bind(v any) error {
-	if len(c.Args) == 0 {
-		return nil
-	}
-	if err := json.Unmarshal(c.Args, v); err != nil {
-		return mcperr.Invalid("arguments", nil, "arguments matching the tool's schema", "cannot decode arguments: %v", err)
-	}
-	return nil
+	e *engine.Call
 }
 
 // Progress sends notifications/progress when, and only when, the client
 // asked for it with a progress token. Errors are ignored: progress is advice.
 func (c *Call) Progress(ctx context.Context, progress, total float64, message string) {
-	if c.req == nil || c.req.meta.progressToken == nil || c.req.reply == nil || ctx.Err() != nil {
-		return
-	}
-	p := append([]byte(`{"progressToken":`), c.req.meta.progressToken...)
-	p = append(p, `,"progress":`...)
-	p = strconv.AppendFloat(p, progress, 'g', -1, 64)
-	if total > 0 {
-		p = append(p, `,"total":`...)
-		p = strconv.AppendFloat(p, total, 'g', -1, 64)
-	}
-	if message != "" {
-		p = append(p, `,"message":`...)
-		p = wire.AppendString(p, message)
-	}
-	_ = c.req.reply(wire.AppendNotification(nil, "notifications/progress", append(p, '}')))
+	c.e.Progress(ctx, progress, total, message)
 }
 
 // ClientLog sends a log message to the client, if it asked for messages of
 // this level (debug, info, notice, warning, error…). data is any JSON value.
-func (c *Call) ClientLog(level string, data any) {
-	if c.req != nil {
-		c.srv.clientLog(c.req, level, c.Tool, data)
-	}
-}
+func (c *Call) ClientLog(level string, data any) { c.e.ClientLog(level, data) }
 
 // Notifier returns the server's notifier, for tools that change resources.
-func (c *Call) Notifier() *Notifier { return c.srv.notifier }
+func (c *Call) Notifier() *Notifier { return c.e.Notifier() }
 
 // Can reports whether the client declared it can answer method
 // ("elicitation/create", "sampling/createMessage" or "roots/list"). A tool
 // that cannot work without the answer checks first and explains itself.
-func (c *Call) Can(method string) bool {
-	if c.req == nil {
-		return false
-	}
-	if c.req.meta.modern {
-		return c.req.meta.caps.has(method)
-	}
-	return c.req.sess.clientCaps().has(method)
-}
+func (c *Call) Can(method string) bool { return c.e.Can(method) }
 
 // ElicitResult is the user's answer to an elicitation.
 type ElicitResult struct {
@@ -115,7 +70,7 @@ func (c *Call) Elicit(ctx context.Context, message string, schema json.RawMessag
 	if err != nil {
 		return nil, mcperr.Wrap(err)
 	}
-	raw, err := c.ask(ctx, methodElicit, params)
+	raw, err := c.e.Ask(ctx, "elicitation/create", params)
 	if err != nil {
 		return nil, err
 	}
@@ -129,50 +84,26 @@ func (c *Call) Elicit(ctx context.Context, message string, schema json.RawMessag
 // Sample asks the client's model for a completion; params are the
 // sampling/createMessage params and the raw result is returned.
 func (c *Call) Sample(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	return c.ask(ctx, methodSample, params)
+	return c.e.Ask(ctx, "sampling/createMessage", params)
 }
 
 // Root is one of the client's roots.
-type Root struct {
-	URI  string `json:"uri"`
-	Name string `json:"name,omitempty"`
-}
+type Root = engine.Root
 
 // Roots returns the client's roots, or nil when the client declared none.
 // Before protocol 2026-07-28 they are asked once per session and kept until
 // the client says they changed.
 func (c *Call) Roots(ctx context.Context) ([]Root, error) {
-	if !c.Can(methodRoots) {
+	if c.e == nil {
 		return nil, nil
 	}
-	if !c.req.meta.modern {
-		if roots, ok := c.req.sess.roots.get(); ok {
-			return roots, nil
-		}
-	}
-	raw, err := c.ask(ctx, methodRoots, nil)
-	if err != nil {
-		return nil, err
-	}
-	var res struct {
-		Roots []Root `json:"roots"`
-	}
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, mcperr.New(mcperr.Upstream, "the client's roots/list answer is malformed").WithRetryable(false)
-	}
-	if !c.req.meta.modern {
-		c.req.sess.roots.set(res.Roots)
-	}
-	return res.Roots, nil
+	return c.e.Roots(ctx)
 }
 
 // Untrusted is a handler result that carries content from outside (a web
 // page, a mail body, rows anyone may have written). Its text part reaches the
 // model fenced as data (package untrusted); structuredContent carries Value
-// plain, for programs. Value is encoded once for both.
-type Untrusted struct {
-	// Source says where the content came from: a URL, "mail", "rows of t".
-	Source string
-	// Value is the result: a string (sent as text only) or a JSON value.
-	Value any
-}
+// plain, for programs. Value is encoded once for both. Source says where
+// the content came from: a URL, "mail", "rows of t". Value is a string
+// (sent as text only) or a JSON value.
+type Untrusted = engine.Untrusted

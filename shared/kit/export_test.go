@@ -2,6 +2,7 @@ package kit
 
 import (
 	"context"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
 	"io"
 )
 
@@ -16,3 +17,7 @@ func RunArgs(ctx context.Context, spec Spec, args []string, getenv func(string) 
 	cfg.secrets = f.secrets
 	return run(ctx, spec, cfg, IO{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv})
 }
+
+// Engine is the server's engine, for tests that read its metrics, notifier
+// or prompt.
+func (s *Server) Engine() *engine.Server { return s.e }

@@ -244,7 +244,7 @@ func clientCall(t *testing.T, c *client.Client, name string, args any) *mcp.Call
 }
 
 func calls(s *kit.Server, tool string) uint64 {
-	for _, ts := range s.Metrics().Snapshot() {
+	for _, ts := range s.Engine().Metrics().Snapshot() {
 		if ts.Tool == tool {
 			return ts.Calls
 		}

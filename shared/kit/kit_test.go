@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,7 +55,7 @@ func testTools(p *probe) []kit.Tool {
 					Count int    `json:"count"`
 					Mode  string `json:"mode"`
 				}
-				if err := c.Bind(&a); err != nil {
+				if err := json.Unmarshal(c.Args, &a); err != nil {
 					return nil, err
 				}
 				if a.Count == 0 {
@@ -64,7 +65,7 @@ func testTools(p *probe) []kit.Tool {
 				if a.Mode == "upper" {
 					out = strings.ToUpper(out)
 				}
-				return map[string]any{"text": out, "agent": c.Agent, "correlation_id": kit.CorrelationID(ctx)}, nil
+				return map[string]any{"text": out, "agent": c.Agent, "correlation_id": engine.CorrelationID(ctx)}, nil
 			},
 		},
 		{
@@ -247,7 +248,7 @@ func TestACL(t *testing.T) {
 	})
 	t.Run("prompt lists only allowed tools", func(t *testing.T) {
 		c := mcptest.NewInProcess(t, s, "reader")
-		res, err := c.Raw().GetPrompt(kit.WithAgent(context.Background(), "reader"), mcp.GetPromptRequest{Params: mcp.GetPromptParams{Name: kit.DescriptionsPrompt}})
+		res, err := c.Raw().GetPrompt(engine.WithAgent(context.Background(), "reader"), mcp.GetPromptRequest{Params: mcp.GetPromptParams{Name: engine.DescriptionsPrompt}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -460,7 +461,7 @@ func TestMetricsCountCalls(t *testing.T) {
 	mcptest.FailCode(t, c.Call("echo", map[string]any{}), mcperr.Validation)
 	// Metrics are recorded just after the response is written.
 	waitFor(t, "two recorded calls", func() bool { return calls(s, "echo") == 2 })
-	for _, ts := range s.Metrics().Snapshot() {
+	for _, ts := range s.Engine().Metrics().Snapshot() {
 		if ts.Tool != "echo" {
 			continue
 		}

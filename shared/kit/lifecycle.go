@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
 	"net"
 	"net/http"
 	"sync"
@@ -11,10 +12,6 @@ import (
 
 	"github.com/rs/zerolog"
 )
-
-// errShuttingDown is the cause with which a stdio server cancels the calls
-// in flight when it is told to stop: their errors then say why.
-var errShuttingDown = errors.New("the server is shutting down")
 
 // Worker is a background task that runs as long as the server: a webhook
 // processor, a poller, a cache refresher. Run should return nil only once
@@ -72,7 +69,7 @@ func (g *group) run(ctx context.Context, main func(ctx context.Context) error, l
 			l.Ready(ln.Addr())
 		}
 		wg.Go(func() {
-			if err := serveListener(ctx, ln, l.Handler, g.grace, nil); err != nil {
+			if err := engine.ServeListener(ctx, ln, l.Handler, g.grace, nil); err != nil {
 				fail("listener "+l.Name, err)
 			}
 		})

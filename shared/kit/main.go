@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
 	"github.com/mcp-fleet/mcp-fleet/shared/suggest"
 	"io"
 	"io/fs"
@@ -186,10 +187,10 @@ func (c *Config) register(f *Flags, defaultPort int) {
 	f.Bool(&c.SSE, "sse", []string{"MCP_SSE"}, false, "HTTP: also serve the 2024-11-05 SSE transport at /sse and /message")
 	c.OAuth.register(f)
 	f.Duration(&c.Grace, "shutdown-grace", []string{"MCP_SHUTDOWN_GRACE"}, 10*time.Second, "on SIGINT/SIGTERM, time HTTP calls and workers in flight get to finish (stdio calls are cancelled at once)")
-	f.Int(&c.MaxCalls, "max-calls", []string{"MCP_MAX_CALLS"}, DefaultMaxCalls, "tool calls and reads running at once in the process")
-	f.Int(&c.MaxSessionCalls, "max-session-calls", []string{"MCP_MAX_SESSION_CALLS"}, DefaultMaxSessionCalls, "tool calls and reads running at once per session")
-	f.Int(&c.MaxMessageBytes, "max-message-bytes", []string{"MCP_MAX_MESSAGE_BYTES"}, DefaultMaxMessageBytes, "largest JSON-RPC message (stdio line or HTTP body), bytes")
-	f.Int(&c.MaxInflight, "max-inflight-bytes", []string{"MCP_MAX_INFLIGHT_BYTES"}, DefaultMaxInflightBytes, "bytes of messages served at once in the process; more is refused with a retryable error")
+	f.Int(&c.MaxCalls, "max-calls", []string{"MCP_MAX_CALLS"}, engine.DefaultMaxCalls, "tool calls and reads running at once in the process")
+	f.Int(&c.MaxSessionCalls, "max-session-calls", []string{"MCP_MAX_SESSION_CALLS"}, engine.DefaultMaxSessionCalls, "tool calls and reads running at once per session")
+	f.Int(&c.MaxMessageBytes, "max-message-bytes", []string{"MCP_MAX_MESSAGE_BYTES"}, engine.DefaultMaxMessageBytes, "largest JSON-RPC message (stdio line or HTTP body), bytes")
+	f.Int(&c.MaxInflight, "max-inflight-bytes", []string{"MCP_MAX_INFLIGHT_BYTES"}, engine.DefaultMaxInflightBytes, "bytes of messages served at once in the process; more is refused with a retryable error")
 	f.Int(&c.MaxResultBytes, "max-result-bytes", []string{"MCP_MAX_RESULT_BYTES"}, DefaultMaxResultBytes, "largest tool result, bytes as sent (text and structured content together); tools page or cut what is larger and say how to get the rest")
 	f.Note("MCP_DATA_DIR", "root of the servers' local state: <dir>/<server>")
 	f.Note(strings.ToUpper(c.serverName)+"_DATA_DIR", "this server's local state directory (wins over MCP_DATA_DIR)")
@@ -421,15 +422,15 @@ func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	defer srv.stopWatches()
+	defer srv.e.StopWatches()
 	var serve func(ctx context.Context) error
 	if cfg.Transport == "http" {
 		o := HTTPOptions{
 			Addr: net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port)), AuthToken: cfg.AuthToken, NoAuth: cfg.NoAuth,
 			AllowedOrigins: cfg.Origins, AllowedHosts: cfg.AllowedHosts, MaxSessions: cfg.MaxSessions,
-			SessionIdle: cfg.SessionIdle, SSE: cfg.SSE, Health: env.Health, Grace: cfg.Grace, OAuth: verifier,
+			SessionIdle: cfg.SessionIdle, SSE: cfg.SSE, Health: env.Health.serve, Grace: cfg.Grace, OAuth: verifier,
 		}
-		if err := srv.checkHTTPOptions(o); err != nil {
+		if err := srv.e.CheckHTTPOptions(o); err != nil {
 			return usageErr("%v", err)
 		}
 		serve = func(ctx context.Context) error { return srv.ServeHTTP(ctx, o, nil) }
@@ -439,7 +440,7 @@ func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 				"Add it to your client (Claude Desktop, Claude Code, Cursor, VS Code — see configs/clients/), or try it with the\n"+
 				"MCP Inspector: npx @modelcontextprotocol/inspector %s. Press Ctrl-D to quit.\n", spec.Name, os.Args[0])
 		}
-		log.Info().Str("agent", cfg.Agent).Strs("tools", srv.effectiveTools(cfg.Agent)).Msg("serving stdio")
+		log.Info().Str("agent", cfg.Agent).Strs("tools", srv.e.EffectiveTools(cfg.Agent)).Msg("serving stdio")
 		serve = func(ctx context.Context) error { return srv.ServeStdio(ctx, cfg.Agent, io.Stdin, io.Stdout) }
 	}
 	g := &group{log: log, health: env.Health, grace: cfg.Grace}

@@ -84,7 +84,7 @@ func (d *demo) tools() []kit.Tool {
 				var a struct {
 					Text string `json:"text"`
 				}
-				if err := c.Bind(&a); err != nil {
+				if err := json.Unmarshal(c.Args, &a); err != nil {
 					return nil, err
 				}
 				if d.peekSeen != nil {

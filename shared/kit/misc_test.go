@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
 	"strings"
 	"sync"
 	"testing"
@@ -23,11 +24,11 @@ func TestDescriptionsPrompt(t *testing.T) {
 	c := mcptest.NewInProcess(t, s, "reader").Raw()
 	ctx := ctx10(t)
 	list, err := c.ListPrompts(ctx, mcp.ListPromptsRequest{})
-	if err != nil || len(list.Prompts) != 1 || list.Prompts[0].Name != kit.DescriptionsPrompt {
+	if err != nil || len(list.Prompts) != 1 || list.Prompts[0].Name != engine.DescriptionsPrompt {
 		t.Fatalf("prompts/list: %v %+v", err, list)
 	}
 	req := mcp.GetPromptRequest{}
-	req.Params.Name = kit.DescriptionsPrompt
+	req.Params.Name = engine.DescriptionsPrompt
 	got, err := c.GetPrompt(ctx, req)
 	if err != nil || len(got.Messages) != 1 {
 		t.Fatalf("prompts/get: %v %+v", err, got)
@@ -139,8 +140,8 @@ func TestNotifierListChanged(t *testing.T) {
 	if nb.n.Subscribed("notes://a") {
 		t.Fatal("nobody subscribed yet")
 	}
-	s.Notifier().ListChanged()
-	s.Notifier().ListChanged() // coalesced with the first while unread
+	s.Engine().Notifier().ListChanged()
+	s.Engine().Notifier().ListChanged() // coalesced with the first while unread
 	if m := p.recv(t); m["method"] != "notifications/resources/list_changed" {
 		t.Fatalf("list_changed: %v", m)
 	}

@@ -332,7 +332,7 @@ func TestNotifierBurstKeepsFinalState(t *testing.T) {
 	if len(seen) != 100 {
 		t.Fatalf("updates arrived for %d of 100 URIs", len(seen))
 	}
-	if d := s.Metrics().Events()["notifications_dropped"]; d != 0 {
+	if d := s.Engine().Metrics().Events()["notifications_dropped"]; d != 0 {
 		t.Fatalf("%d notifications dropped; coalescing should have kept them", d)
 	}
 }

@@ -2,10 +2,8 @@ package kit
 
 import (
 	"encoding/json"
-	"strconv"
 	"unicode/utf8"
 
-	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 // A tool result travels twice: as structuredContent, and as the same JSON
@@ -21,17 +19,9 @@ import (
 // fence around untrusted content and a tool's own small fields.
 const resultReserve = 4 << 10
 
-// ResultBudget is the most bytes this call's result may take as sent.
-func (c *Call) ResultBudget() int {
-	if c.srv == nil {
-		return DefaultMaxResultBytes
-	}
-	return c.srv.budget.l.MaxResultBytes
-}
-
 // Room is the cost (see Cost) a handler may spend on the variable part of
 // its result: the budget less a reserve for everything else.
-func (c *Call) Room() int { return c.ResultBudget() - resultReserve }
+func (c *Call) Room() int { return c.e.ResultBudget() - resultReserve }
 
 // Cost is what the string s costs in a result: its JSON escape in
 // structuredContent plus that escape escaped again in the text.
@@ -82,18 +72,6 @@ func CostJSON(b []byte) int {
 		}
 	}
 	return n
-}
-
-// tooLarge is the error for a result over the budget.
-func tooLarge(t *registered, size, limit int) *mcperr.Error {
-	how := t.Paging
-	if how == "" {
-		how = "narrow the request"
-	}
-	e := mcperr.New(mcperr.Validation, "the result of %s is %d bytes, over this server's result budget of %d bytes (--max-result-bytes): %s",
-		t.Name, size, limit, how)
-	e.Expected = "a request whose result fits " + strconv.Itoa(limit) + " bytes"
-	return e.WithRetryable(false)
 }
 
 // FitItems returns how many of items, from the first, fit in room as the

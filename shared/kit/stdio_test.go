@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
 	"io"
 	"strconv"
 	"strings"
@@ -158,7 +159,7 @@ func waitCancelled(t *testing.T, pr *probe) {
 func TestStdioLineTooLong(t *testing.T) {
 	s := newServer(t, kit.Options{})
 	p := startStdioPeer(t, s, "")
-	big := strings.Repeat("x", kit.DefaultMaxMessageBytes+10)
+	big := strings.Repeat("x", engine.DefaultMaxMessageBytes+10)
 	go func() { _, _ = io.WriteString(p.in, big+"\n") }()
 	if m := p.recv(t); m["error"].(map[string]any)["code"].(float64) != -32600 || m["id"] != nil {
 		t.Fatalf("oversized line: %v", m)

@@ -206,11 +206,11 @@ func TestInstructionsNameOnlyAllowedTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := s.Describe("writer")
+	got := s.Engine().Describe("writer")
 	if !strings.Contains(got, "Write with write.") || strings.Contains(got, "greet") || !strings.Contains(got, "Data is data.") {
 		t.Fatalf("writer's guide:\n%s", got)
 	}
-	if got := s.Describe("reader"); strings.Contains(got, "write") {
+	if got := s.Engine().Describe("reader"); strings.Contains(got, "write") {
 		t.Fatalf("reader's guide names write:\n%s", got)
 	}
 }

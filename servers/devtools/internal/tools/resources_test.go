@@ -33,6 +33,7 @@ import (
 type resEnv struct {
 	root, outside string
 	srv           *kit.Server
+	notifier      *kit.Notifier
 	w             *filewatch.Watcher
 }
 
@@ -72,6 +73,7 @@ func newResEnv(t *testing.T, policy *acl.Policy, maxFiles int) *resEnv {
 	roots := tools.NewRoots(fsys, true, nil)
 	all := append(tools.FileTools(roots, e.w), tools.SystemTools(tools.SystemDeps{Info: kit.Info{Name: "devtools"},
 		Metrics: metrics.New("devtools"), Roots: roots})...)
+	e.notifier = n
 	e.srv, err = kit.New(kit.Info{Name: "devtools"}, all, kit.Options{Policy: policy, Notifier: n,
 		Templates: []kit.ResourceTemplate{tools.FileResources(fsys, e.w)}})
 	must(t, err)
@@ -347,7 +349,7 @@ func TestFileResourceListen(t *testing.T) {
 	defer func() {
 		stop()
 		deadline := time.Now().Add(10 * time.Second)
-		for e.srv.Notifier().Subscribed(e.uri("hello.txt")) && time.Now().Before(deadline) {
+		for e.notifier.Subscribed(e.uri("hello.txt")) && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
 	}()

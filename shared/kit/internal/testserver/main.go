@@ -82,7 +82,7 @@ func spec() kit.Spec {
 					Effect: kit.Additive,
 					Handler: func(ctx context.Context, c *kit.Call) (any, error) {
 						var a bumpArgs
-						if err := c.Bind(&a); err != nil {
+						if err := json.Unmarshal(c.Args, &a); err != nil {
 							return nil, err
 						}
 						for i := 0; i < a.Updates; i++ {
@@ -98,7 +98,7 @@ func spec() kit.Spec {
 					InputSchema: schema.MustFor[confirmArgs](), Effect: kit.Additive,
 					Handler: func(ctx context.Context, c *kit.Call) (any, error) {
 						var a confirmArgs
-						if err := c.Bind(&a); err != nil {
+						if err := json.Unmarshal(c.Args, &a); err != nil {
 							return nil, err
 						}
 						res, err := c.Elicit(ctx, "Do this: "+a.Action+"?", json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean","title":"Go ahead"}},"required":["ok"]}`))
@@ -110,7 +110,7 @@ func spec() kit.Spec {
 				{Name: "sleep", Description: "Sleep, then answer; cancellable.", InputSchema: schema.MustFor[sleepArgs](), Effect: kit.ReadOnly,
 					Handler: func(ctx context.Context, c *kit.Call) (any, error) {
 						var a sleepArgs
-						if err := c.Bind(&a); err != nil {
+						if err := json.Unmarshal(c.Args, &a); err != nil {
 							return nil, err
 						}
 						select {

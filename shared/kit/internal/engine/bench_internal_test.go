@@ -1,4 +1,4 @@
-package kit
+package engine
 
 import (
 	"context"
@@ -32,13 +32,13 @@ func benchServer(b *testing.B, withLog bool) (*Server, *session) {
 		log := logging.New(io.Discard, "info", red, "bench")
 		opts.Logger, opts.Redactor = &log, red
 	}
-	tool := Tool{Name: "noop", Description: "Do nothing.", Effect: ReadOnly,
+	tool := Tool{Name: "noop", Description: "Do nothing.", Effect: "read-only",
 		InputSchema: benchSchema,
 		Handler: func(ctx context.Context, c *Call) (any, error) {
 			var a struct {
 				Path string `json:"path"`
 			}
-			if err := c.Bind(&a); err != nil {
+			if err := json.Unmarshal(c.Args, &a); err != nil {
 				return nil, err
 			}
 			return map[string]any{"path": a.Path, "ok": true}, nil
@@ -52,8 +52,8 @@ func benchServer(b *testing.B, withLog bool) (*Server, *session) {
 	return s, se
 }
 
-// BenchmarkKitOverhead is the kit's cost of one tools/call around a
-// handler that only binds its arguments: envelope parse, params, ACL, rate
+// BenchmarkKitOverhead is the engine's cost of one tools/call around a
+// handler that only decodes its arguments: envelope parse, params, ACL, rate
 // limit, bounded decode, JSON Schema validation, slots, time limit, result
 // encoding once, the response envelope, and (in "full") the audit line and
 // metrics. Target: under 20 µs.

@@ -1,4 +1,4 @@
-package kit
+package engine
 
 import (
 	"bufio"
@@ -13,6 +13,10 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 )
+
+// errShuttingDown is the cause with which a stdio server cancels the calls
+// in flight when it is told to stop: their errors then say why.
+var errShuttingDown = errors.New("the server is shutting down")
 
 // ServeStdio serves one client on in/out until in closes or ctx ends. The
 // client acts as agent (from MCP_AGENT; "" without a policy).

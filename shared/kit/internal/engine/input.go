@@ -1,4 +1,4 @@
-package kit
+package engine
 
 import (
 	"context"
@@ -49,10 +49,10 @@ func (b *badState) Error() string { return "requestState is invalid: " + b.why }
 // maxStateBytes bounds the answers carried across retries.
 const maxStateBytes = 256 << 10
 
-// ask puts a question to the client: before 2026-07-28 as a request on the
+// Ask puts a question to the client: before 2026-07-28 as a request on the
 // call's stream, from 2026-07-28 through the input-required result.
-func (c *Call) ask(ctx context.Context, method string, params []byte) (json.RawMessage, error) {
-	if c.req == nil {
+func (c *Call) Ask(ctx context.Context, method string, params []byte) (json.RawMessage, error) {
+	if c == nil || c.req == nil {
 		return nil, &missingCapability{method: method}
 	}
 	if !c.Can(method) {

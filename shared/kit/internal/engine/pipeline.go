@@ -1,4 +1,4 @@
-package kit
+package engine
 
 import (
 	"bytes"
@@ -206,9 +206,6 @@ func (s *Server) redactErr(err error) error {
 // it: clients check it (the TypeScript SDK throws on a mismatch), so a
 // mismatch is the server's bug and is caught here, not in the client.
 func encodeResult(v any, output *validate.Schema) ([]byte, error) {
-	if f, ok := v.(fencedResult); ok {
-		v = f.untrusted()
-	}
 	switch t := v.(type) {
 	case string, *mcp.CallToolResult:
 		if output != nil {
@@ -470,4 +467,16 @@ func (s *Server) clientLog(r *request, level, logger string, data any) {
 		return
 	}
 	_ = r.reply(wire.AppendNotification(nil, "notifications/message", b))
+}
+
+// tooLarge is the error for a result over the budget.
+func tooLarge(t *registered, size, limit int) *mcperr.Error {
+	how := t.Paging
+	if how == "" {
+		how = "narrow the request"
+	}
+	e := mcperr.New(mcperr.Validation, "the result of %s is %d bytes, over this server's result budget of %d bytes (--max-result-bytes): %s",
+		t.Name, size, limit, how)
+	e.Expected = "a request whose result fits " + strconv.Itoa(limit) + " bytes"
+	return e.WithRetryable(false)
 }

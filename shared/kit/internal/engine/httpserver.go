@@ -1,8 +1,9 @@
-package kit
+package engine
 
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -38,7 +39,7 @@ type HTTPOptions struct {
 	// SSE also serves the 2024-11-05 HTTP+SSE transport at /sse and /message.
 	SSE bool
 	// Health reports the process's health for /healthz; nil means always ok.
-	Health *Health
+	Health func(w http.ResponseWriter, r *http.Request, extra map[string]any)
 	// Grace bounds how long shutdown waits for requests in flight (10s).
 	Grace time.Duration
 	// OAuth, when set, also accepts OAuth access tokens (after the static
@@ -74,9 +75,9 @@ type httpFrontend struct {
 
 func isLoopbackHost(h string) bool { return urlrule.IsLoopbackHost(h) }
 
-// checkHTTPOptions refuses configurations that would expose tools without
+// CheckHTTPOptions refuses configurations that would expose tools without
 // authentication.
-func (s *Server) checkHTTPOptions(o HTTPOptions) error {
+func (s *Server) CheckHTTPOptions(o HTTPOptions) error {
 	host, _, err := net.SplitHostPort(o.Addr)
 	if err != nil {
 		return fmt.Errorf("listen address %q: %w", o.Addr, err)
@@ -110,7 +111,7 @@ func (s *Server) checkHTTPOptions(o HTTPOptions) error {
 // shutdown, ends its event streams, waits (until ctx ends) for requests
 // answered on SSE streams, and ends its sessions.
 func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, func(ctx context.Context), error) {
-	if err := s.checkHTTPOptions(o); err != nil {
+	if err := s.CheckHTTPOptions(o); err != nil {
 		return nil, nil, err
 	}
 	host, _, _ := net.SplitHostPort(o.Addr)
@@ -175,8 +176,15 @@ func (f *httpFrontend) health(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusForbidden, "Forbidden: invalid Host header")
 		return
 	}
-	f.o.Health.serve(w, r, map[string]any{"server": f.s.info.Name, "version": f.s.info.Version,
-		"tools": len(f.s.tools), "sessions": f.sessions.count()})
+	extra := map[string]any{"server": f.s.info.Name, "version": f.s.info.Version,
+		"tools": len(f.s.tools), "sessions": f.sessions.count()}
+	if f.o.Health == nil {
+		extra["status"] = "ok"
+		body, _ := json.Marshal(extra)
+		writeJSON(w, http.StatusOK, body)
+		return
+	}
+	f.o.Health(w, r, extra)
 }
 
 func (f *httpFrontend) hostAllowed(host string) bool {
@@ -262,11 +270,11 @@ func (s *Server) ServeHTTP(ctx context.Context, o HTTPOptions, ready func(addr n
 	if ready != nil {
 		ready(raw.Addr())
 	}
-	return serveListener(ctx, raw, h, o.Grace, endSessions)
+	return ServeListener(ctx, raw, h, o.Grace, endSessions)
 }
 
-// serveListener serves h on ln until ctx ends, then shuts down within grace.
-func serveListener(ctx context.Context, raw net.Listener, h http.Handler, grace time.Duration, beforeShutdown func(context.Context)) error {
+// ServeListener serves h on ln until ctx ends, then shuts down within grace.
+func ServeListener(ctx context.Context, raw net.Listener, h http.Handler, grace time.Duration, beforeShutdown func(context.Context)) error {
 	if grace <= 0 {
 		grace = 10 * time.Second
 	}

@@ -1,4 +1,4 @@
-package kit
+package engine
 
 import (
 	"crypto/sha256"

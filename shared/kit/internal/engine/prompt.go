@@ -1,4 +1,4 @@
-package kit
+package engine
 
 import (
 	"encoding/json"
@@ -52,14 +52,14 @@ func (s *Server) Describe(agent string) string {
 		}
 		fmt.Fprintf(&b, "\n## %s\n%s\n", t.Name, s.forAgent(agent, t.Description))
 		fmt.Fprintf(&b, "Effect: %s", t.Effect)
-		if t.Effect != ReadOnly && t.Idempotent {
+		if !t.ReadOnly() && t.Idempotent {
 			b.WriteString(", idempotent")
 		}
 		if t.OpenWorld {
 			b.WriteString(", reaches outside systems")
 		}
 		b.WriteString(".\n")
-		for _, line := range argLines(t.advertised) {
+		for _, line := range argLines(t.Advertised) {
 			b.WriteString(line)
 			b.WriteByte('\n')
 		}

@@ -1,4 +1,4 @@
-package kit
+package engine
 
 import (
 	"context"
@@ -397,7 +397,7 @@ func (s *Server) listTools(r *request) reply {
 			out = append(out, ',')
 		}
 		first = false
-		out = append(out, t.def...)
+		out = append(out, t.Def...)
 	}
 	return s.ok(r, append(out, "]}"...), true)
 }
