@@ -3,7 +3,6 @@ package kit
 import (
 	"encoding/json"
 	"unicode/utf8"
-
 )
 
 // A tool result travels twice: as structuredContent, and as the same JSON
