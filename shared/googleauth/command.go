@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/upstream"
 )
@@ -23,7 +24,7 @@ type CommandConfig struct {
 	Prefix string
 	// Flags registers the flags that decide which tools will be served
 	// (--read-only, --tools…), if the scopes depend on them.
-	Flags func(f *kit.Flags)
+	Flags func(f *cli.Flags)
 	// Scopes returns the scopes to ask for, once flags are parsed.
 	Scopes func() ([]string, error)
 	// Identify learns the account's address with the new token, through
@@ -53,7 +54,7 @@ func Command(cc CommandConfig) kit.Command {
 		Name: "auth",
 		Summary: "sign in with a Google account (OAuth loopback flow with PKCE) and store the token, refreshed from then on, " +
 			"in the data directory (mode 0600)",
-		Flags: func(f *kit.Flags) {
+		Flags: func(f *cli.Flags) {
 			s.Register(f, cc.Prefix, true)
 			f.Duration(&timeout, "timeout", nil, DefaultFlowTimeout, "how long to wait for the browser's answer")
 			f.Bool(&open, "open-browser", nil, false, "also open the address in the default browser")

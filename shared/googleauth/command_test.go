@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/googleauth"
 	"github.com/mcp-fleet/mcp-fleet/shared/googleauth/googleauthtest"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
@@ -21,7 +22,7 @@ func authSpec(readOnly *bool) kit.Spec {
 	return kit.Spec{Info: kit.Info{Name: "mail", Version: "1"}, Summary: "test",
 		Setup: func(ctx context.Context, env *kit.Env) ([]kit.Tool, func(), error) { return nil, nil, nil },
 		Commands: []kit.Command{googleauth.Command(googleauth.CommandConfig{Server: "mail", Prefix: "GMAIL",
-			Flags: func(f *kit.Flags) {
+			Flags: func(f *cli.Flags) {
 				f.Bool(readOnly, "read-only", []string{"MCP_READ_ONLY"}, false, "read-only scopes")
 			},
 			Scopes: func() ([]string, error) {

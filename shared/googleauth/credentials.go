@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 )
 
@@ -51,7 +52,7 @@ func SelectCredentials(env *kit.Env, cfg CredentialsConfig) (Credentials, error)
 	if cfg.KeyPath != "" {
 		sa, err := LoadServiceAccount(cfg.KeyPath, cfg.HTTPClient, cfg.Subject, cfg.Scopes...)
 		if err != nil {
-			return Credentials{}, &kit.UsageError{Msg: err.Error() + " (" + cfg.KeySetting + ")"}
+			return Credentials{}, &cli.UsageError{Msg: err.Error() + " (" + cfg.KeySetting + ")"}
 		}
 		if env.Redactor != nil {
 			env.Redactor.Add(sa.Secrets()...)

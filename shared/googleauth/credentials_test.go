@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/googleauth"
 	"github.com/mcp-fleet/mcp-fleet/shared/googleauth/googleauthtest"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
@@ -54,7 +55,7 @@ func TestSelectCredentialsKey(t *testing.T) {
 
 	_ = os.WriteFile(path, []byte(`{"type":"authorized_user"}`), 0o600)
 	_, err = googleauth.SelectCredentials(env, googleauth.CredentialsConfig{KeyPath: path, KeySetting: "--key or KEY_PATH", Settings: s})
-	var ue *kit.UsageError
+	var ue *cli.UsageError
 	if !errors.As(err, &ue) || !strings.Contains(ue.Msg, "(--key or KEY_PATH)") {
 		t.Errorf("a bad key: %v, want a usage error naming the setting", err)
 	}

@@ -14,9 +14,9 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/googleauth"
 	"github.com/mcp-fleet/mcp-fleet/shared/googleauth/googleauthtest"
-	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
@@ -174,7 +174,7 @@ func urlUnescape(s string) (string, error) {
 func settingsFor(t *testing.T, f *googleauthtest.Server, env map[string]string) *googleauth.Settings {
 	t.Helper()
 	var s googleauth.Settings
-	fl := kit.NewFlags("test")
+	fl := cli.NewFlags("test")
 	s.Register(fl, "GMAIL", false)
 	all := map[string]string{"GOOGLE_CLIENT_ID": f.ClientID, "GOOGLE_CLIENT_SECRET": f.ClientSecret, "GOOGLE_OAUTH_TOKEN_URL": f.TokenURL}
 	for k, v := range env {
@@ -392,7 +392,7 @@ func TestTokenFile(t *testing.T) {
 
 func TestSettings(t *testing.T) {
 	var s googleauth.Settings
-	fl := kit.NewFlags("x")
+	fl := cli.NewFlags("x")
 	s.Register(fl, "GMAIL", true)
 	env := map[string]string{"GOOGLE_CLIENT_ID": "generic", "GMAIL_CLIENT_ID": "specific", "GOOGLE_CLIENT_SECRET": "gsecret",
 		"GMAIL_CLIENT_SECRET": "ssecret", "GOOGLE_REFRESH_TOKEN": "grt"}
@@ -413,7 +413,7 @@ func TestSettings(t *testing.T) {
 	for _, bad := range []string{"http://evil.example.com/token", "ftp://x", "::", "http://127.example.com/token",
 		"http://127.0.0.1@evil.com/token", "http://localhost.evil.com/token"} {
 		var s2 googleauth.Settings
-		fl := kit.NewFlags("x")
+		fl := cli.NewFlags("x")
 		s2.Register(fl, "GMAIL", false)
 		if err := fl.Parse([]string{"--oauth-token-url", bad}, func(string) string { return "" }); err == nil {
 			t.Errorf("%q accepted", bad)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/urlrule"
 )
@@ -36,7 +36,7 @@ type Settings struct {
 // (GMAIL gives GMAIL_CLIENT_ID, GMAIL_CLIENT_SECRET, GMAIL_REFRESH_TOKEN),
 // which win over the GOOGLE_* ones every Google server reads. withAuthURL
 // adds --oauth-auth-url, which only the auth command needs.
-func (s *Settings) Register(f *kit.Flags, prefix string, withAuthURL bool) {
+func (s *Settings) Register(f *cli.Flags, prefix string, withAuthURL bool) {
 	s.prefix = prefix
 	f.String(&s.ClientID, "client-id", []string{prefix + "_CLIENT_ID", "GOOGLE_CLIENT_ID"}, "",
 		"OAuth client id (a Desktop app client from the Google Cloud console)")
@@ -84,7 +84,7 @@ func (s *Settings) CheckClient() error {
 		missing = append(missing, s.prefix+"_CLIENT_SECRET or GOOGLE_CLIENT_SECRET")
 	}
 	if len(missing) > 0 {
-		return &kit.UsageError{Msg: fmt.Sprintf("signing in with a Google account needs the OAuth client: set %s", strings.Join(missing, " and "))}
+		return &cli.UsageError{Msg: fmt.Sprintf("signing in with a Google account needs the OAuth client: set %s", strings.Join(missing, " and "))}
 	}
 	return nil
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
 	"io"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
 )
 
 // docsCommand is the "docs" subcommand every server has: it prints the
@@ -242,7 +244,7 @@ func family(tools []string) string {
 	return "any of " + strings.Join(tools, ", ")
 }
 
-func writeFlagTable(b *strings.Builder, flags []FlagInfo) {
+func writeFlagTable(b *strings.Builder, flags []cli.FlagInfo) {
 	b.WriteString("### Flags and environment\n\nEvery flag can also be set by its environment variable; a flag on the command line wins. Secrets are read from the environment only.\n\n")
 	b.WriteString("| flag | environment | default | meaning |\n|---|---|---|---|\n")
 	for _, f := range flags {

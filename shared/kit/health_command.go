@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 )
 
 // healthCommand is the "health" subcommand every server has: it asks a
@@ -21,7 +23,7 @@ func healthCommand(spec Spec) Command {
 	return Command{
 		Name:    "health",
 		Summary: "ask a running server's /healthz (for container healthchecks): exit 0 when it answers 200, 1 otherwise",
-		Flags: func(f *Flags) {
+		Flags: func(f *cli.Flags) {
 			f.String(&host, "host", []string{"MCP_HOST"}, "127.0.0.1", "the server's address (0.0.0.0 and :: mean this machine)")
 			f.Int(&port, "port", []string{"MCP_PORT", "MCP_HTTP_PORT"}, spec.DefaultPort, "the server's HTTP port")
 			f.String(&url, "url", []string{"MCP_HEALTH_URL"}, "", "the full /healthz URL, instead of --host and --port")
@@ -39,7 +41,7 @@ func healthCommand(spec Spec) Command {
 			defer cancel()
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 			if err != nil {
-				return usageErr("--url %q: %v", url, err)
+				return cli.Usagef("--url %q: %v", url, err)
 			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 )
 
@@ -52,7 +53,7 @@ func (sv *service) spec() kit.Spec {
 			return testTools(nil), nil, nil
 		},
 		Commands: []kit.Command{{Name: "greet", Summary: "say hello", ServerFlags: true,
-			Flags: func(f *kit.Flags) {},
+			Flags: func(f *cli.Flags) {},
 			Run: func(ctx context.Context, env *kit.Env) error {
 				sv.commandRan.Store(true)
 				if len(env.Args) > 0 && env.Args[0] == "fail" {
@@ -256,7 +257,7 @@ func TestHealthCommand(t *testing.T) {
 func TestSecretFlagsAreRedacted(t *testing.T) {
 	var key, dbURL string
 	spec := kit.Spec{Info: kit.Info{Name: "secretive", Version: "1"},
-		Flags: func(f *kit.Flags) {
+		Flags: func(f *cli.Flags) {
 			f.Secret(&key, "SECRETIVE_KEY", "an API key")
 			f.Secret(&dbURL, "SECRETIVE_DB", "a database URL")
 		},

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
-	"github.com/mcp-fleet/mcp-fleet/shared/suggest"
 	"io"
 	"io/fs"
 	"net"
@@ -18,11 +16,14 @@ import (
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/acl"
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/datadir"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 	"github.com/mcp-fleet/mcp-fleet/shared/oauth"
 	"github.com/mcp-fleet/mcp-fleet/shared/ratelimit"
+	"github.com/mcp-fleet/mcp-fleet/shared/suggest"
 	"github.com/rs/zerolog"
 )
 
@@ -32,7 +33,7 @@ type Spec struct {
 	Summary     string // one line for --help
 	DefaultPort int
 	// Flags registers the server's own flags.
-	Flags func(f *Flags)
+	Flags func(f *cli.Flags)
 	// Setup builds the server's tools once flags are parsed, and may add
 	// resources, workers, listeners and health checks through env. The
 	// returned cleanup runs after everything has stopped.
@@ -50,7 +51,7 @@ type Spec struct {
 type Command struct {
 	Name    string
 	Summary string
-	Flags   func(f *Flags)
+	Flags   func(f *cli.Flags)
 	// ServerFlags: also accept Spec.Flags and --log-level.
 	ServerFlags bool
 	Run         func(ctx context.Context, env *Env) error
@@ -160,11 +161,11 @@ const minTokenLength = 16
 
 var logLevelNames = []string{"debug", "info", "warn", "error"}
 
-func registerLogLevel(f *Flags, p *string) {
+func registerLogLevel(f *cli.Flags, p *string) {
 	f.Enum(p, "log-level", []string{"MCP_LOG_LEVEL", "LOG_LEVEL"}, "info", logLevelNames, "logs on stderr at this level or above")
 }
 
-func (c *Config) register(f *Flags, defaultPort int) {
+func (c *Config) register(f *cli.Flags, defaultPort int) {
 	f.Enum(&c.Transport, "transport", []string{"MCP_TRANSPORT"}, "stdio", []string{"stdio", "http"}, "transport: stdio, or http (streamable HTTP at /mcp)")
 	f.String(&c.Host, "host", []string{"MCP_HOST"}, "127.0.0.1", "HTTP listen address")
 	f.Int(&c.Port, "port", []string{"MCP_PORT", "MCP_HTTP_PORT"}, defaultPort, "HTTP listen port (0 picks a free one)")
@@ -229,47 +230,47 @@ func (c *Config) register(f *Flags, defaultPort int) {
 // would silently grant or silently deny.
 func (c *Config) policy() (*acl.Policy, error) {
 	if c.AuthToken != "" && len(c.AuthToken) < minTokenLength {
-		return nil, usageErr("MCP_AUTH_TOKEN is %d characters; use at least %d (for example: openssl rand -hex 24)", len(c.AuthToken), minTokenLength)
+		return nil, cli.Usagef("MCP_AUTH_TOKEN is %d characters; use at least %d (for example: openssl rand -hex 24)", len(c.AuthToken), minTokenLength)
 	}
 	if c.Transport == "http" && c.Agent != "" {
 		// Over HTTP each request's agent is the one its bearer token is
 		// bound to; a process-wide agent would be ignored, and whoever set
 		// it would believe every connection acts as that agent.
-		return nil, usageErr("MCP_AGENT/--agent %q is set with the HTTP transport: it names the agent of a stdio connection only; over HTTP each request acts as the agent its bearer token is bound to (MCP_AGENT_TOKENS or token_sha256 in the policy): unset it", c.Agent)
+		return nil, cli.Usagef("MCP_AGENT/--agent %q is set with the HTTP transport: it names the agent of a stdio connection only; over HTTP each request acts as the agent its bearer token is bound to (MCP_AGENT_TOKENS or token_sha256 in the policy): unset it", c.Agent)
 	}
 	if len(c.ACLFiles) == 0 {
 		if c.Agent != "" {
-			return nil, usageErr("MCP_AGENT/--agent is set but no ACL policy is configured (--acl or MCP_ACL_FILE): an identity without a policy would grant everything")
+			return nil, cli.Usagef("MCP_AGENT/--agent is set but no ACL policy is configured (--acl or MCP_ACL_FILE): an identity without a policy would grant everything")
 		}
 		if c.AgentTokens != "" {
-			return nil, usageErr("MCP_AGENT_TOKENS is set but no ACL policy is configured (--acl or MCP_ACL_FILE)")
+			return nil, cli.Usagef("MCP_AGENT_TOKENS is set but no ACL policy is configured (--acl or MCP_ACL_FILE)")
 		}
 		return nil, nil
 	}
 	p, err := acl.Load(c.ACLFiles[0], c.ACLFiles[1:]...)
 	if err != nil {
-		return nil, usageErr("--acl %s: %v", strings.Join(c.ACLFiles, string(os.PathListSeparator)), err)
+		return nil, cli.Usagef("--acl %s: %v", strings.Join(c.ACLFiles, string(os.PathListSeparator)), err)
 	}
 	if c.Agent != "" && !p.HasAgent(c.Agent) {
-		return nil, usageErr("--agent %q is not in the ACL policy %s (known: %s)%s", c.Agent, c.ACLFiles[0], strings.Join(p.Agents(), ", "), suggest.Closest(c.Agent, p.Agents()))
+		return nil, cli.Usagef("--agent %q is not in the ACL policy %s (known: %s)%s", c.Agent, c.ACLFiles[0], strings.Join(p.Agents(), ", "), suggest.Closest(c.Agent, p.Agents()))
 	}
 	if c.AgentTokens != "" {
 		toks, err := acl.ParseAgentTokens(c.AgentTokens)
 		if err != nil {
-			return nil, usageErr("MCP_AGENT_TOKENS: %v", err)
+			return nil, cli.Usagef("MCP_AGENT_TOKENS: %v", err)
 		}
 		c.agentTokens = toks
 		for tok, agent := range toks {
 			if len(tok) < minTokenLength {
-				return nil, usageErr("MCP_AGENT_TOKENS: the token of agent %q is %d characters; use at least %d", agent, len(tok), minTokenLength)
+				return nil, cli.Usagef("MCP_AGENT_TOKENS: the token of agent %q is %d characters; use at least %d", agent, len(tok), minTokenLength)
 			}
 			if err := p.AddToken(agent, tok); err != nil {
-				return nil, usageErr("MCP_AGENT_TOKENS: %v", err)
+				return nil, cli.Usagef("MCP_AGENT_TOKENS: %v", err)
 			}
 		}
 	}
 	if c.Transport == "stdio" && c.Agent == "" {
-		return nil, usageErr("an ACL policy is configured but no agent: set MCP_AGENT or --agent to one of %s", strings.Join(p.Agents(), ", "))
+		return nil, cli.Usagef("an ACL policy is configured but no agent: set MCP_AGENT or --agent to one of %s", strings.Join(p.Agents(), ", "))
 	}
 	return p, nil
 }
@@ -322,23 +323,23 @@ func MainIO(spec Spec, args []string, io IO) int {
 	}
 	f, cfg := serverFlags(spec)
 	switch err := f.Parse(args, io.Getenv); {
-	case errors.Is(err, ErrHelp):
+	case errors.Is(err, cli.ErrHelp):
 		f.Usage(io.Stdout, program, spec.Summary)
 		writeCommands(io.Stdout, program, commands)
 		return 0
-	case errors.Is(err, ErrVersion):
+	case errors.Is(err, cli.ErrVersion):
 		fmt.Fprintf(io.Stdout, "%s %s (commit %s)\n", program, spec.Version, spec.Commit)
 		return 0
 	case err != nil:
 		fmt.Fprintf(io.Stderr, "%s: %v\n", program, err)
 		return 2
 	}
-	cfg.secrets = f.secrets
+	cfg.secrets = f.Secrets()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, spec, cfg, io); err != nil {
 		fmt.Fprintf(io.Stderr, "%s: %v\n", program, err)
-		var ue *UsageError
+		var ue *cli.UsageError
 		if errors.As(err, &ue) {
 			return 2
 		}
@@ -420,7 +421,7 @@ func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 			MaxResultBytes: cfg.MaxResultBytes},
 	})
 	if err != nil {
-		return usageErr("%v", err)
+		return cli.Usagef("%v", err)
 	}
 	defer srv.e.StopWatches()
 	var serve func(ctx context.Context) error
@@ -431,7 +432,7 @@ func run(ctx context.Context, spec Spec, cfg *Config, io IO) error {
 			SessionIdle: cfg.SessionIdle, SSE: cfg.SSE, Health: env.Health.serve, Grace: cfg.Grace, OAuth: verifier,
 		}
 		if err := srv.e.CheckHTTPOptions(o); err != nil {
-			return usageErr("%v", err)
+			return cli.Usagef("%v", err)
 		}
 		serve = func(ctx context.Context) error { return srv.ServeHTTP(ctx, o, nil) }
 	} else {
@@ -490,12 +491,12 @@ func checkPolicyTools(p *acl.Policy, files []string, tools []Tool, env *Env) err
 	if len(msgs) == 0 {
 		return nil
 	}
-	return usageErr("ACL policy: unknown tool or resource names (a misspelt name would grant nothing):\n  %s", strings.Join(msgs, "\n  "))
+	return cli.Usagef("ACL policy: unknown tool or resource names (a misspelt name would grant nothing):\n  %s", strings.Join(msgs, "\n  "))
 }
 
 // serverFlags are the flags of the server itself: the kit's and spec's.
-func serverFlags(spec Spec) (*Flags, *Config) {
-	f := NewFlags(spec.Name + "-mcp")
+func serverFlags(spec Spec) (*cli.Flags, *Config) {
+	f := cli.NewFlags(spec.Name + "-mcp")
 	cfg := &Config{serverName: spec.Name}
 	cfg.register(f, spec.DefaultPort)
 	if spec.Flags != nil {
@@ -512,7 +513,7 @@ func allCommands(spec Spec) []Command {
 // runCommand runs a subcommand with its own flags.
 func runCommand(spec Spec, c Command, args []string, io IO) int {
 	program := spec.Name + "-mcp " + c.Name
-	f := NewFlags(program)
+	f := cli.NewFlags(program)
 	var level string
 	grace := 10 * time.Second
 	if c.ServerFlags {
@@ -528,10 +529,10 @@ func runCommand(spec Spec, c Command, args []string, io IO) int {
 		c.Flags(f)
 	}
 	switch err := f.Parse(args, io.Getenv, true); {
-	case errors.Is(err, ErrHelp):
+	case errors.Is(err, cli.ErrHelp):
 		f.Usage(io.Stdout, program, c.Summary)
 		return 0
-	case errors.Is(err, ErrVersion):
+	case errors.Is(err, cli.ErrVersion):
 		fmt.Fprintf(io.Stdout, "%s-mcp %s (commit %s)\n", spec.Name, spec.Version, spec.Commit)
 		return 0
 	case err != nil:
@@ -541,7 +542,7 @@ func runCommand(spec Spec, c Command, args []string, io IO) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logs := logging.NewBatchWriter(io.Stderr)
-	env := newEnv(spec, io.Getenv, logs, level, logging.NewRedactor(f.secrets...))
+	env := newEnv(spec, io.Getenv, logs, level, logging.NewRedactor(f.Secrets()...))
 	env.Stdout, env.Args = io.Stdout, f.Args()
 	err := c.Run(ctx, env)
 	if err == nil && (len(env.workers) > 0 || len(env.listeners) > 0) {
@@ -552,7 +553,7 @@ func runCommand(spec Spec, c Command, args []string, io IO) int {
 	_ = logs.Close()
 	if err != nil {
 		fmt.Fprintf(io.Stderr, "%s: %v\n", program, err)
-		var ue *UsageError
+		var ue *cli.UsageError
 		if errors.As(err, &ue) {
 			return 2
 		}
@@ -577,9 +578,9 @@ func isTerminal(r io.Reader) bool {
 // directory default, and the operator must change it, so Main exits 2.
 func setupErr(err error) error {
 	var pe *fs.PathError
-	var ue *UsageError
+	var ue *cli.UsageError
 	if errors.As(err, &pe) && !errors.As(err, &ue) {
-		return &UsageError{Msg: err.Error() + " (a path setting is wrong: see --help for the flags and variables that set it)"}
+		return &cli.UsageError{Msg: err.Error() + " (a path setting is wrong: see --help for the flags and variables that set it)"}
 	}
 	return err
 }

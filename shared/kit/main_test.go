@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 )
@@ -52,7 +53,7 @@ func (d *demo) spec() kit.Spec {
 		Info:        kit.Info{Name: "demo", Version: "1.2.3", Commit: "abc123", Instructions: "Demo."},
 		Summary:     "a demo server",
 		DefaultPort: 8099,
-		Flags: func(f *kit.Flags) {
+		Flags: func(f *cli.Flags) {
 			f.String(&d.greeting, "greeting", []string{"DEMO_GREETING"}, "hello", "what peek says")
 			f.Secret(&d.apiKey, "DEMO_API_KEY", "upstream API key")
 		},
@@ -797,8 +798,8 @@ func TestMainHTTPAgentTokens(t *testing.T) {
 
 func TestRunArgsFlagErrors(t *testing.T) {
 	err := kit.RunArgs(context.Background(), (&demo{}).spec(), []string{"--version"}, envFrom(nil), nil, io.Discard, io.Discard)
-	if !errors.Is(err, kit.ErrVersion) {
-		t.Fatalf("err %v, want ErrVersion", err)
+	if !errors.Is(err, cli.ErrVersion) {
+		t.Fatalf("err %v, want cli.ErrVersion", err)
 	}
 }
 

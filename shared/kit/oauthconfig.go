@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/acl"
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/oauth"
 	"github.com/rs/zerolog"
 )
@@ -14,7 +15,7 @@ import (
 // flags fill an oauth.Config directly.
 type oauthFlags struct{ oauth.Config }
 
-func (c *oauthFlags) register(f *Flags) {
+func (c *oauthFlags) register(f *cli.Flags) {
 	f.String(&c.Issuer, "oauth-issuer", []string{"MCP_OAUTH_ISSUER"}, "",
 		"HTTP: also accept OAuth 2.1 access tokens (JWT) of this authorization server, by its issuer URL (https; http on loopback only)")
 	f.String(&c.Resource, "oauth-resource", []string{"MCP_OAUTH_RESOURCE"}, "",
@@ -46,18 +47,18 @@ func (c *oauthFlags) config(transport, serverName string) (*oauth.Config, error)
 			"MCP_OAUTH_JWKS_URL": c.JWKSURL != "", "MCP_OAUTH_INTROSPECTION_CLIENT_ID": c.IntrospectionClientID != "",
 			"MCP_OAUTH_INTROSPECTION_CLIENT_SECRET": c.IntrospectionSecret != ""} {
 			if set {
-				return nil, usageErr("%s is set but MCP_OAUTH_ISSUER (--oauth-issuer) is not: OAuth is off, so it would be ignored", name)
+				return nil, cli.Usagef("%s is set but MCP_OAUTH_ISSUER (--oauth-issuer) is not: OAuth is off, so it would be ignored", name)
 			}
 		}
 		return nil, nil
 	}
 	if transport != "http" {
-		return nil, usageErr("MCP_OAUTH_ISSUER (--oauth-issuer) is set with the %s transport: OAuth authenticates HTTP requests; use --transport http, or unset it", transport)
+		return nil, cli.Usagef("MCP_OAUTH_ISSUER (--oauth-issuer) is set with the %s transport: OAuth authenticates HTTP requests; use --transport http, or unset it", transport)
 	}
 	cfg := c.Config
 	cfg.ResourceName = serverName
 	if err := cfg.Validate(); err != nil {
-		return nil, usageErr("OAuth: %v", err)
+		return nil, cli.Usagef("OAuth: %v", err)
 	}
 	return &cfg, nil
 }
@@ -72,9 +73,9 @@ func newVerifier(ctx context.Context, cfg *oauth.Config, policy *acl.Policy, log
 	}})
 	if err != nil {
 		if errors.Is(err, oauth.ErrIssuerMismatch) {
-			return nil, usageErr("MCP_OAUTH_ISSUER %q: %v (set it to the issuer the authorization server states, byte for byte)", cfg.Issuer, err)
+			return nil, cli.Usagef("MCP_OAUTH_ISSUER %q: %v (set it to the issuer the authorization server states, byte for byte)", cfg.Issuer, err)
 		}
-		return nil, usageErr("OAuth: %v", err)
+		return nil, cli.Usagef("OAuth: %v", err)
 	}
 	rules := 0
 	if policy != nil {

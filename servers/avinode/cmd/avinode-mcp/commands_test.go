@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/mock"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/webhooks"
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
@@ -89,7 +90,7 @@ func serviceEnv(t *testing.T, env map[string]string, args ...string) (*kit.Env, 
 	t.Helper()
 	var s settings
 	w := &webhookSettings{}
-	f := kit.NewFlags("avinode-mcp webhooks")
+	f := cli.NewFlags("avinode-mcp webhooks")
 	s.register(f)
 	w.registerService(f)
 	if err := f.Parse(args, func(k string) string { return env[k] }); err != nil {

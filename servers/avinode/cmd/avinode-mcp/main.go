@@ -23,6 +23,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/tools"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/webhooks"
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 )
 
@@ -67,7 +68,7 @@ type settings struct {
 	mockNoPublish bool
 }
 
-func (s *settings) register(f *kit.Flags) {
+func (s *settings) register(f *cli.Flags) {
 	f.Secret(&s.apiToken, "AVINODE_API_TOKEN", "Avinode application token (X-Avinode-ApiToken); empty or starting with mock_: the simulated marketplace")
 	f.Secret(&s.apiKey, "AVINODE_API_KEY", "another name for AVINODE_API_TOKEN")
 	f.Secret(&s.authToken, "AVINODE_AUTH_TOKEN", "bearer token (JWT) of the Avinode API connection")
@@ -107,7 +108,7 @@ func (s *settings) register(f *kit.Flags) {
 // key is the application token under either name.
 func (s *settings) key() (string, error) {
 	if s.apiToken != "" && s.apiKey != "" && s.apiToken != s.apiKey {
-		return "", &kit.UsageError{Msg: "AVINODE_API_TOKEN and AVINODE_API_KEY are both set and differ; set one"}
+		return "", &cli.UsageError{Msg: "AVINODE_API_TOKEN and AVINODE_API_KEY are both set and differ; set one"}
 	}
 	if s.apiToken != "" {
 		return s.apiToken, nil
@@ -148,17 +149,17 @@ func (s *settings) client(env *kit.Env) (*avinode.Client, error) {
 	}
 	switch {
 	case mockMode(key) && s.authToken == "" && s.clientID == "":
-		return nil, &kit.UsageError{Msg: "this needs Avinode's API: set AVINODE_API_TOKEN and AVINODE_AUTH_TOKEN (or AVINODE_CLIENT_ID and AVINODE_CLIENT_SECRET)"}
+		return nil, &cli.UsageError{Msg: "this needs Avinode's API: set AVINODE_API_TOKEN and AVINODE_AUTH_TOKEN (or AVINODE_CLIENT_ID and AVINODE_CLIENT_SECRET)"}
 	case s.authToken == "" && s.clientID == "" && s.clientSecret == "":
-		return nil, &kit.UsageError{Msg: "AVINODE_API_TOKEN is set but no authentication: set AVINODE_AUTH_TOKEN, or AVINODE_CLIENT_ID and AVINODE_CLIENT_SECRET (or unset AVINODE_API_TOKEN for the simulated marketplace)"}
+		return nil, &cli.UsageError{Msg: "AVINODE_API_TOKEN is set but no authentication: set AVINODE_AUTH_TOKEN, or AVINODE_CLIENT_ID and AVINODE_CLIENT_SECRET (or unset AVINODE_API_TOKEN for the simulated marketplace)"}
 	case s.authToken == "" && (s.clientID == "" || s.clientSecret == ""):
-		return nil, &kit.UsageError{Msg: "OAuth needs both AVINODE_CLIENT_ID and AVINODE_CLIENT_SECRET"}
+		return nil, &cli.UsageError{Msg: "OAuth needs both AVINODE_CLIENT_ID and AVINODE_CLIENT_SECRET"}
 	}
 	c, err := avinode.New(avinode.Config{BaseURL: s.apiURL, APIToken: key, AuthToken: s.authToken, ClientID: s.clientID,
 		ClientSecret: s.clientSecret, Product: s.product, APIVersion: s.apiVersion, ActAsAccount: s.actAs, Timeout: s.timeout,
 		Version: env.Info.Version, Logger: env.Logger, Redactor: env.Redactor})
 	if err != nil {
-		return nil, &kit.UsageError{Msg: err.Error()}
+		return nil, &cli.UsageError{Msg: err.Error()}
 	}
 	return c, nil
 }
@@ -168,11 +169,11 @@ func (s *settings) client(env *kit.Env) (*avinode.Client, error) {
 func (s *settings) openStore(ctx context.Context, env *kit.Env, opts store.Options) (*store.Store, error) {
 	if s.databaseURL != "" {
 		if s.dbPath != "" {
-			return nil, &kit.UsageError{Msg: "DATABASE_URL and --db-path (AVINODE_DB_PATH) are both set; set one: the store is either PostgreSQL or an SQLite file"}
+			return nil, &cli.UsageError{Msg: "DATABASE_URL and --db-path (AVINODE_DB_PATH) are both set; set one: the store is either PostgreSQL or an SQLite file"}
 		}
 		if _, err := pgx.ParseConfig(s.databaseURL); err != nil {
 			// The parser's message may quote the URL, password included.
-			return nil, &kit.UsageError{Msg: "DATABASE_URL is not a valid PostgreSQL URL (expected postgres://user:password@host:port/database?options)"}
+			return nil, &cli.UsageError{Msg: "DATABASE_URL is not a valid PostgreSQL URL (expected postgres://user:password@host:port/database?options)"}
 		}
 		st, err := store.OpenPostgres(ctx, s.databaseURL, opts)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/fakeavinode"
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
@@ -325,7 +326,7 @@ func TestSetupInProcess(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := spec()
-			f := kit.NewFlags("avinode-mcp")
+			f := cli.NewFlags("avinode-mcp")
 			s.Flags(f)
 			if err := f.Parse(nil, func(k string) string { return tc.env[k] }); err != nil {
 				t.Fatal(err)

@@ -18,8 +18,10 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/mock"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/webhooks"
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/ratelimit"
+	"github.com/mcp-fleet/mcp-fleet/shared/suggest"
 	"github.com/mcp-fleet/mcp-fleet/shared/urlrule"
 )
 
@@ -50,14 +52,14 @@ type webhookSettings struct {
 	events                 []string
 }
 
-func (w *webhookSettings) credentials(f *kit.Flags) {
+func (w *webhookSettings) credentials(f *cli.Flags) {
 	f.String(&w.clientID, "webhook-client-id", []string{"AVINODE_WEBHOOK_CLIENT_ID"}, "",
 		"the subscription's clientIdentifier: the HTTP Basic user Avinode sends with every notification")
 	f.Secret(&w.clientSecret, "AVINODE_WEBHOOK_CLIENT_SECRET",
 		fmt.Sprintf("the subscription's clientSecret: the HTTP Basic password (at least %d characters)", webhooks.MinSecretLength))
 }
 
-func (w *webhookSettings) registerService(f *kit.Flags) {
+func (w *webhookSettings) registerService(f *cli.Flags) {
 	f.String(&w.listen, "listen", []string{"AVINODE_WEBHOOK_ADDR"}, "127.0.0.1:8090",
 		"address the receiver listens on (POST "+webhooks.Path+", GET /healthz, GET /metrics)")
 	w.credentials(f)
@@ -138,7 +140,7 @@ func (s *settings) workers(explicit int) int {
 	return webhooks.DefaultWorkers
 }
 
-func (w *webhookSettings) registerSubscription(f *kit.Flags) {
+func (w *webhookSettings) registerSubscription(f *cli.Flags) {
 	f.String(&w.targetURL, "url", []string{"AVINODE_WEBHOOK_URL"}, "",
 		"the receiver's public URL, e.g. https://hooks.example.com"+webhooks.Path+" (https; http only to a loopback address)")
 	f.String(&w.displayName, "display-name", []string{"AVINODE_WEBHOOK_DISPLAY_NAME"}, "mcp-fleet avinode-mcp", "the subscription's name in Avinode")
@@ -191,11 +193,11 @@ func (w *webhookSettings) processes() bool { return w.role != roleReceiver }
 func newService(ctx context.Context, env *kit.Env, s *settings, w *webhookSettings) (*service, error) {
 	if w.receives() {
 		if w.clientID == "" || w.clientSecret == "" {
-			return nil, &kit.UsageError{Msg: "the receiver needs the subscription's credentials: set AVINODE_WEBHOOK_CLIENT_ID and " +
+			return nil, &cli.UsageError{Msg: "the receiver needs the subscription's credentials: set AVINODE_WEBHOOK_CLIENT_ID and " +
 				"AVINODE_WEBHOOK_CLIENT_SECRET (the clientIdentifier and clientSecret given to webhooks-register), or run --role processor"}
 		}
 		if len(w.clientSecret) < webhooks.MinSecretLength {
-			return nil, &kit.UsageError{Msg: fmt.Sprintf("AVINODE_WEBHOOK_CLIENT_SECRET is %d characters; use at least %d (for example: openssl rand -hex 24)",
+			return nil, &cli.UsageError{Msg: fmt.Sprintf("AVINODE_WEBHOOK_CLIENT_SECRET is %d characters; use at least %d (for example: openssl rand -hex 24)",
 				len(w.clientSecret), webhooks.MinSecretLength)}
 		}
 	}
@@ -220,7 +222,7 @@ func newService(ctx context.Context, env *kit.Env, s *settings, w *webhookSettin
 			env.Logger.Info().Msg("--mock-webhook-url is not used: with Avinode credentials, Avinode posts the notifications")
 		case mockMode(key) && (w.mockURL != "" || w.receives()):
 			if w.clientID == "" || w.clientSecret == "" {
-				return fail(&kit.UsageError{Msg: "--mock-webhook-url posts with the receiver's credentials: set AVINODE_WEBHOOK_CLIENT_ID and AVINODE_WEBHOOK_CLIENT_SECRET as the receiver has them"})
+				return fail(&cli.UsageError{Msg: "--mock-webhook-url posts with the receiver's credentials: set AVINODE_WEBHOOK_CLIENT_ID and AVINODE_WEBHOOK_CLIENT_SECRET as the receiver has them"})
 			}
 			svc.notices = newNoticeSender(w)
 			s.mockNotify = svc.notices.send
@@ -246,7 +248,7 @@ func newService(ctx context.Context, env *kit.Env, s *settings, w *webhookSettin
 			SigningSecret: w.signingSecret, SignatureHeader: w.signature, MaxBody: int64(w.maxBody), Rate: w.rate, Allow: w.allowNets,
 			TrustedProxies: w.trustedNets, MaxRetries: w.maxRetries, Logger: env.Logger, Metrics: env.Metrics, OnStored: svc.poke})
 		if err != nil {
-			return fail(&kit.UsageError{Msg: err.Error()})
+			return fail(&cli.UsageError{Msg: err.Error()})
 		}
 		mux.Handle(webhooks.Path, rc)
 	}
@@ -327,16 +329,16 @@ func shown(w avinode.WebhookSettings) avinode.WebhookSettings {
 
 func registerSubscription(ctx context.Context, env *kit.Env, s *settings, w *webhookSettings) error {
 	if w.targetURL == "" {
-		return &kit.UsageError{Msg: "--url is required: the receiver's public URL, e.g. https://hooks.example.com" + webhooks.Path}
+		return &cli.UsageError{Msg: "--url is required: the receiver's public URL, e.g. https://hooks.example.com" + webhooks.Path}
 	}
 	if err := checkTarget(w.targetURL); err != nil {
-		return &kit.UsageError{Msg: err.Error()}
+		return &cli.UsageError{Msg: err.Error()}
 	}
 	if w.clientID == "" || w.clientSecret == "" {
-		return &kit.UsageError{Msg: "set AVINODE_WEBHOOK_CLIENT_ID and AVINODE_WEBHOOK_CLIENT_SECRET: Avinode sends them with every notification, and the receiver checks them"}
+		return &cli.UsageError{Msg: "set AVINODE_WEBHOOK_CLIENT_ID and AVINODE_WEBHOOK_CLIENT_SECRET: Avinode sends them with every notification, and the receiver checks them"}
 	}
 	if len(w.clientSecret) < webhooks.MinSecretLength {
-		return &kit.UsageError{Msg: fmt.Sprintf("AVINODE_WEBHOOK_CLIENT_SECRET is %d characters; use at least %d (for example: openssl rand -hex 24)",
+		return &cli.UsageError{Msg: fmt.Sprintf("AVINODE_WEBHOOK_CLIENT_SECRET is %d characters; use at least %d (for example: openssl rand -hex 24)",
 			len(w.clientSecret), webhooks.MinSecretLength)}
 	}
 	events := w.events
@@ -345,8 +347,8 @@ func registerSubscription(ctx context.Context, env *kit.Env, s *settings, w *web
 	}
 	for _, e := range events {
 		if !slices.Contains(avinode.WebhookEventTypes, e) {
-			return &kit.UsageError{Msg: fmt.Sprintf("--events: %q is not an Avinode event type%s (known: %s)", e,
-				kit.Suggest(e, avinode.WebhookEventTypes), strings.Join(avinode.WebhookEventTypes, ", "))}
+			return &cli.UsageError{Msg: fmt.Sprintf("--events: %q is not an Avinode event type%s (known: %s)", e,
+				suggest.Closest(e, avinode.WebhookEventTypes), strings.Join(avinode.WebhookEventTypes, ", "))}
 		}
 	}
 	c, err := s.client(env)
@@ -380,7 +382,7 @@ func listSubscriptions(ctx context.Context, env *kit.Env, s *settings) error {
 
 func deactivateSubscription(ctx context.Context, env *kit.Env, s *settings) error {
 	if len(env.Args) != 1 || env.Args[0] == "" {
-		return &kit.UsageError{Msg: "usage: avinode-mcp webhooks-deactivate <id> (webhooks-list shows the ids)"}
+		return &cli.UsageError{Msg: "usage: avinode-mcp webhooks-deactivate <id> (webhooks-list shows the ids)"}
 	}
 	id := env.Args[0]
 	c, err := s.client(env)

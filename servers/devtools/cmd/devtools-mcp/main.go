@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/filewatch"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/tools"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/webguard"
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 )
 
@@ -54,7 +55,7 @@ type settings struct {
 	dbAllowSuperuser           bool
 }
 
-func (s *settings) register(f *kit.Flags) {
+func (s *settings) register(f *cli.Flags) {
 	f.List(&s.roots, "root", "DEVTOOLS_ROOTS", string(os.PathListSeparator),
 		"directory the tools may use (repeat, or a list in the env variable; default: the working directory, or the client's roots)")
 	f.Int(&s.watchMaxFiles, "watch-max-files", []string{"DEVTOOLS_WATCH_MAX_FILES"}, filewatch.DefaultMaxFiles,
@@ -118,7 +119,7 @@ func (s *settings) deps(env *kit.Env) (tools.Deps, error) {
 			} else if err != nil {
 				why = err.Error()
 			}
-			return d, &kit.UsageError{Msg: fmt.Sprintf("devtools roots: cannot open root directory %q: %s (--root or DEVTOOLS_ROOTS)", r, why)}
+			return d, &cli.UsageError{Msg: fmt.Sprintf("devtools roots: cannot open root directory %q: %s (--root or DEVTOOLS_ROOTS)", r, why)}
 		}
 	}
 	d.Shell.Programs = s.shellPrograms
@@ -131,7 +132,7 @@ func (s *settings) deps(env *kit.Env) (tools.Deps, error) {
 
 	cidrs, err := webguard.ParseCIDRs(s.webAllow...)
 	if err != nil {
-		return d, &kit.UsageError{Msg: err.Error()}
+		return d, &cli.UsageError{Msg: err.Error()}
 	}
 	d.Web = webguard.Config{AllowCIDRs: cidrs, MaxResponseBytes: int64(s.webMaxResponse),
 		MaxFetchBytes: int64(s.webMaxFetch), MaxRequestBodyBytes: int64(s.webMaxRequest),
@@ -152,7 +153,7 @@ func (s *settings) deps(env *kit.Env) (tools.Deps, error) {
 			_, err = pgxpool.ParseConfig(s.databaseURL)
 		}
 		if err != nil {
-			return d, &kit.UsageError{Msg: "DATABASE_URL is neither a PostgreSQL URL (postgres://user@host:5432/db) nor an SQLite file (sqlite:///abs/path.db)"}
+			return d, &cli.UsageError{Msg: "DATABASE_URL is neither a PostgreSQL URL (postgres://user@host:5432/db) nor an SQLite file (sqlite:///abs/path.db)"}
 		}
 	}
 	if s.databaseURL == "" && d.Database.EmbeddedPath == "" {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
@@ -544,7 +545,7 @@ func TestSpec(t *testing.T) {
 func setup(t *testing.T, args []string, env map[string]string) ([]kit.Tool, error) {
 	t.Helper()
 	s := spec()
-	f := kit.NewFlags("devtools-mcp")
+	f := cli.NewFlags("devtools-mcp")
 	s.Flags(f)
 	if err := f.Parse(args, func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/mailmsg"
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/templates"
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/tools"
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/googleauth"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
@@ -59,7 +60,7 @@ type settings struct {
 	inlineMax    int
 }
 
-func (s *settings) register(f *kit.Flags) {
+func (s *settings) register(f *cli.Flags) {
 	f.Enum(&s.backend, "backend", []string{"GMAIL_BACKEND"}, "auto", []string{"auto", "gmail", "local"},
 		"where mail goes: gmail, local (.eml files in the data directory), or auto (gmail when credentials or a stored sign-in exist)")
 	f.String(&s.user, "user", []string{"GMAIL_USER"}, "",
@@ -172,7 +173,7 @@ type toolSelection struct {
 	include, remove []string
 }
 
-func (t *toolSelection) register(f *kit.Flags) {
+func (t *toolSelection) register(f *cli.Flags) {
 	f.Bool(&t.readOnly, "read-only", []string{"MCP_READ_ONLY"}, false, "sign in for the read-only tools only (gmail.readonly)")
 	f.List(&t.include, "tools", "MCP_TOOLS", ",", "sign in for these tools only")
 	f.List(&t.remove, "exclude-tools", "MCP_EXCLUDE_TOOLS", ",", "sign in without these tools")
@@ -330,7 +331,7 @@ func spec() kit.Spec {
 			return tools.All(d), func() { _ = mb.Close() }, nil
 		},
 		Commands: []kit.Command{googleauth.Command(googleauth.CommandConfig{Server: "gmail", Prefix: "GMAIL",
-			Flags: func(f *kit.Flags) {
+			Flags: func(f *cli.Flags) {
 				sel.register(f)
 				f.String(&authEndpoint, "api-endpoint", []string{"GMAIL_API_ENDPOINT"}, mailbox.DefaultEndpoint, "base URL of the Gmail API (to name the account)")
 			},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/gmailfake"
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/tools"
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/googleauth"
 	"github.com/mcp-fleet/mcp-fleet/shared/googleauth/googleauthtest"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
@@ -144,7 +145,7 @@ func TestAuthThenServe(t *testing.T) {
 func setup(t *testing.T, args []string, env map[string]string) ([]kit.Tool, *kit.Env, error) {
 	t.Helper()
 	s := spec()
-	fl := kit.NewFlags("gmail-mcp")
+	fl := cli.NewFlags("gmail-mcp")
 	s.Flags(fl)
 	if err := fl.Parse(args, func(k string) string { return env[k] }); err != nil {
 		return nil, nil, err

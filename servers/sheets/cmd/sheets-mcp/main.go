@@ -21,6 +21,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/sample"
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/tools"
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/workbook"
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/googleauth"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/upstream"
@@ -56,7 +57,7 @@ var (
 	urlRE = regexp.MustCompile(`^https://docs\.google\.com/spreadsheets/d/([A-Za-z0-9_-]{10,100})(?:[/?#].*)?$`)
 )
 
-func (s *settings) register(f *kit.Flags) {
+func (s *settings) register(f *cli.Flags) {
 	f.String(&s.spreadsheet, "spreadsheet-id", []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID", "CLIENT_DATABASE_SHEET_ID"}, "",
 		"Google Sheets spreadsheet holding the client database (its id or URL); unset: the local workbook")
 	f.String(&s.keyPath, "service-account-key", []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH"}, "",
@@ -198,7 +199,7 @@ func (s *settings) db(wb workbook.Workbook, env *kit.Env) *clientdb.DB {
 func authCommand() kit.Command {
 	var readOnly bool
 	return googleauth.Command(googleauth.CommandConfig{Server: "sheets", Prefix: "GOOGLE_SHEETS",
-		Flags: func(f *kit.Flags) {
+		Flags: func(f *cli.Flags) {
 			f.Bool(&readOnly, "read-only", []string{"MCP_READ_ONLY"}, false, "sign in for reading only (spreadsheets.readonly)")
 		},
 		Scopes: func() ([]string, error) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/sheetsfake"
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
@@ -217,7 +218,7 @@ func TestTemplateIsSampleHeader(t *testing.T) {
 func setup(t *testing.T, args []string, env map[string]string) ([]kit.Tool, *kit.Env, error) {
 	t.Helper()
 	s := spec()
-	fl := kit.NewFlags("sheets-mcp")
+	fl := cli.NewFlags("sheets-mcp")
 	s.Flags(fl)
 	if err := fl.Parse(args, func(k string) string { return env[k] }); err != nil {
 		return nil, nil, err

@@ -22,6 +22,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/rest"
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/schemasql"
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/tools"
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/state"
 )
@@ -54,7 +55,7 @@ type settings struct {
 	migrateSample                 bool
 }
 
-func (s *settings) register(f *kit.Flags) {
+func (s *settings) register(f *cli.Flags) {
 	f.Enum(&s.backend, "backend", []string{"SUPABASE_BACKEND"}, "auto", []string{"auto", "rest", "postgres", "embedded"},
 		"where the data lives: auto picks rest when SUPABASE_URL is set, postgres when DATABASE_URL is set, else embedded")
 	f.String(&s.supabaseURL, "supabase-url", []string{"SUPABASE_URL", "NEXT_PUBLIC_SUPABASE_URL"}, "",
@@ -158,7 +159,7 @@ func (s *settings) choose() (string, error) {
 }
 
 // usage marks a configuration error: the process exits 2, as for a bad flag.
-func usage(err error) error { return &kit.UsageError{Msg: err.Error()} }
+func usage(err error) error { return &cli.UsageError{Msg: err.Error()} }
 
 func (s *settings) open(ctx context.Context, env *kit.Env, policy *backend.Policy) (backend.Backend, error) {
 	kind, err := s.choose()
@@ -258,7 +259,7 @@ func spec() kit.Spec {
 			Name:        "migrate",
 			Summary:     "apply the workflow-state schema to DATABASE_URL (idempotent)",
 			ServerFlags: true,
-			Flags: func(f *kit.Flags) {
+			Flags: func(f *cli.Flags) {
 				f.Bool(&s.migrateSample, "sample", nil, false, "also load the sample rows")
 			},
 			Run: s.migrate,

@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/postgrestfake"
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/schemasql"
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/testenv"
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
@@ -210,7 +211,7 @@ func TestSetupInProcess(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := spec()
-			f := kit.NewFlags("supabase-mcp")
+			f := cli.NewFlags("supabase-mcp")
 			s.Flags(f)
 			if err := f.Parse(tc.args, env(tc.env)); err != nil {
 				t.Fatal(err)

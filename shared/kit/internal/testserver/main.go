@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/schema"
 )
@@ -45,7 +46,7 @@ func spec() kit.Spec {
 	return kit.Spec{
 		Info:    kit.Info{Name: "testserver", Version: "test", Instructions: "A server for the kit's own tests."},
 		Summary: "the kit's test server", DefaultPort: 3099,
-		Flags: func(f *kit.Flags) {
+		Flags: func(f *cli.Flags) {
 			f.String(&sideAddr, "side-addr", []string{"TESTSERVER_SIDE_ADDR"}, "127.0.0.1:0", "address of the side listener (serves /healthz)")
 		},
 		Setup: func(ctx context.Context, env *kit.Env) ([]kit.Tool, func(), error) {

@@ -1,4 +1,4 @@
-package kit_test
+package cli_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 )
 
 type testFlags struct {
@@ -23,8 +23,8 @@ type testFlags struct {
 	secret  string
 }
 
-func newTestFlags() (*kit.Flags, *testFlags) {
-	f := kit.NewFlags("prog")
+func newTestFlags() (*cli.Flags, *testFlags) {
+	f := cli.NewFlags("prog")
 	v := &testFlags{}
 	f.String(&v.name, "name", []string{"T_NAME", "T_NAME_OLD"}, "anon", "a name")
 	f.Int(&v.port, "port", []string{"T_PORT"}, 80, "a port")
@@ -129,7 +129,7 @@ func TestFlagsErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want one containing %q", err, tc.want)
 			}
-			if errors.Is(err, kit.ErrHelp) || errors.Is(err, kit.ErrVersion) {
+			if errors.Is(err, cli.ErrHelp) || errors.Is(err, cli.ErrVersion) {
 				t.Fatalf("a mistake reported as a request: %v", err)
 			}
 		})
@@ -145,16 +145,16 @@ func TestFlagsErrors(t *testing.T) {
 func TestFlagsHelpAndVersion(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"--name", "x", "--help"}} {
 		f, _ := newTestFlags()
-		if err := f.Parse(args, envFrom(nil)); !errors.Is(err, kit.ErrHelp) {
+		if err := f.Parse(args, envFrom(nil)); !errors.Is(err, cli.ErrHelp) {
 			t.Fatalf("%v: err %v, want ErrHelp", args, err)
 		}
 	}
 	f, _ := newTestFlags()
-	if err := f.Parse([]string{"--version"}, envFrom(nil)); !errors.Is(err, kit.ErrVersion) {
+	if err := f.Parse([]string{"--version"}, envFrom(nil)); !errors.Is(err, cli.ErrVersion) {
 		t.Fatalf("err %v, want ErrVersion", err)
 	}
 	f, _ = newTestFlags()
-	if err := f.Parse([]string{"--version", "extra"}, envFrom(nil)); err == nil || errors.Is(err, kit.ErrVersion) {
+	if err := f.Parse([]string{"--version", "extra"}, envFrom(nil)); err == nil || errors.Is(err, cli.ErrVersion) {
 		t.Fatalf("a stray argument must win over --version, got %v", err)
 	}
 }
@@ -217,7 +217,7 @@ func TestFlagsUsage(t *testing.T) {
 }
 
 func TestFlagsDuplicatePanics(t *testing.T) {
-	f := kit.NewFlags("prog")
+	f := cli.NewFlags("prog")
 	var a, b string
 	f.String(&a, "x", nil, "", "")
 	defer func() {
@@ -229,7 +229,7 @@ func TestFlagsDuplicatePanics(t *testing.T) {
 }
 
 func TestProgramName(t *testing.T) {
-	if got := kit.ProgramName(); got != filepath.Base(os.Args[0]) || got == "" {
+	if got := cli.ProgramName(); got != filepath.Base(os.Args[0]) || got == "" {
 		t.Fatalf("ProgramName %q", got)
 	}
 }
@@ -238,7 +238,7 @@ func TestProgramName(t *testing.T) {
 // help text promises, and repeating the flag adds more.
 func TestListFlagSplitsCommandLineValue(t *testing.T) {
 	var got []string
-	f := kit.NewFlags("x")
+	f := cli.NewFlags("x")
 	f.List(&got, "tools", "X_TOOLS", ",", "tools")
 	if err := f.Parse([]string{"--tools", "a, b", "--tools=c"}, func(string) string { return "z" }); err != nil {
 		t.Fatal(err)
@@ -246,4 +246,8 @@ func TestListFlagSplitsCommandLineValue(t *testing.T) {
 	if strings.Join(got, "|") != "a|b|c" {
 		t.Fatalf("got %q", got)
 	}
+}
+
+func envFrom(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
 }

@@ -1,10 +1,13 @@
-package kit
+// Package cli reads a program's settings from its command line and its
+// environment: every flag has a variable, bad values are refused in one
+// message shape, secrets are taken from the environment only, and --help
+// lists both. The kit's Main and every server's own flags use it.
+package cli
 
 import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/mcp-fleet/mcp-fleet/shared/suggest"
 	"io"
 	"net/url"
 	"os"
@@ -13,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/suggest"
 )
 
 // Flags is a flag set in which every flag has an environment variable: the
@@ -59,7 +64,7 @@ func NewFlags(program string) *Flags {
 
 func (f *Flags) add(s *flagSpec) {
 	if _, dup := f.byName[s.name]; dup {
-		panic("kit: duplicate flag " + s.name)
+		panic("cli: duplicate flag " + s.name)
 	}
 	f.specs = append(f.specs, s)
 	f.byName[s.name] = s
@@ -210,7 +215,7 @@ func (f *Flags) List(p *[]string, name string, env string, sep string, usage str
 func (f *Flags) Check(name string, check func() error) {
 	s := f.byName[name]
 	if s == nil {
-		panic("kit: Check of unknown flag " + name)
+		panic("cli: Check of unknown flag " + name)
 	}
 	s.check = check
 }
@@ -224,12 +229,14 @@ var (
 	ErrVersion = errors.New("version requested")
 )
 
-// UsageError is a bad flag, variable or argument; Main exits 2 with it.
+// UsageError is a bad flag, variable or argument; a server's Main exits 2
+// with it.
 type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
 
-func usageErr(format string, a ...any) error { return &UsageError{Msg: fmt.Sprintf(format, a...)} }
+// Usagef is a UsageError with a formatted message.
+func Usagef(format string, a ...any) error { return &UsageError{Msg: fmt.Sprintf(format, a...)} }
 
 // Parse applies the environment, then the command line. A command-line flag
 // given explicitly wins over its variable. Unknown flags are errors: a
@@ -248,7 +255,7 @@ func (f *Flags) Parse(args []string, getenv func(string) string, allowArgs ...bo
 					apply = s.envOnlyApply
 				}
 				if err := apply(v); err != nil {
-					return usageErr("%s=%q: %v", e, shorten(v, s.secret), err)
+					return Usagef("%s=%q: %v", e, shorten(v, s.secret), err)
 				}
 				break
 			}
@@ -262,12 +269,12 @@ func (f *Flags) Parse(args []string, getenv func(string) string, allowArgs ...bo
 	}
 	f.args = f.fs.Args()
 	if len(f.args) > 0 && !(len(allowArgs) > 0 && allowArgs[0]) {
-		return usageErr("unexpected argument %q (flags start with --; see --help)", f.args[0])
+		return Usagef("unexpected argument %q (flags start with --; see --help)", f.args[0])
 	}
 	for _, s := range f.specs {
 		if s.check != nil {
 			if err := s.check(); err != nil {
-				return usageErr("%s: %v", f.source(s, getenv), err)
+				return Usagef("%s: %v", f.source(s, getenv), err)
 			}
 		}
 	}
@@ -300,23 +307,23 @@ func (f *Flags) source(s *flagSpec, getenv func(string) string) string {
 func (f *Flags) explain(err error) error {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return usageErr("unknown flag --%s%s (see --help)", name, suggest.Closest(name, f.names()))
+		return Usagef("unknown flag --%s%s (see --help)", name, suggest.Closest(name, f.names()))
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
-		return usageErr("--%s needs a value (see --help)", name)
+		return Usagef("--%s needs a value (see --help)", name)
 	}
 	// invalid value "x" for flag -name: reason / invalid boolean value …
 	if i := strings.Index(msg, " for flag -"); i >= 0 {
 		rest := msg[i+len(" for flag -"):]
 		name, reason, _ := strings.Cut(rest, ": ")
-		return usageErr("--%s: %s", name, reason)
+		return Usagef("--%s: %s", name, reason)
 	}
 	if i := strings.Index(msg, " for -"); i >= 0 {
 		rest := msg[i+len(" for -"):]
 		name, reason, _ := strings.Cut(rest, ": ")
-		return usageErr("--%s: %s", name, reason)
+		return Usagef("--%s: %s", name, reason)
 	}
-	return usageErr("%s (see --help)", msg)
+	return Usagef("%s (see --help)", msg)
 }
 
 func (f *Flags) names() []string {
@@ -338,10 +345,6 @@ func shorten(v string, secret bool) string {
 	}
 	return v
 }
-
-// Suggest names, for server code, the closest candidate when one is close
-// enough: "; did you mean "x"?" or "".
-func Suggest(v string, candidates []string) string { return suggest.Closest(v, candidates) }
 
 // Usage writes the help text: every flag with its variables and default.
 func (f *Flags) Usage(w io.Writer, program, summary string) {
