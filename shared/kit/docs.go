@@ -14,6 +14,12 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
 )
 
+// allCommands are spec's commands and the ones every server has; the
+// reference lists them all, its own command included.
+func allCommands(spec Spec) []Command {
+	return append(append([]Command(nil), spec.Commands...), docsCommand(spec), healthCommand(spec))
+}
+
 // docsCommand is the "docs" subcommand every server has: it prints the
 // Markdown reference — tools with their arguments, effects and limits;
 // resources; the prompt; flags with their environment variables; commands —

@@ -16,6 +16,7 @@ package kit
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -97,3 +98,28 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, func(ctx context.Cont
 
 // ToolNames lists the served tools, sorted.
 func (s *Server) ToolNames() []string { return s.e.ToolNames() }
+
+// engineTool is the definition as the engine serves it, once checked. The
+// handler gets a Call over the engine's; a Fenced result reaches the engine
+// as the Untrusted value it stands for.
+func (t *Tool) engineTool() (engine.Tool, error) {
+	if err := t.check(); err != nil {
+		return engine.Tool{}, err
+	}
+	def, advertised, err := t.listJSON()
+	if err != nil {
+		return engine.Tool{}, fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	h := t.Handler
+	return engine.Tool{Name: t.Name, Description: t.Description, Effect: t.Effect.String(),
+		Idempotent: t.Idempotent, OpenWorld: t.OpenWorld, Def: def, Advertised: advertised,
+		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Paging: t.Paging,
+		Timeout: t.Timeout, MaxConcurrent: t.MaxConcurrent, AuditOmit: t.AuditOmit,
+		Handler: func(ctx context.Context, ec *engine.Call) (any, error) {
+			out, err := h(ctx, &Call{Tool: ec.Tool, Agent: ec.Agent, Args: ec.Args, Log: ec.Log, e: ec})
+			if f, ok := out.(fencedResult); ok {
+				out = f.untrusted()
+			}
+			return out, err
+		}}, nil
+}

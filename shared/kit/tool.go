@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
 	jsonschema "github.com/mcp-fleet/mcp-fleet/shared/schema"
 )
 
@@ -153,31 +152,6 @@ type annotationsJSON struct {
 	DestructiveHint bool   `json:"destructiveHint"`
 	IdempotentHint  bool   `json:"idempotentHint"`
 	OpenWorldHint   bool   `json:"openWorldHint"`
-}
-
-// engineTool is the definition as the engine serves it, once checked. The
-// handler gets a Call over the engine's; a Fenced result reaches the engine
-// as the Untrusted value it stands for.
-func (t *Tool) engineTool() (engine.Tool, error) {
-	if err := t.check(); err != nil {
-		return engine.Tool{}, err
-	}
-	def, advertised, err := t.listJSON()
-	if err != nil {
-		return engine.Tool{}, fmt.Errorf("tool %q: %w", t.Name, err)
-	}
-	h := t.Handler
-	return engine.Tool{Name: t.Name, Description: t.Description, Effect: t.Effect.String(),
-		Idempotent: t.Idempotent, OpenWorld: t.OpenWorld, Def: def, Advertised: advertised,
-		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Paging: t.Paging,
-		Timeout: t.Timeout, MaxConcurrent: t.MaxConcurrent, AuditOmit: t.AuditOmit,
-		Handler: func(ctx context.Context, ec *engine.Call) (any, error) {
-			out, err := h(ctx, &Call{Tool: ec.Tool, Agent: ec.Agent, Args: ec.Args, Log: ec.Log, e: ec})
-			if f, ok := out.(fencedResult); ok {
-				out = f.untrusted()
-			}
-			return out, err
-		}}, nil
 }
 
 // listJSON is the tool's entry in tools/list, encoded once at registration:
