@@ -66,7 +66,7 @@ cover: postgres ## per-module statement coverage; fails under $(COVER_MIN)%
 	done; exit $$fail
 
 bench: build ## benchmarks: kit overhead, the floor ratios, round trips, memory, each server's own
-	$(GO) test -run '^$$' -bench . -skip WebhookLoad -benchmem -benchtime=$(BENCHTIME) ./shared/kit/ ./shared/pgcall/ $(PKGS)
+	$(GO) test -run '^$$' -bench . -skip WebhookLoad -benchmem -benchtime=$(BENCHTIME) ./shared/kit/internal/engine/ ./shared/pgcall/ $(PKGS)
 
 bench-webhooks: build ## the avinode webhook load run: 10 000 events from 32 senders, duplicates, a receiver restart, both stores
 	$(GO) test -run '^$$' -bench WebhookLoad -benchtime 1x -timeout 30m ./servers/avinode/cmd/avinode-mcp/

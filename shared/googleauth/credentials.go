@@ -3,10 +3,9 @@ package googleauth
 import (
 	"net/http"
 
-	"golang.org/x/oauth2"
-
 	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"golang.org/x/oauth2"
 )
 
 // CredentialsConfig says where a server's Google credentials come from: a

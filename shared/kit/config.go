@@ -9,7 +9,7 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/shared/acl"
 	"github.com/mcp-fleet/mcp-fleet/shared/cli"
-	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/budget"
 	"github.com/mcp-fleet/mcp-fleet/shared/ratelimit"
 	"github.com/mcp-fleet/mcp-fleet/shared/suggest"
 )
@@ -83,10 +83,10 @@ func (c *config) register(f *cli.Flags, defaultPort int) {
 	f.Bool(&c.SSE, "sse", []string{"MCP_SSE"}, false, "HTTP: also serve the 2024-11-05 SSE transport at /sse and /message")
 	c.OAuth.register(f)
 	f.Duration(&c.Grace, "shutdown-grace", []string{"MCP_SHUTDOWN_GRACE"}, 10*time.Second, "on SIGINT/SIGTERM, time HTTP calls and workers in flight get to finish (stdio calls are cancelled at once)")
-	f.Int(&c.MaxCalls, "max-calls", []string{"MCP_MAX_CALLS"}, engine.DefaultMaxCalls, "tool calls and reads running at once in the process")
-	f.Int(&c.MaxSessionCalls, "max-session-calls", []string{"MCP_MAX_SESSION_CALLS"}, engine.DefaultMaxSessionCalls, "tool calls and reads running at once per session")
-	f.Int(&c.MaxMessageBytes, "max-message-bytes", []string{"MCP_MAX_MESSAGE_BYTES"}, engine.DefaultMaxMessageBytes, "largest JSON-RPC message (stdio line or HTTP body), bytes")
-	f.Int(&c.MaxInflight, "max-inflight-bytes", []string{"MCP_MAX_INFLIGHT_BYTES"}, engine.DefaultMaxInflightBytes, "bytes of messages served at once in the process; more is refused with a retryable error")
+	f.Int(&c.MaxCalls, "max-calls", []string{"MCP_MAX_CALLS"}, budget.DefaultMaxCalls, "tool calls and reads running at once in the process")
+	f.Int(&c.MaxSessionCalls, "max-session-calls", []string{"MCP_MAX_SESSION_CALLS"}, budget.DefaultMaxSessionCalls, "tool calls and reads running at once per session")
+	f.Int(&c.MaxMessageBytes, "max-message-bytes", []string{"MCP_MAX_MESSAGE_BYTES"}, budget.DefaultMaxMessageBytes, "largest JSON-RPC message (stdio line or HTTP body), bytes")
+	f.Int(&c.MaxInflight, "max-inflight-bytes", []string{"MCP_MAX_INFLIGHT_BYTES"}, budget.DefaultMaxInflightBytes, "bytes of messages served at once in the process; more is refused with a retryable error")
 	f.Int(&c.MaxResultBytes, "max-result-bytes", []string{"MCP_MAX_RESULT_BYTES"}, DefaultMaxResultBytes, "largest tool result, bytes as sent (text and structured content together); tools page or cut what is larger and say how to get the rest")
 	f.Note("MCP_DATA_DIR", "root of the servers' local state: <dir>/<server>")
 	f.Note(strings.ToUpper(c.serverName)+"_DATA_DIR", "this server's local state directory (wins over MCP_DATA_DIR)")

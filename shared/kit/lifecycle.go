@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
 	"net"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
 	"github.com/rs/zerolog"
 )
 

@@ -21,6 +21,7 @@ import (
 	"net"
 	"net/http"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/budget"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
 )
 
@@ -32,7 +33,7 @@ type Info = engine.Info
 type Options = engine.Options
 
 // Limits bound concurrent work and memory; zero fields take defaults.
-type Limits = engine.Limits
+type Limits = budget.Limits
 
 // HTTPOptions configure the HTTP side: streamable HTTP at /mcp, /healthz,
 // /metrics, and optionally the 2024-11-05 SSE transport.
@@ -40,7 +41,7 @@ type HTTPOptions = engine.HTTPOptions
 
 // DefaultMaxResultBytes is the result budget when none is configured
 // (--max-result-bytes).
-const DefaultMaxResultBytes = engine.DefaultMaxResultBytes
+const DefaultMaxResultBytes = budget.DefaultMaxResultBytes
 
 // Server is a configured MCP server, for tests and programs that serve it
 // themselves; a server binary lets Main build and run it.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
 	"io"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/budget"
 )
 
 // stdioPeer runs ServeStdio on pipes and reads its stdout line by line.
@@ -159,7 +159,7 @@ func waitCancelled(t *testing.T, pr *probe) {
 func TestStdioLineTooLong(t *testing.T) {
 	s := newServer(t, kit.Options{})
 	p := startStdioPeer(t, s, "")
-	big := strings.Repeat("x", engine.DefaultMaxMessageBytes+10)
+	big := strings.Repeat("x", budget.DefaultMaxMessageBytes+10)
 	go func() { _, _ = io.WriteString(p.in, big+"\n") }()
 	if m := p.recv(t); m["error"].(map[string]any)["code"].(float64) != -32600 || m["id"] != nil {
 		t.Fatalf("oversized line: %v", m)

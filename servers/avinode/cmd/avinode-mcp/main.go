@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/avinode"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/feed"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/database"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/filewatch"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/tools"

@@ -15,10 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/oauth2"
-	gmail "google.golang.org/api/gmail/v1"
-	"google.golang.org/api/option"
-
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/mailbox"
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/mailmsg"
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/templates"
@@ -28,6 +24,9 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/upstream"
+	"golang.org/x/oauth2"
+	gmail "google.golang.org/api/gmail/v1"
+	"google.golang.org/api/option"
 )
 
 // Set by the Makefile through -ldflags.

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	gmail "google.golang.org/api/gmail/v1"
-
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/gmailfake"
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/tools"
 	"github.com/mcp-fleet/mcp-fleet/shared/cli"
@@ -23,6 +21,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
+	gmail "google.golang.org/api/gmail/v1"
 )
 
 const pkg = "github.com/mcp-fleet/mcp-fleet/servers/gmail/cmd/gmail-mcp"

@@ -14,9 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/oauth2"
-	sheetsapi "google.golang.org/api/sheets/v4"
-
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/clientdb"
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/sample"
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/tools"
@@ -25,6 +22,8 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/googleauth"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/upstream"
+	"golang.org/x/oauth2"
+	sheetsapi "google.golang.org/api/sheets/v4"
 )
 
 // Set by the Makefile through -ldflags.

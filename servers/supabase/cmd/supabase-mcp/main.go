@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/backend"
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/embedded"
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/postgres"

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/postgrestfake"
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/schemasql"
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/testenv"

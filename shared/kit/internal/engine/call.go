@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/budget"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/rs/zerolog"
@@ -124,7 +125,7 @@ func (c *Call) Roots(ctx context.Context) ([]Root, error) {
 // ResultBudget is the most bytes this call's result may take as sent.
 func (c *Call) ResultBudget() int {
 	if c == nil {
-		return DefaultMaxResultBytes
+		return budget.DefaultMaxResultBytes
 	}
-	return c.srv.budget.l.MaxResultBytes
+	return c.srv.budget.Limits.MaxResultBytes
 }

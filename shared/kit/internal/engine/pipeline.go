@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/budget"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
@@ -35,10 +36,10 @@ func (s *Server) callTool(ctx context.Context, r *request) reply {
 
 	args, failure := s.admit(ctx, r, t)
 	var res []byte
-	var held slots
+	var held budget.Slots
 	if failure == nil {
 		var ok bool
-		if held, ok = s.budget.acquireCall(ctx, r.blocking, s.budget.calls, sessionSlots(r.sess), t.slots); !ok {
+		if held, ok = s.budget.AcquireCall(ctx, r.blocking, r.sess.budget, t.slots); !ok {
 			failure = mcperr.New(mcperr.RateLimit, "the server is busy: too many calls of %s running; retry shortly", t.Name)
 			failure.RetryAfter = time.Second
 		}
@@ -48,7 +49,7 @@ func (s *Server) callTool(ctx context.Context, r *request) reply {
 		var err error
 		call := &Call{Tool: t.Name, Agent: agent, Args: r.p.Arguments, Log: &log, srv: s, req: r}
 		out, err = s.runHandler(ctx, t, call, cid, &log)
-		held.release()
+		held.Release()
 		if err != nil {
 			var need *needInput
 			if errors.As(err, &need) && r.meta.modern {
@@ -69,7 +70,7 @@ func (s *Server) callTool(ctx context.Context, r *request) reply {
 		} else if res, err = encodeResult(out, t.output); err != nil {
 			log.Error().Err(err).Msg("tool result could not be encoded")
 			failure = mcperr.New(mcperr.Internal, "internal error: the result could not be encoded")
-		} else if limit := s.budget.l.MaxResultBytes; len(res) > limit {
+		} else if limit := s.budget.Limits.MaxResultBytes; len(res) > limit {
 			failure = tooLarge(t, len(res), limit)
 			res = nil
 		}
@@ -136,13 +137,6 @@ func (s *Server) admit(ctx context.Context, r *request, t *registered) (any, *mc
 		return args, verr
 	}
 	return args, nil
-}
-
-func sessionSlots(se *session) chan struct{} {
-	if se.budget == nil {
-		return nil
-	}
-	return se.budget.calls
 }
 
 func (s *Server) timeoutOf(t *registered) time.Duration {

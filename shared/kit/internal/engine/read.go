@@ -118,13 +118,13 @@ func (s *Server) readResource(ctx context.Context, r *request) reply {
 	cid := s.correlationID()
 	log := logPrincipal(s.log.With().Str("correlation_id", cid).Str("resource", name).Str("agent", agent), r.sess.principal).Logger()
 	metric := "resource:" + name
-	held, ok := s.budget.acquireCall(ctx, r.blocking, s.budget.calls, sessionSlots(r.sess), nil)
+	held, ok := s.budget.AcquireCall(ctx, r.blocking, r.sess.budget, nil)
 	if !ok {
 		s.metrics.Observe(metric, time.Since(start), mcperr.RateLimit)
 		return s.fail(r, wire.CodeServerBusy, "the server is busy; retry shortly", []byte(`{"retryAfterSeconds":1}`))
 	}
 	contents, err := func() (c []Contents, err error) {
-		defer held.release()
+		defer held.Release()
 		defer func() {
 			if p := recover(); p != nil {
 				log.Error().Str("panic", fmt.Sprint(p)).Bytes("stack", debug.Stack()).Msg("resource reader panicked")

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/acl"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/budget"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 	"github.com/mcp-fleet/mcp-fleet/shared/ratelimit"
@@ -59,7 +60,7 @@ type Options struct {
 	// Grace bounds how long a shutdown waits for calls in flight (10s).
 	Grace time.Duration
 	// Limits bound concurrent work and memory; zero fields take defaults.
-	Limits   Limits
+	Limits   budget.Limits
 	Limiter  *ratelimit.Limiter
 	Logger   *zerolog.Logger
 	Redactor *logging.Redactor
@@ -78,7 +79,7 @@ type Server struct {
 	notifier  *Notifier
 	log       zerolog.Logger
 	metrics   *metrics.Registry
-	budget    *budget
+	budget    *budget.Process
 	seq       atomic.Uint64
 	idBase    string
 	// stateKey signs the requestState of input-required results.
@@ -125,7 +126,7 @@ func New(info Info, tools []Tool, opts Options) (*Server, error) {
 		s.notifier = NewNotifier()
 	}
 	s.notifier.watch = s.watch
-	s.budget = newBudget(opts.Limits.withDefaults())
+	s.budget = budget.New(opts.Limits)
 	s.serverInfo, _ = json.Marshal(struct {
 		Name    string `json:"name"`
 		Version string `json:"version"`

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/budget"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
@@ -49,7 +50,7 @@ type session struct {
 	asks        map[string]chan []byte // server→client requests awaiting answers
 	nextAsk     atomic.Uint64
 	roots       rootsCache
-	budget      *sessionBudget
+	budget      *budget.Session
 	closed      bool
 }
 
@@ -90,7 +91,7 @@ func (s *Server) newSession(id, agent string, via transport) *session {
 	se := &session{srv: s, id: id, agent: agent, via: via, level: -1,
 		subs: map[string]bool{}, inflight: map[string]*inflight{}, asks: map[string]chan []byte{}}
 	if via != overStateless {
-		se.budget = s.budget.forSession()
+		se.budget = s.budget.Session()
 		se.out = newOutbox(s.countDropped)
 		s.notifier.listen(se.out, true)
 	}

@@ -132,7 +132,7 @@ func (l *stdioLoop) run() {
 			return
 		}
 		for {
-			line, err := readLine(l.r, l.s.budget.l.MaxMessageBytes)
+			line, err := readLine(l.r, l.s.budget.Limits.MaxMessageBytes)
 			if err != nil && !errors.Is(err, errLineTooLong) {
 				if len(bytes.TrimSpace(line)) > 0 {
 					l.handle(line, nil) // a last line without a newline still counts
@@ -147,7 +147,7 @@ func (l *stdioLoop) run() {
 			}
 			if errors.Is(err, errLineTooLong) {
 				_ = l.w.writeLine(wire.AppendError(nil, nil, wire.CodeInvalidRequest,
-					fmt.Sprintf("message longer than %d bytes (--max-message-bytes)", l.s.budget.l.MaxMessageBytes), nil))
+					fmt.Sprintf("message longer than %d bytes (--max-message-bytes)", l.s.budget.Limits.MaxMessageBytes), nil))
 				continue
 			}
 			if l.handle(line, handoff) {
@@ -188,7 +188,7 @@ func (l *stdioLoop) handle(line []byte, handoff *time.Timer) (passed bool) {
 		_ = l.w.writeLine(wire.AppendError(nil, m.ID, wire.CodeInvalidRequest, "Invalid request: "+m.Problem, nil))
 		return false
 	}
-	release := l.s.budget.acquireBytes(l.sess.budget, int64(len(line)))
+	release := l.s.budget.AcquireBytes(l.sess.budget, int64(len(line)))
 	if release == nil {
 		_ = l.w.writeLine(busyError(m.ID))
 		l.s.metrics.Count("messages_refused", "Messages refused because the in-flight byte budget was spent.", 1)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/budget"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 )
 
@@ -42,8 +43,8 @@ func (f *httpFrontend) mcp(w http.ResponseWriter, r *http.Request) {
 // readBody reads a POST body within the message cap and the byte budget,
 // into one buffer of its exact size when the length is known. It answers
 // the client itself and returns nil when it refuses the body.
-func (f *httpFrontend) readBody(w http.ResponseWriter, r *http.Request, sb *sessionBudget) ([]byte, func()) {
-	limit := f.s.budget.l.MaxMessageBytes
+func (f *httpFrontend) readBody(w http.ResponseWriter, r *http.Request, sb *budget.Session) ([]byte, func()) {
+	limit := f.s.budget.Limits.MaxMessageBytes
 	if r.ContentLength > limit {
 		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, wire.CodeInvalidRequest,
 			fmt.Sprintf("request body larger than %d bytes", limit))
@@ -51,7 +52,7 @@ func (f *httpFrontend) readBody(w http.ResponseWriter, r *http.Request, sb *sess
 	}
 	var release func()
 	if r.ContentLength > 0 {
-		if release = f.s.budget.acquireBytes(sb, r.ContentLength); release == nil {
+		if release = f.s.budget.AcquireBytes(sb, r.ContentLength); release == nil {
 			f.busy(w)
 			return nil, nil
 		}
@@ -78,7 +79,7 @@ func (f *httpFrontend) readBody(w http.ResponseWriter, r *http.Request, sb *sess
 		return nil, nil
 	}
 	if release == nil {
-		if release = f.s.budget.acquireBytes(sb, int64(len(body))); release == nil {
+		if release = f.s.budget.AcquireBytes(sb, int64(len(body))); release == nil {
 			f.busy(w)
 			return nil, nil
 		}
@@ -124,7 +125,7 @@ func (f *httpFrontend) post(w http.ResponseWriter, r *http.Request) {
 	if sid != "" && !modernHdr {
 		hs, _ = f.sessions.lookup(sid, o)
 	}
-	var sb *sessionBudget
+	var sb *budget.Session
 	if hs != nil {
 		sb = hs.state.budget
 	}

@@ -1,4 +1,8 @@
-package engine
+// Package budget bounds the work and memory of a server process: call slots
+// per process, per session and per tool, with a short wait for a free one;
+// bytes of messages being served at once, per process and per session,
+// refused rather than waited for; and the largest message and result.
+package budget
 
 import (
 	"context"
@@ -50,7 +54,9 @@ const (
 	freeMessageBytes = 64 << 10
 )
 
-func (l Limits) withDefaults() Limits {
+// WithDefaults fills the zero fields and keeps the limits consistent (a
+// session's share within the process's, a message within a session's).
+func (l Limits) WithDefaults() Limits {
 	if l.MaxCalls <= 0 {
 		l.MaxCalls = DefaultMaxCalls
 	}
@@ -82,11 +88,12 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// budget enforces Limits for the process.
-type budget struct {
-	l     Limits
-	calls chan struct{}
-	bytes weighted
+// Process enforces Limits for the process.
+type Process struct {
+	// Limits are the limits in force, defaults applied.
+	Limits Limits
+	calls  chan struct{}
+	bytes  weighted
 	// giveBack returns the memory of large messages to the system once the
 	// process is idle again (see scheduleGiveBack).
 	giveBack *time.Timer
@@ -104,20 +111,22 @@ const (
 	giveBackAfter = time.Second
 )
 
-func newBudget(l Limits) *budget {
-	b := &budget{l: l, calls: make(chan struct{}, l.MaxCalls), bytes: weighted{max: l.MaxInflightBytes}}
+// New returns the budget of a process under l (zero fields take defaults).
+func New(l Limits) *Process {
+	l = l.WithDefaults()
+	b := &Process{Limits: l, calls: make(chan struct{}, l.MaxCalls), bytes: weighted{max: l.MaxInflightBytes}}
 	b.giveBack = time.AfterFunc(time.Hour, b.giveBackIfIdle)
 	b.giveBack.Stop()
 	return b
 }
 
-func (b *budget) scheduleGiveBack() {
+func (b *Process) scheduleGiveBack() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.giveBack.Reset(giveBackAfter)
 }
 
-func (b *budget) giveBackIfIdle() {
+func (b *Process) giveBackIfIdle() {
 	if b.bytes.used.Load() != 0 {
 		b.scheduleGiveBack() // still busy: look again later
 		return
@@ -125,20 +134,22 @@ func (b *budget) giveBackIfIdle() {
 	debug.FreeOSMemory()
 }
 
-// sessionBudget is one session's share.
-type sessionBudget struct {
+// Session is one session's share of the process's budget.
+type Session struct {
 	calls chan struct{}
 	bytes weighted
 }
 
-func (b *budget) forSession() *sessionBudget {
-	return &sessionBudget{calls: make(chan struct{}, b.l.MaxSessionCalls), bytes: weighted{max: b.l.MaxSessionBytes}}
+// Session returns a new session's share.
+func (b *Process) Session() *Session {
+	return &Session{calls: make(chan struct{}, b.Limits.MaxSessionCalls), bytes: weighted{max: b.Limits.MaxSessionBytes}}
 }
 
-// slots are the call slots one call holds; release gives them back.
-type slots [3]chan struct{}
+// Slots are the call slots one call holds.
+type Slots [3]chan struct{}
 
-func (h slots) release() {
+// Release gives the slots back.
+func (h Slots) Release() {
 	for _, s := range h {
 		if s != nil {
 			<-s
@@ -146,17 +157,23 @@ func (h slots) release() {
 	}
 }
 
-// acquireCall takes a slot in each of the given semaphores (nil ones are
-// skipped), waiting up to QueueWait in all; ok is false when there was no
-// room in time (nothing is then held).
-func (b *budget) acquireCall(ctx context.Context, blocking func(), process, session, tool chan struct{}) (held slots, ok bool) {
+// AcquireCall takes a call slot in the process, in the session (when not
+// nil) and in tool (a tool's own cap, when not nil), waiting up to QueueWait
+// in all; blocking, when set, is told before the first wait. ok is false
+// when there was no room in time (nothing is then held).
+func (b *Process) AcquireCall(ctx context.Context, blocking func(), session *Session, tool chan struct{}) (held Slots, ok bool) {
+	process := b.calls
+	var sessionCalls chan struct{}
+	if session != nil {
+		sessionCalls = session.calls
+	}
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
 	}()
-	for i, s := range [3]chan struct{}{process, session, tool} {
+	for i, s := range [3]chan struct{}{process, sessionCalls, tool} {
 		if s == nil {
 			continue
 		}
@@ -170,26 +187,26 @@ func (b *budget) acquireCall(ctx context.Context, blocking func(), process, sess
 			if blocking != nil {
 				blocking()
 			}
-			timer = time.NewTimer(b.l.QueueWait)
+			timer = time.NewTimer(b.Limits.QueueWait)
 		}
 		select {
 		case s <- struct{}{}:
 			held[i] = s
 		case <-timer.C:
-			held.release()
-			return slots{}, false
+			held.Release()
+			return Slots{}, false
 		case <-ctx.Done():
-			held.release()
-			return slots{}, false
+			held.Release()
+			return Slots{}, false
 		}
 	}
 	return held, true
 }
 
-// acquireBytes charges a message of n bytes to the process and session
-// budgets without waiting; it returns the release, or nil when either is
-// spent. Small messages are free.
-func (b *budget) acquireBytes(se *sessionBudget, n int64) func() {
+// AcquireBytes charges a message of n bytes to the process and session
+// (when not nil) budgets without waiting; it returns the release, or nil when
+// either is spent. Small messages are free.
+func (b *Process) AcquireBytes(se *Session, n int64) func() {
 	if n <= freeMessageBytes {
 		return func() {}
 	}
