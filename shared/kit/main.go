@@ -71,15 +71,21 @@ func MainIO(spec Spec, args []string, io IO) int {
 	cfg.secrets = f.Secrets()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, spec, cfg, io); err != nil {
-		fmt.Fprintf(io.Stderr, "%s: %v\n", program, err)
-		var ue *cli.UsageError
-		if errors.As(err, &ue) {
-			return 2
-		}
-		return 1
+	return exitCode(io.Stderr, program, run(ctx, spec, cfg, io))
+}
+
+// exitCode reports err on w and returns the exit code: 0 without one, 2 for
+// a bad flag, value or argument, 1 for any other failure.
+func exitCode(w io.Writer, program string, err error) int {
+	if err == nil {
+		return 0
 	}
-	return 0
+	fmt.Fprintf(w, "%s: %v\n", program, err)
+	var ue *cli.UsageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
 }
 
 func getenvOr(getenv func(string) string, k string) string {
@@ -263,15 +269,7 @@ func runCommand(spec Spec, c Command, args []string, io IO) int {
 	}
 	env.cleanup()
 	_ = logs.Close()
-	if err != nil {
-		fmt.Fprintf(io.Stderr, "%s: %v\n", program, err)
-		var ue *cli.UsageError
-		if errors.As(err, &ue) {
-			return 2
-		}
-		return 1
-	}
-	return 0
+	return exitCode(io.Stderr, program, err)
 }
 
 // isTerminal reports whether r is a character device (a terminal).
