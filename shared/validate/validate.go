@@ -5,6 +5,7 @@
 package validate
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,9 @@ type Schema struct {
 	closed map[string]bool
 	// nulls says where a null stands for an absent optional property.
 	nulls *nullNode
+	// shape checks encoded documents in one pass; nil when the schema is
+	// outside its subset.
+	shape *shape
 }
 
 // maxReported bounds the problems listed in one validation error: enough
@@ -40,7 +44,7 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compile schema: %w", err)
 	}
-	out := &Schema{s: s, nulls: nullTree(raw)}
+	out := &Schema{s: s, nulls: nullTree(raw), shape: compileShape(raw)}
 	var top struct {
 		Properties           map[string]json.RawMessage `json:"properties"`
 		AdditionalProperties *bool                      `json:"additionalProperties"`
@@ -96,6 +100,30 @@ func (s *Schema) Check(raw json.RawMessage) *mcperr.Error {
 		return DecodeError(err)
 	}
 	return s.CheckValue(v)
+}
+
+// CheckDocument checks one encoded JSON document, such as a tool's result,
+// against the schema: in one pass over its bytes when the schema is within
+// the structural subset that schemas derived from Go types use (see shape),
+// else by decoding it for the full validator. The error names the first
+// place that does not fit.
+func (s *Schema) CheckDocument(b []byte) error {
+	if s.shape != nil {
+		return s.shape.check(b)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("unexpected data after the document")
+	}
+	if verr := s.CheckValue(doc); verr != nil {
+		return errors.New(verr.Message)
+	}
+	return nil
 }
 
 // DecodeError describes a Decode failure to the client.

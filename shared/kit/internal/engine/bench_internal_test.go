@@ -21,6 +21,11 @@ var benchSchema = json.RawMessage(`{"type":"object","properties":{
 	"head":{"type":"integer","minimum":1}},
 	"required":["path"],"additionalProperties":false}`)
 
+// benchOutput is its output schema: every tool has one, and its results
+// are checked against it.
+var benchOutput = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"ok":{"type":"boolean"}},
+	"required":["path","ok"],"additionalProperties":false}`)
+
 func benchServer(b *testing.B, withLog bool) (*Server, *session) {
 	policy, err := acl.Parse([]byte("version: 1\nagents:\n  dev:\n    tools: [noop]\n"))
 	if err != nil {
@@ -33,7 +38,7 @@ func benchServer(b *testing.B, withLog bool) (*Server, *session) {
 		opts.Logger, opts.Redactor = &log, red
 	}
 	tool := Tool{Name: "noop", Description: "Do nothing.", Effect: "read-only",
-		InputSchema: benchSchema,
+		InputSchema: benchSchema, OutputSchema: benchOutput,
 		Handler: func(ctx context.Context, c *Call) (any, error) {
 			var a struct {
 				Path string `json:"path"`

@@ -246,17 +246,11 @@ func checkOutput(b []byte, output *validate.Schema) error {
 	if output == nil {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return err
-	}
-	if _, ok := doc.(map[string]any); !ok {
+	if i := bytes.IndexFunc(b, func(r rune) bool { return r != ' ' && r != '\t' && r != '\n' && r != '\r' }); i < 0 || b[i] != '{' {
 		return fmt.Errorf("the tool has an outputSchema but its result is not a JSON object")
 	}
-	if verr := output.CheckValue(doc); verr != nil {
-		return fmt.Errorf("the result does not match the tool's outputSchema: %s", verr.Message)
+	if err := output.CheckDocument(b); err != nil {
+		return fmt.Errorf("the result does not match the tool's outputSchema: %v", err)
 	}
 	return nil
 }

@@ -1,0 +1,399 @@
+package validate
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/internal/jsonscan"
+)
+
+// A shape is a schema of the structural subset that schemas derived from Go
+// types use — type (one or a list), properties, required,
+// additionalProperties, items, minimum and maximum, plus annotations — compiled
+// so that an encoded document is checked in one pass over its bytes, with no
+// decoding and no allocation. Tool results are checked this way before they
+// are sent: decoding each into generic values for the full validator cost
+// more than the tool's own work. A schema with any other keyword has no shape
+// and is checked by the full validator.
+type shape struct {
+	types    typeSet // 0: any type
+	props    map[string]prop
+	required int // how many properties are required (each has a bit)
+	closed   bool
+	extra    *shape // additionalProperties as a schema; nil: any
+	items    *shape // nil: any
+	min, max *float64
+}
+
+type prop struct {
+	s   *shape
+	bit uint64 // its bit among the required ones; 0 when optional
+}
+
+type typeSet uint8
+
+const (
+	tNull typeSet = 1 << iota
+	tBoolean
+	tObject
+	tArray
+	tNumber
+	tInteger
+	tString
+)
+
+var typeNames = map[string]typeSet{"null": tNull, "boolean": tBoolean, "object": tObject, "array": tArray,
+	"number": tNumber, "integer": tInteger, "string": tString}
+
+// annotations are keywords that never fail a document.
+var annotations = map[string]bool{"description": true, "title": true, "default": true, "examples": true,
+	"$schema": true, "$comment": true, "$id": true, "readOnly": true, "writeOnly": true, "deprecated": true}
+
+// maxRequired: a schema with more required properties than bits has no shape.
+const maxRequired = 64
+
+// compileShape returns the shape of raw, or nil when raw uses a keyword
+// outside the subset.
+func compileShape(raw json.RawMessage) *shape {
+	switch string(raw) {
+	case "true", "{}":
+		return &shape{}
+	}
+	var kw map[string]json.RawMessage
+	if json.Unmarshal(raw, &kw) != nil {
+		return nil
+	}
+	sh := &shape{}
+	for k, v := range kw {
+		switch {
+		case annotations[k]:
+		case k == "type":
+			var one string
+			var list []string
+			if json.Unmarshal(v, &one) == nil {
+				list = []string{one}
+			} else if json.Unmarshal(v, &list) != nil || len(list) == 0 {
+				return nil
+			}
+			for _, n := range list {
+				t, ok := typeNames[n]
+				if !ok {
+					return nil
+				}
+				sh.types |= t
+			}
+		case k == "properties":
+			var props map[string]json.RawMessage
+			if json.Unmarshal(v, &props) != nil {
+				return nil
+			}
+			sh.props = make(map[string]prop, len(props))
+			for name, sub := range props {
+				s := compileShape(sub)
+				if s == nil {
+					return nil
+				}
+				sh.props[name] = prop{s: s}
+			}
+		case k == "additionalProperties":
+			if string(v) == "false" {
+				sh.closed = true
+			} else if string(v) != "true" {
+				if sh.extra = compileShape(v); sh.extra == nil {
+					return nil
+				}
+			}
+		case k == "items":
+			if sh.items = compileShape(v); sh.items == nil {
+				return nil // includes the array form of items
+			}
+		case k == "minimum" || k == "maximum":
+			var f float64
+			if json.Unmarshal(v, &f) != nil {
+				return nil
+			}
+			if k == "minimum" {
+				sh.min = &f
+			} else {
+				sh.max = &f
+			}
+		case k != "required":
+			return nil
+		}
+	}
+	if v, ok := kw["required"]; ok {
+		var req []string
+		if json.Unmarshal(v, &req) != nil || len(req) > maxRequired {
+			return nil
+		}
+		if sh.props == nil {
+			sh.props = map[string]prop{}
+		}
+		for _, name := range req {
+			p, ok := sh.props[name]
+			if !ok {
+				if sh.closed || sh.extra != nil {
+					return nil // required, yet ruled by additionalProperties: rare, left to the full validator
+				}
+				// Required but not described: any value will do.
+				p = prop{s: &shape{}}
+			}
+			if p.bit == 0 {
+				p.bit = 1 << sh.required
+				sh.required++
+			}
+			sh.props[name] = p
+		}
+	}
+	return sh
+}
+
+// shapeError is a document that does not fit its shape; Path names where,
+// as a dotted path ("files.3.size").
+type shapeError struct {
+	Path string
+	Msg  string
+}
+
+func (e *shapeError) Error() string {
+	if e.Path == "" {
+		return e.Msg
+	}
+	return e.Path + ": " + e.Msg
+}
+
+// check checks the one JSON document b holds.
+func (sh *shape) check(b []byte) error {
+	w := walker{b: b}
+	i, err := w.value(sh, jsonscan.SkipSpace(b, 0))
+	if err != nil {
+		return err
+	}
+	if i = jsonscan.SkipSpace(b, i); i != len(b) {
+		return w.fail(fmt.Sprintf("unexpected data after the document at offset %d", i))
+	}
+	return nil
+}
+
+// walker walks one document. Where it is — the member names and array
+// indexes down to the current value — is kept as offsets, and turned into a
+// path only for an error.
+type walker struct {
+	b    []byte
+	path []step
+}
+
+// step is a member name (its quoted bytes b[from:to]) or an array index.
+type step struct {
+	from, to int
+	index    int
+}
+
+func (w *walker) fail(msg string) error {
+	var path string
+	for _, st := range w.path {
+		el := strconv.Itoa(st.index)
+		if st.to > 0 {
+			el = jsonscan.Unquote(w.b[st.from:st.to], true)
+		}
+		if path != "" {
+			path += "."
+		}
+		path += el
+	}
+	return &shapeError{Path: path, Msg: msg}
+}
+
+// value checks the value starting at b[i] and returns the offset past it.
+// A nil shape accepts any value (it still has to be well-formed).
+func (w *walker) value(sh *shape, i int) (int, error) {
+	b := w.b
+	if i >= len(b) {
+		return i, w.fail("unexpected end of the document")
+	}
+	var got typeSet
+	var end int
+	var err error
+	switch c := b[i]; {
+	case c == '{':
+		got = tObject
+		end, err = w.object(sh, i)
+	case c == '[':
+		got = tArray
+		end, err = w.array(sh, i)
+	case c == '"':
+		got = tString
+		if end, _, err = jsonscan.String(b, i); err != nil {
+			err = w.fail(err.Error())
+		}
+	case c == 't' && jsonscan.HasLiteral(b, i, "true"):
+		got, end = tBoolean, i+4
+	case c == 'f' && jsonscan.HasLiteral(b, i, "false"):
+		got, end = tBoolean, i+5
+	case c == 'n' && jsonscan.HasLiteral(b, i, "null"):
+		got, end = tNull, i+4
+	case c == '-' || (c >= '0' && c <= '9'):
+		if end, err = jsonscan.Number(b, i); err != nil {
+			err = w.fail(err.Error())
+		} else {
+			got, err = w.number(sh, b[i:end])
+		}
+	default:
+		return i, w.fail(fmt.Sprintf("invalid JSON at offset %d", i))
+	}
+	if err != nil {
+		return end, err
+	}
+	if sh != nil && sh.types != 0 && sh.types&got == 0 && !(got == tInteger && sh.types&tNumber != 0) {
+		return end, w.fail(fmt.Sprintf("%s is not allowed (want %s)", got, sh.types))
+	}
+	return end, nil
+}
+
+// number classifies a number as integer or number and checks its bounds.
+func (w *walker) number(sh *shape, n []byte) (typeSet, error) {
+	integral := true
+	for _, c := range n {
+		if c == '.' || c == 'e' || c == 'E' {
+			integral = false
+			break
+		}
+	}
+	if integral && (sh == nil || (sh.min == nil && sh.max == nil)) {
+		return tInteger, nil
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil && !math.IsInf(f, 0) {
+		return tNumber, w.fail("invalid number " + string(n))
+	}
+	t := tNumber
+	if integral || f == math.Trunc(f) {
+		t = tInteger
+	}
+	if sh != nil && sh.min != nil && f < *sh.min {
+		return t, w.fail(fmt.Sprintf("%s is less than the minimum %v", n, *sh.min))
+	}
+	if sh != nil && sh.max != nil && f > *sh.max {
+		return t, w.fail(fmt.Sprintf("%s is greater than the maximum %v", n, *sh.max))
+	}
+	return t, nil
+}
+
+func (w *walker) object(sh *shape, i int) (int, error) {
+	b := w.b
+	var seen uint64
+	i = jsonscan.SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, w.missing(sh, seen)
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return i, w.fail(fmt.Sprintf("want a member name at offset %d", i))
+		}
+		kEnd, escaped, err := jsonscan.String(b, i)
+		if err != nil {
+			return kEnd, w.fail(err.Error())
+		}
+		var sub *shape
+		if sh != nil {
+			var p prop
+			var ok bool
+			if escaped {
+				p, ok = sh.props[jsonscan.Unquote(b[i:kEnd], true)]
+			} else {
+				p, ok = sh.props[string(b[i+1:kEnd-1])]
+			}
+			switch {
+			case ok:
+				sub = p.s
+				seen |= p.bit
+			case sh.closed:
+				w.path = append(w.path, step{from: i, to: kEnd})
+				return i, w.fail("this property is not allowed")
+			default:
+				sub = sh.extra
+			}
+		}
+		w.path = append(w.path, step{from: i, to: kEnd})
+		i = jsonscan.SkipSpace(b, kEnd)
+		if i >= len(b) || b[i] != ':' {
+			return i, w.fail(fmt.Sprintf("want ':' at offset %d", i))
+		}
+		if i, err = w.value(sub, jsonscan.SkipSpace(b, i+1)); err != nil {
+			return i, err
+		}
+		w.path = w.path[:len(w.path)-1]
+		i = jsonscan.SkipSpace(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = jsonscan.SkipSpace(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == '}' {
+			return i + 1, w.missing(sh, seen)
+		}
+		return i, w.fail(fmt.Sprintf("want ',' or '}' at offset %d", i))
+	}
+}
+
+// missing names the first required property an object lacks.
+func (w *walker) missing(sh *shape, seen uint64) error {
+	if sh == nil || sh.required == 0 || seen == 1<<sh.required-1 {
+		return nil
+	}
+	var names []string
+	for name, p := range sh.props {
+		if p.bit != 0 && seen&p.bit == 0 {
+			names = append(names, strconv.Quote(name))
+		}
+	}
+	sort.Strings(names)
+	return w.fail("required properties are missing: " + strings.Join(names, ", "))
+}
+
+func (w *walker) array(sh *shape, i int) (int, error) {
+	b := w.b
+	var items *shape
+	if sh != nil {
+		items = sh.items
+	}
+	i = jsonscan.SkipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	w.path = append(w.path, step{})
+	for n := 0; ; n++ {
+		w.path[len(w.path)-1].index = n
+		var err error
+		if i, err = w.value(items, i); err != nil {
+			return i, err
+		}
+		i = jsonscan.SkipSpace(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = jsonscan.SkipSpace(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == ']' {
+			w.path = w.path[:len(w.path)-1]
+			return i + 1, nil
+		}
+		return i, w.fail(fmt.Sprintf("want ',' or ']' at offset %d", i))
+	}
+}
+
+func (t typeSet) String() string {
+	names := []string{"null", "boolean", "object", "array", "number", "integer", "string"}
+	out := ""
+	for i, n := range names {
+		if t&(1<<i) != 0 {
+			if out != "" {
+				out += " or "
+			}
+			out += n
+		}
+	}
+	return out
+}

@@ -1,0 +1,224 @@
+package validate
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/xeipuuv/gojsonschema"
+)
+
+// shapeSchemas are schemas of the subset, as schemas derived from Go result
+// types look, and a few of its corners.
+var shapeSchemas = []string{
+	`{"type":"object","properties":{"path":{"type":"string"},"size":{"type":"integer","minimum":0},
+	  "lines":{"type":["null","array"],"items":{"type":"string"}},"ratio":{"type":"number"},
+	  "meta":{"type":["null","object"],"additionalProperties":{"type":"string"}},"ok":{"type":"boolean"}},
+	  "required":["path","size"],"additionalProperties":false}`,
+	`{"type":"object","properties":{"rows":{"type":["null","array"],"items":{"type":"object","properties":{
+	  "id":{"type":"integer"},"name":{"type":["null","string"]},"score":{"type":["null","number"],"maximum":10}},
+	  "required":["id"],"additionalProperties":false}},"next":{"type":"integer","minimum":1}},"required":["rows"]}`,
+	`{"type":"object","properties":{"any":{},"open":{"type":"object","additionalProperties":true}},"required":["any","zzz"]}`,
+	`{"type":"object","description":"free","title":"t","properties":{"a":{"type":"array"}}}`,
+	`{"type":"object","properties":{"data":{"type":"object","additionalProperties":{"type":"integer","minimum":0}}}}`,
+}
+
+// shapeDocs are documents that fit some of the schemas and not others.
+var shapeDocs = []string{
+	`{"path":"a","size":1}`,
+	`{"path":"a","size":-1}`,
+	`{"path":"a","size":1.5}`,
+	`{"path":"a","size":2.0}`,
+	`{"path":"a","size":1e2}`,
+	`{"path":"a"}`,
+	`{"path":"a","size":1,"extra":true}`,
+	`{"path":"a","size":1,"lines":null,"ratio":3,"meta":{"k":"v"},"ok":false}`,
+	`{"path":"a","size":1,"lines":["x",2]}`,
+	`{"path":"a","size":1,"meta":{"k":1}}`,
+	`{"path":"\u0061","size":1, "lines" : [ "x" , "y" ] }`,
+	`{"p\u0061th":"a","size":1}`,
+	`{"rows":[{"id":1,"name":null,"score":9.5},{"id":2,"score":11}]}`,
+	`{"rows":[{"id":1,"name":"n"},{"name":"no id"}]}`,
+	`{"rows":null,"next":0}`,
+	`{"rows":[],"next":3}`,
+	`{"any":[1,{"x":null}],"zzz":"q","open":{"a":[true]}}`,
+	`{"any":1}`,
+	`{"a":[1,"two",null,{"x":[]}]}`,
+	`{"a":{}}`,
+	`{"data":{"x":1,"y":0}}`,
+	`{"data":{"x":-1}}`,
+	`{}`,
+	`[]`,
+	`"text"`,
+	`null`,
+	`{"path":"a","size":1e400}`,
+	`{"path":"a","size":-0}`,
+}
+
+// fullValid is what the full validator says of doc.
+func fullValid(t testing.TB, schema, doc string) bool {
+	t.Helper()
+	s, err := gojsonschema.NewSchema(gojsonschema.NewStringLoader(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(strings.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("%s: %v", doc, err)
+	}
+	res, err := s.Validate(gojsonschema.NewGoLoader(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Valid()
+}
+
+func TestShapeAgreesWithFullValidator(t *testing.T) {
+	for si, schema := range shapeSchemas {
+		sh := compileShape(json.RawMessage(schema))
+		if sh == nil {
+			t.Fatalf("schema %d has no shape", si)
+		}
+		for _, doc := range shapeDocs {
+			err := sh.check([]byte(doc))
+			if want := fullValid(t, schema, doc); (err == nil) != want {
+				t.Errorf("schema %d, %s: shape says %v, full validator valid=%v", si, doc, err, want)
+			}
+		}
+	}
+}
+
+func TestShapeErrorsNameThePlace(t *testing.T) {
+	sh := compileShape(json.RawMessage(shapeSchemas[1]))
+	for doc, want := range map[string]string{
+		`{"rows":[{"id":1},{"id":"2"}]}`:  `rows.1.id: string is not allowed (want integer)`,
+		`{"rows":[{"id":1,"x":0}]}`:       `rows.0.x: this property is not allowed`,
+		`{"rows":[{"name":"n"}]}`:         `rows.0: required properties are missing: "id"`,
+		`{"rows":[{"id":1,"score":12}]}`:  `rows.0.score: 12 is greater than the maximum 10`,
+		`{"rows":[],"next":0}`:            `next: 0 is less than the minimum 1`,
+		`{"rows":[]} x`:                   `unexpected data after the document at offset 12`,
+		`{"rows":[{"id":1}`:               `rows.0: want ',' or ']' at offset 17`,
+		`{"rows":[{"id":1,"x\q":0}]}`:     `rows.0: invalid escape at offset 19`,
+		`{"rows":[{"id":1,"x\u000a":0}]}`: "rows.0.x\n: this property is not allowed",
+	} {
+		err := sh.check([]byte(doc))
+		if err == nil {
+			t.Errorf("%s: no error, want %q", doc, want)
+			continue
+		}
+		if err.Error() != want {
+			t.Errorf("%s: %q, want %q", doc, err, want)
+		}
+	}
+}
+
+func TestOutsideTheSubsetHasNoShape(t *testing.T) {
+	for _, schema := range []string{
+		`{"type":"string","enum":["a"]}`,
+		`{"anyOf":[{"type":"string"},{"type":"integer"}]}`,
+		`{"type":"object","properties":{"s":{"type":"string","minLength":1}}}`,
+		`{"type":"array","items":[{"type":"string"}]}`,
+		`{"type":"object","required":["x"],"additionalProperties":false}`,
+		`{"type":"bogus"}`,
+		`{"$ref":"#/definitions/x"}`,
+	} {
+		if compileShape(json.RawMessage(schema)) != nil {
+			t.Errorf("%s: has a shape", schema)
+		}
+	}
+}
+
+func TestCheckDocumentFallsBackToTheFullValidator(t *testing.T) {
+	s, err := Compile(json.RawMessage(`{"type":"object","properties":{"s":{"type":"string","enum":["a","b"]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.shape != nil {
+		t.Fatal("an enum has a shape")
+	}
+	if err := s.CheckDocument([]byte(`{"s":"a"}`)); err != nil {
+		t.Errorf("valid document refused: %v", err)
+	}
+	if err := s.CheckDocument([]byte(`{"s":"c"}`)); err == nil {
+		t.Error("a value outside the enum passed")
+	}
+	if err := s.CheckDocument([]byte(`{"s":"a"} {}`)); err == nil {
+		t.Error("data after the document passed")
+	}
+	s, err = Compile(json.RawMessage(shapeSchemas[0]))
+	if err != nil || s.shape == nil {
+		t.Fatalf("schema 0: shape %v, %v", s.shape, err)
+	}
+	if err := s.CheckDocument([]byte(`{"path":"a"}`)); err == nil || !strings.Contains(err.Error(), `"size"`) {
+		t.Errorf("missing size: %v", err)
+	}
+}
+
+// FuzzShape holds the one-pass check to the full validator on any well-formed
+// document, and to refusing any malformed one.
+func FuzzShape(f *testing.F) {
+	for i := range shapeSchemas {
+		for _, d := range shapeDocs {
+			f.Add(uint8(i), []byte(d))
+		}
+	}
+	shapes := make([]*shape, len(shapeSchemas))
+	for i, s := range shapeSchemas {
+		shapes[i] = compileShape(json.RawMessage(s))
+	}
+	f.Fuzz(func(t *testing.T, which uint8, doc []byte) {
+		i := int(which) % len(shapes)
+		err := shapes[i].check(doc)
+		if !json.Valid(doc) {
+			if err == nil {
+				t.Fatalf("malformed %q passed", doc)
+			}
+			return
+		}
+		if bytes.Contains(doc, []byte(`\u0000`)) || !validUTF8Keys(doc) {
+			return // the two parsers differ on these, not the schemas
+		}
+		if want := fullValid(t, shapeSchemas[i], string(doc)); (err == nil) != want {
+			t.Fatalf("schema %d, %q: shape says %v, full validator valid=%v", i, doc, err, want)
+		}
+	})
+}
+
+func validUTF8Keys(doc []byte) bool { return strings.ToValidUTF8(string(doc), "\uFFFD") == string(doc) }
+
+// BenchmarkResultCheck compares the one-pass check of a tool result (100
+// rows) with decoding it for the full validator, as results were checked
+// before.
+func BenchmarkResultCheck(b *testing.B) {
+	var rows []string
+	for i := 0; i < 100; i++ {
+		rows = append(rows, `{"id":`+strings.Repeat("7", 1+i%6)+`,"name":"client `+strings.Repeat("x", i%40)+`","score":9.5}`)
+	}
+	doc := []byte(`{"rows":[` + strings.Join(rows, ",") + `],"next":2}`)
+	s, err := Compile(json.RawMessage(shapeSchemas[1]))
+	if err != nil || s.shape == nil {
+		b.Fatal(err)
+	}
+	b.Run("one-pass", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(doc)))
+		for i := 0; i < b.N; i++ {
+			if err := s.CheckDocument(doc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	full := &Schema{s: s.s, nulls: s.nulls}
+	b.Run("decode+full", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(doc)))
+		for i := 0; i < b.N; i++ {
+			if err := full.CheckDocument(doc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
