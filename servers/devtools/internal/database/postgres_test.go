@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -804,37 +803,23 @@ func TestPostgresConcurrentCalls(t *testing.T) {
 	t.Parallel()
 	e := newPGEnv(t)
 	db := e.open(t, Config{MaxConns: 3})
-	var wg sync.WaitGroup
-	errs := make(chan error, 40)
-	for i := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range 5 {
-				var err error
-				switch j % 3 {
-				case 0:
-					var res *Result
-					res, err = db.Query(context.Background(), Query{SQL: "SELECT id FROM t WHERE id = $1", Params: []any{json.Number(fmt.Sprint(i*5 + j + 1))}})
-					if err == nil && string(res.Rows[0]) != fmt.Sprintf("[%d]", i*5+j+1) {
-						err = fmt.Errorf("got %s", res.Rows[0])
-					}
-				case 1:
-					_, err = db.Query(context.Background(), Query{SQL: "SET search_path TO evil"})
-				case 2:
-					_, err = db.Tables(context.Background(), "")
-				}
-				if err != nil {
-					errs <- err
-				}
+	concurrently(t, 8, 5, func(i, j int) error {
+		switch j % 3 {
+		case 0:
+			id := i*5 + j + 1
+			res, err := db.Query(context.Background(), Query{SQL: "SELECT id FROM t WHERE id = $1", Params: []any{json.Number(fmt.Sprint(id))}})
+			if err == nil && string(res.Rows[0]) != fmt.Sprintf("[%d]", id) {
+				err = fmt.Errorf("got %s", res.Rows[0])
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+			return err
+		case 1:
+			_, err := db.Query(context.Background(), Query{SQL: "SET search_path TO evil"})
+			return err
+		default:
+			_, err := db.Tables(context.Background(), "")
+			return err
+		}
+	})
 }
 
 // BenchmarkDatabaseQuery100Rows measures one database_query call (acquire,

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -466,40 +465,25 @@ func TestSQLiteOpen(t *testing.T) {
 func TestSQLiteConcurrentCalls(t *testing.T) {
 	t.Parallel()
 	db, _ := newSQLite(t, Config{MaxConns: 3})
-	var wg sync.WaitGroup
-	errs := make(chan error, 40)
-	for i := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range 5 {
-				var err error
-				switch j % 3 {
-				case 0:
-					var res *Result
-					id := i*5 + j + 1
-					res, err = db.Query(context.Background(), Query{SQL: "SELECT id FROM t WHERE id = ?", Params: []any{json.Number(fmt.Sprint(id))}})
-					if err == nil && string(res.Rows[0]) != fmt.Sprintf("[%d]", id) {
-						err = fmt.Errorf("got %s", res.Rows[0])
-					}
-				case 1:
-					if _, qerr := db.Query(context.Background(), Query{SQL: "SELECT 1; DELETE FROM t"}); codeOf(qerr) != mcperr.Validation {
-						err = fmt.Errorf("multi-statement: %v", qerr)
-					}
-				case 2:
-					_, err = db.Schema(context.Background(), "", "t")
-				}
-				if err != nil {
-					errs <- err
-				}
+	concurrently(t, 8, 5, func(i, j int) error {
+		switch j % 3 {
+		case 0:
+			id := i*5 + j + 1
+			res, err := db.Query(context.Background(), Query{SQL: "SELECT id FROM t WHERE id = ?", Params: []any{json.Number(fmt.Sprint(id))}})
+			if err == nil && string(res.Rows[0]) != fmt.Sprintf("[%d]", id) {
+				err = fmt.Errorf("got %s", res.Rows[0])
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+			return err
+		case 1:
+			if _, err := db.Query(context.Background(), Query{SQL: "SELECT 1; DELETE FROM t"}); codeOf(err) != mcperr.Validation {
+				return fmt.Errorf("multi-statement: %v", err)
+			}
+			return nil
+		default:
+			_, err := db.Schema(context.Background(), "", "t")
+			return err
+		}
+	})
 }
 
 // TestSQLiteValueLengthCapped: a value larger than the result cap is refused
