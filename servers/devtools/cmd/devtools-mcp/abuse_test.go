@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 )
 
 // The abuse tests drive the built binary with hostile input, over stdio and
@@ -69,7 +71,7 @@ type rawStdio struct {
 	in     *bufio.Writer
 	inPipe interface{ Close() error }
 	lines  chan []byte
-	stderr *lockedBuffer
+	stderr *mcptest.Buffer
 	mu     sync.Mutex
 	// stash keeps responses read while waiting for another id.
 	stash [][]byte
@@ -79,7 +81,7 @@ func startRawStdio(t *testing.T, args ...string) *rawStdio {
 	t.Helper()
 	cmd := exec.Command(binary(t), args...)
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "MCP_DATA_DIR=" + t.TempDir()}
-	stderr := &lockedBuffer{}
+	stderr := &mcptest.Buffer{}
 	cmd.Stderr = stderr
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -156,25 +155,8 @@ type rawProc struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	lines  chan string
-	stderr *lockedBuffer
+	stderr *mcptest.Buffer
 	done   bool
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // baseEnv is a minimal environment: nothing from the test's own, so no
@@ -188,7 +170,7 @@ func startRaw(t *testing.T, dir string, env []string, args ...string) *rawProc {
 	cmd := exec.Command(binary(t), args...)
 	cmd.Dir = dir
 	cmd.Env = append(baseEnv(t), env...)
-	p := &rawProc{t: t, cmd: cmd, lines: make(chan string, 64), stderr: &lockedBuffer{}}
+	p := &rawProc{t: t, cmd: cmd, lines: make(chan string, 64), stderr: &mcptest.Buffer{}}
 	cmd.Stderr = p.stderr
 	var err error
 	if p.in, err = cmd.StdinPipe(); err != nil {

@@ -89,7 +89,7 @@ type updates struct {
 	more chan struct{}
 }
 
-func listen(c mcpClient) *updates {
+func listen(c *mcptest.Client) *updates {
 	u := &updates{more: make(chan struct{}, 1000)}
 	c.Raw().OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method != "notifications/resources/updated" {
@@ -252,7 +252,7 @@ agents:
 	e := newResEnv(t, policy, 0)
 	ctx := context.Background()
 	for _, agent := range []string{"reader", "writer"} {
-		c := newPipeClient(t, e.srv, agent, true)
+		c := connect(t, e.srv, agent, true)
 		if list, err := c.Raw().ListResources(ctx, mcp.ListResourcesRequest{}); err != nil || len(list.Resources) == 0 {
 			t.Errorf("%s lists %+v, %v", agent, list, err)
 		}
@@ -263,7 +263,7 @@ agents:
 			t.Errorf("%s subscribes: %v", agent, err)
 		}
 	}
-	c := newPipeClient(t, e.srv, "ops", true)
+	c := connect(t, e.srv, "ops", true)
 	if list, err := c.Raw().ListResources(ctx, mcp.ListResourcesRequest{}); err != nil || len(list.Resources) != 0 {
 		t.Errorf("ops lists %+v, %v", list, err)
 	}
@@ -290,7 +290,7 @@ agents:
 func TestFileResourceSubscribe(t *testing.T) {
 	t.Parallel()
 	e := newResEnv(t, nil, 0)
-	c := newPipeClient(t, e.srv, "", true)
+	c := connect(t, e.srv, "", true)
 	u := listen(c)
 	ctx := context.Background()
 	sub := func(rel string) {
@@ -331,7 +331,7 @@ func TestFileResourceSubscribe(t *testing.T) {
 func TestFileResourceListen(t *testing.T) {
 	t.Parallel()
 	e := newResEnv(t, nil, 0)
-	c := newPipeClient(t, e.srv, "", false)
+	c := connect(t, e.srv, "", false)
 	acked := make(chan struct{}, 1)
 	c.Raw().OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == "notifications/subscriptions/acknowledged" {
@@ -367,7 +367,7 @@ func TestFileResourceListen(t *testing.T) {
 func TestFileResourceWatchRefused(t *testing.T) {
 	t.Parallel()
 	e := newResEnv(t, nil, 1)
-	c := newPipeClient(t, e.srv, "", true)
+	c := connect(t, e.srv, "", true)
 	ctx := context.Background()
 	must(t, c.Raw().Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: e.uri("hello.txt")}}))
 	err := c.Raw().Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: e.uri("data.json")}})
