@@ -131,6 +131,24 @@ func ok(t *testing.T, res *mcp.CallToolResult, v any) {
 
 func (e *filesEnv) path(rel string) string { return filepath.Join(e.root, filepath.FromSlash(rel)) }
 
+// abs turns a path a table writes "ABS" or "ABS/rel" (the table is built
+// before the root exists) into that absolute path inside the root; any
+// other path is returned as it is.
+func (e *filesEnv) abs(p string) string {
+	if rest, found := strings.CutPrefix(p, "ABS"); found {
+		return e.root + rest
+	}
+	return p
+}
+
+// absArgs is abs applied to the "path" argument, in place.
+func (e *filesEnv) absArgs(args map[string]any) map[string]any {
+	if p, isString := args["path"].(string); isString {
+		args["path"] = e.abs(p)
+	}
+	return args
+}
+
 func (e *filesEnv) readDisk(t *testing.T, rel string) string {
 	t.Helper()
 	b, err := os.ReadFile(e.path(rel))
@@ -371,11 +389,8 @@ func TestFileWrite(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newFilesEnv(t)
-			if p, _ := tc.args["path"].(string); strings.HasPrefix(p, "ABS/") {
-				tc.args["path"] = e.path(strings.TrimPrefix(p, "ABS/"))
-			}
 			var out writeOut
-			ok(t, e.c.Call("file_write", tc.args), &out)
+			ok(t, e.c.Call("file_write", e.absArgs(tc.args)), &out)
 			if got := e.readDisk(t, tc.file); got != tc.want {
 				t.Errorf("on disk %q, want %q", got, tc.want)
 			}
@@ -558,11 +573,8 @@ func TestFileDelete(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newFilesEnv(t)
-			if p, _ := tc.args["path"].(string); strings.HasPrefix(p, "ABS/") {
-				tc.args["path"] = e.path(strings.TrimPrefix(p, "ABS/"))
-			}
 			var out deleteOut
-			ok(t, e.c.Call("file_delete", tc.args), &out)
+			ok(t, e.c.Call("file_delete", e.absArgs(tc.args)), &out)
 			if !out.Deleted || out.Type != tc.typ || out.Removed != tc.removed || out.Path != tc.path || out.Root != e.root {
 				t.Errorf("result %+v, want type %s removed %d path %s", out, tc.typ, tc.removed, tc.path)
 			}
@@ -611,11 +623,7 @@ func TestFileInfo(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := tc.path
-			if rest, found := strings.CutPrefix(p, "ABS"); found {
-				p = e.root + rest
-			}
-			res := e.c.Call("file_info", map[string]any{"path": p})
+			res := e.c.Call("file_info", map[string]any{"path": e.abs(tc.path)})
 			var out fileOut
 			ok(t, res, &out)
 			if out.Root != e.root || !strings.HasPrefix(out.Mode, tc.prefix) || out.Modified == "" {
@@ -665,11 +673,8 @@ func TestFileSearch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if p, _ := tc.args["path"].(string); strings.HasPrefix(p, "ABS/") {
-				tc.args["path"] = e.path(strings.TrimPrefix(p, "ABS/"))
-			}
 			var out searchOut
-			ok(t, e.c.Call("file_search", tc.args), &out)
+			ok(t, e.c.Call("file_search", e.absArgs(tc.args)), &out)
 			if got := paths(out.Matches); !slices.Equal(got, tc.want) {
 				t.Errorf("matches = %q, want %q", got, tc.want)
 			}
