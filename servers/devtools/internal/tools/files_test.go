@@ -68,17 +68,9 @@ func newFilesEnvLimits(t *testing.T, lim fsroot.Limits) *filesEnv {
 // always the env's registry.
 func newFilesEnvOpts(t *testing.T, lim fsroot.Limits, opts kit.Options) *filesEnv {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := writeTree(t, filesTree)
 	e := &filesEnv{base: base, root: filepath.Join(base, "proj"), outside: filepath.Join(base, "outside"),
 		evil: filepath.Join(base, "proj-evil")}
-	for name, content := range filesTree {
-		p := filepath.Join(base, filepath.FromSlash(name))
-		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		must(t, os.WriteFile(p, []byte(content), 0o644))
-	}
 	must(t, os.Mkdir(filepath.Join(e.root, "emptydir"), 0o755))
 	// Links that stay inside the root.
 	must(t, os.Symlink("hello.txt", filepath.Join(e.root, "link-hello")))
@@ -93,6 +85,7 @@ func newFilesEnvOpts(t *testing.T, lim fsroot.Limits, opts kit.Options) *filesEn
 	must(t, os.Symlink("/dev/null", filepath.Join(traps, "devnull")))
 	must(t, syscall.Mkfifo(filepath.Join(traps, "fifo"), 0o644))
 
+	var err error
 	e.fsys, err = fsroot.Open([]string{e.root}, lim)
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +103,20 @@ func newFilesEnvOpts(t *testing.T, lim fsroot.Limits, opts kit.Options) *filesEn
 	}
 	e.c = mcptest.NewInProcess(t, s, "")
 	return e
+}
+
+// writeTree makes a fresh directory holding files (slash-separated paths
+// below it, and their content) and returns its symlink-free path.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	for name, content := range files {
+		p := filepath.Join(base, filepath.FromSlash(name))
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	return base
 }
 
 func must(t *testing.T, err error) {

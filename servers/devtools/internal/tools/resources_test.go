@@ -41,10 +41,7 @@ const pngHead = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 
 func newResEnv(t *testing.T, policy *acl.Policy, maxFiles int) *resEnv {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	must(t, err)
-	e := &resEnv{root: filepath.Join(base, "proj"), outside: filepath.Join(base, "outside")}
-	for name, content := range map[string]string{
+	base := writeTree(t, map[string]string{
 		"proj/hello.txt":      "hello\n",
 		"proj/data.json":      `{"a": 1}`,
 		"proj/page.html":      "<!DOCTYPE html><html><body>hi</body></html>",
@@ -55,11 +52,8 @@ func newResEnv(t *testing.T, policy *acl.Policy, maxFiles int) *resEnv {
 		"proj/sub/nested.go":  "package sub\n",
 		"outside/secret.txt":  "secret\n",
 		"outside/neighbor.md": "n",
-	} {
-		p := filepath.Join(base, filepath.FromSlash(name))
-		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		must(t, os.WriteFile(p, []byte(content), 0o644))
-	}
+	})
+	e := &resEnv{root: filepath.Join(base, "proj"), outside: filepath.Join(base, "outside")}
 	must(t, os.Symlink(filepath.Join(e.outside, "secret.txt"), filepath.Join(e.root, "escape")))
 	fsys, err := fsroot.Open([]string{e.root}, fsroot.Limits{MaxReadBytes: 1024})
 	must(t, err)

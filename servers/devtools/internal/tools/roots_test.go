@@ -65,19 +65,13 @@ type rootsEnv struct {
 
 func newRootsEnv(t *testing.T, configured bool) *rootsEnv {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	must(t, err)
-	e := &rootsEnv{base: base, proj: filepath.Join(base, "proj"), sub: filepath.Join(base, "proj/sub"),
-		outside: filepath.Join(base, "outside"), log: &mcptest.Buffer{}}
-	for name, content := range map[string]string{
+	base := writeTree(t, map[string]string{
 		"proj/hello.txt":      "hello\n",
 		"proj/sub/in-sub.txt": "in sub\n",
 		"outside/secret.txt":  "secret\n",
-	} {
-		p := filepath.Join(base, filepath.FromSlash(name))
-		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		must(t, os.WriteFile(p, []byte(content), 0o644))
-	}
+	})
+	e := &rootsEnv{base: base, proj: filepath.Join(base, "proj"), sub: filepath.Join(base, "proj/sub"),
+		outside: filepath.Join(base, "outside"), log: &mcptest.Buffer{}}
 	fsys, err := fsroot.Open([]string{e.proj}, fsroot.Limits{})
 	must(t, err)
 	t.Cleanup(func() { _ = fsys.Close() })
