@@ -40,14 +40,8 @@ func TestWebResultsWithinBudget(t *testing.T) {
 		bin[i] = byte(i * 7)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/text", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprint(w, text.String())
-	})
-	mux.HandleFunc("/bin", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/octet-stream")
-		_, _ = w.Write(bin)
-	})
+	mux.HandleFunc("/text", typed("text/plain; charset=utf-8", text.String()))
+	mux.HandleFunc("/bin", typed("application/octet-stream", string(bin)))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	c := webClientOpts(t, webguard.Config{AllowCIDRs: loopback, Version: "1"}, kit.Options{Limits: kit.Limits{MaxResultBytes: webBudget}})
