@@ -11,7 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -264,19 +264,13 @@ func TestConcurrentLargeBodiesHTTP(t *testing.T) {
 		})
 	}
 	// Pings get through while the bodies are in flight.
-	var pings []time.Duration
-	for i := 0; i < 20; i++ {
-		t0 := time.Now()
-		resp, raw, err := d.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 100+i))
-		if err != nil || resp.StatusCode != 200 {
+	pings := timePings(20, 5*time.Millisecond, func(i int) {
+		if resp, raw, err := d.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 100+i)); err != nil || resp.StatusCode != 200 {
 			t.Fatalf("ping: %v %s", err, raw)
 		}
-		pings = append(pings, time.Since(t0))
-		time.Sleep(5 * time.Millisecond)
-	}
+	})
 	wg.Wait()
 	_, peak := procMem(t, pid)
-	sort.Slice(pings, func(i, j int) bool { return pings[i] < pings[j] })
 	t.Logf("HTTP: 40 × 15 MiB bodies: statuses %v (-1: closed unread); peak %d MiB (start %d); ping p50 %v max %v", statuses, peak, base, pings[len(pings)/2], pings[len(pings)-1])
 	if peak > memLimitMiB {
 		t.Fatalf("peak resident set %d MiB, limit %d MiB", peak, memLimitMiB)
@@ -295,6 +289,20 @@ func TestConcurrentLargeBodiesHTTP(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 || len(raw) > 2048 || !bytes.Contains(raw, []byte("VALIDATION_ERROR")) {
 		t.Fatalf("keys over HTTP: %v %d bytes %.300s", err, len(raw), raw)
 	}
+}
+
+// timePings sends n pings through ping, pause apart, while a load is in
+// flight, and returns how long each took, shortest first.
+func timePings(n int, pause time.Duration, ping func(i int)) []time.Duration {
+	pings := make([]time.Duration, 0, n)
+	for i := range n {
+		t0 := time.Now()
+		ping(i)
+		pings = append(pings, time.Since(t0))
+		time.Sleep(pause)
+	}
+	slices.Sort(pings)
+	return pings
 }
 
 // TestSlowCallBurst: a thousand slow calls at once are not a thousand
@@ -324,13 +332,10 @@ func TestSlowCallBurst(t *testing.T) {
 				for i := 0; i < 1000; i++ {
 					p.send(t, call(i))
 				}
-				for i := 0; i < 20; i++ {
-					t0 := time.Now()
+				pings = timePings(20, 20*time.Millisecond, func(i int) {
 					p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":"ping-%d","method":"ping"}`, i))
 					p.recvID(t, fmt.Sprintf("ping-%d", i))
-					pings = append(pings, time.Since(t0))
-					time.Sleep(20 * time.Millisecond)
-				}
+				})
 				for got := 0; got < 1000; {
 					line := p.next(t)
 					var m map[string]any
@@ -376,18 +381,14 @@ func TestSlowCallBurst(t *testing.T) {
 					})
 				}
 				time.Sleep(100 * time.Millisecond)
-				for i := 0; i < 20; i++ {
-					t0 := time.Now()
+				pings = timePings(20, 20*time.Millisecond, func(i int) {
 					if resp, raw, err := d.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":"p%d","method":"ping"}`, i)); err != nil || resp.StatusCode != 200 {
 						t.Fatalf("ping: %v %s", err, raw)
 					}
-					pings = append(pings, time.Since(t0))
-					time.Sleep(20 * time.Millisecond)
-				}
+				})
 				wg.Wait()
 			}
 			_, peak := procMem(t, pid)
-			sort.Slice(pings, func(i, j int) bool { return pings[i] < pings[j] })
 			t.Logf("%s: 1000 slow calls: %d served, %d refused as busy; peak %d MiB; ping p50 %v p95 %v max %v",
 				transport, ok, limited, peak, pings[len(pings)/2], pings[len(pings)*95/100], pings[len(pings)-1])
 			if ok == 0 || limited == 0 || ok+limited != 1000 {
