@@ -103,6 +103,18 @@ func (e *pgEnv) fingerprint(t testing.TB) string {
 	return fp
 }
 
+// unchanged has the test fail if, once it is over, the database is not as
+// it is now.
+func (e *pgEnv) unchanged(t testing.TB) {
+	t.Helper()
+	before := e.fingerprint(t)
+	t.Cleanup(func() {
+		if after := e.fingerprint(t); after != before {
+			t.Errorf("the database changed:\nbefore %s\nafter  %s", before, after)
+		}
+	})
+}
+
 func query(t testing.TB, db *DB, sql string, params ...any) *Result {
 	t.Helper()
 	res, err := db.Query(context.Background(), Query{SQL: sql, Params: params})
@@ -345,7 +357,7 @@ func TestPostgresWriteFormsRefused(t *testing.T) {
 	t.Parallel()
 	e := newPGEnv(t)
 	db := e.open(t, Config{MaxConns: 1})
-	before := e.fingerprint(t)
+	e.unchanged(t)
 	for _, tc := range pgWriteForms {
 		res, err := db.Query(context.Background(), Query{SQL: tc.sql})
 		if tc.code == "" {
@@ -361,9 +373,6 @@ func TestPostgresWriteFormsRefused(t *testing.T) {
 		if strings.Contains(err.Error(), e.readerURL) || strings.Contains(err.Error(), "127.0.0.1") {
 			t.Errorf("%s: the error names the server: %v", tc.sql, err)
 		}
-	}
-	if after := e.fingerprint(t); after != before {
-		t.Errorf("the database changed:\nbefore %s\nafter  %s", before, after)
 	}
 	res := query(t, db, "SELECT count(*) FROM t")
 	if string(res.Rows[0]) != "[150]" {
@@ -386,7 +395,7 @@ func TestPostgresSuperuserStillReadOnly(t *testing.T) {
 	}
 
 	db := e.open(t, Config{DatabaseURL: e.superURL, AllowSuperuser: true, MaxConns: 1})
-	before := e.fingerprint(t)
+	e.unchanged(t)
 	for _, tc := range pgWriteForms {
 		// A superuser may read and write server files or run programs
 		// (that is why it is refused by default): skip those.
@@ -397,9 +406,6 @@ func TestPostgresSuperuserStillReadOnly(t *testing.T) {
 		if tc.superuser && err == nil {
 			t.Errorf("%s: succeeded as superuser", tc.sql)
 		}
-	}
-	if after := e.fingerprint(t); after != before {
-		t.Errorf("the database changed:\nbefore %s\nafter  %s", before, after)
 	}
 
 	// A role that may SET ROLE to a role reading server files is refused too.
@@ -609,7 +615,7 @@ func TestPostgresTables(t *testing.T) {
 	e := newPGEnv(t)
 	db := e.open(t, Config{})
 	ctx := context.Background()
-	before := e.fingerprint(t)
+	e.unchanged(t)
 
 	ts, err := db.Tables(ctx, "")
 	if err != nil {
@@ -635,9 +641,6 @@ func TestPostgresTables(t *testing.T) {
 			t.Errorf("schema %q: %v, want NotFound", schema, err)
 		}
 	}
-	if after := e.fingerprint(t); after != before {
-		t.Errorf("the database changed:\nbefore %s\nafter  %s", before, after)
-	}
 }
 
 func TestPostgresSchema(t *testing.T) {
@@ -645,7 +648,7 @@ func TestPostgresSchema(t *testing.T) {
 	e := newPGEnv(t)
 	db := e.open(t, Config{})
 	ctx := context.Background()
-	before := e.fingerprint(t)
+	e.unchanged(t)
 
 	s, err := db.Schema(ctx, "", "t")
 	if err != nil {
@@ -699,9 +702,6 @@ func TestPostgresSchema(t *testing.T) {
 	}
 	if _, err := db.Schema(ctx, "", ""); codeOf(err) != mcperr.Validation {
 		t.Errorf("empty table name: %v", err)
-	}
-	if after := e.fingerprint(t); after != before {
-		t.Errorf("the database changed:\nbefore %s\nafter  %s", before, after)
 	}
 }
 

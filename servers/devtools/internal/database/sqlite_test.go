@@ -77,6 +77,18 @@ func dirState(t testing.TB, dir string) string {
 	return strings.Join(out, " ")
 }
 
+// dirUnchanged has the test fail if, once it is over, dir is not as it is
+// now.
+func dirUnchanged(t testing.TB, dir string) {
+	t.Helper()
+	before := dirState(t, dir)
+	t.Cleanup(func() {
+		if after := dirState(t, dir); after != before {
+			t.Errorf("the database directory changed:\nbefore %s\nafter  %s", before, after)
+		}
+	})
+}
+
 func TestSQLiteQueryWithParams(t *testing.T) {
 	t.Parallel()
 	db, _ := newSQLite(t, Config{})
@@ -239,7 +251,7 @@ func TestSQLiteWriteFormsRefused(t *testing.T) {
 	t.Parallel()
 	db, path := newSQLite(t, Config{MaxConns: 1})
 	dir := filepath.Dir(path)
-	before := dirState(t, dir)
+	dirUnchanged(t, dir)
 	for _, sql := range sqliteWriteForms(dir) {
 		res, err := db.Query(context.Background(), Query{SQL: sql})
 		if err == nil {
@@ -252,9 +264,6 @@ func TestSQLiteWriteFormsRefused(t *testing.T) {
 		if strings.Contains(err.Error(), dir) {
 			t.Errorf("%q: the error names the file: %v", sql, err)
 		}
-	}
-	if after := dirState(t, dir); after != before {
-		t.Errorf("the database directory changed:\nbefore %s\nafter  %s", before, after)
 	}
 	// The connection still works and still refuses.
 	if res := query(t, db, "SELECT count(*) FROM t"); string(res.Rows[0]) != "[150]" {
@@ -276,7 +285,7 @@ func TestSQLiteWriteFormsRefused(t *testing.T) {
 func TestSQLiteQueriesThatCompileWhileRunning(t *testing.T) {
 	t.Parallel()
 	db, path := newSQLite(t, Config{MaxConns: 1})
-	before := dirState(t, filepath.Dir(path))
+	dirUnchanged(t, filepath.Dir(path))
 	for sql, want := range map[string]string{
 		"SELECT name, pk FROM pragma_table_info('t') ORDER BY cid LIMIT 2": `[["id",1],["name",0]]`,
 		"SELECT name FROM pragma_table_info(?) WHERE pk = 1":               `[["id"]]`,
@@ -298,9 +307,6 @@ func TestSQLiteQueriesThatCompileWhileRunning(t *testing.T) {
 		if got := mustJSON(t, res.Rows); want != "" && got != want {
 			t.Errorf("%s: %s, want %s", sql, got, want)
 		}
-	}
-	if after := dirState(t, filepath.Dir(path)); after != before {
-		t.Errorf("the database directory changed")
 	}
 }
 
@@ -345,7 +351,7 @@ func TestSQLiteTimeout(t *testing.T) {
 func TestSQLiteTables(t *testing.T) {
 	t.Parallel()
 	db, path := newSQLite(t, Config{})
-	before := dirState(t, filepath.Dir(path))
+	dirUnchanged(t, filepath.Dir(path))
 	ts, err := db.Tables(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
@@ -368,15 +374,12 @@ func TestSQLiteTables(t *testing.T) {
 			t.Errorf("schema %q: %v, want NotFound", schema, err)
 		}
 	}
-	if after := dirState(t, filepath.Dir(path)); after != before {
-		t.Errorf("the database directory changed")
-	}
 }
 
 func TestSQLiteSchema(t *testing.T) {
 	t.Parallel()
 	db, path := newSQLite(t, Config{})
-	before := dirState(t, filepath.Dir(path))
+	dirUnchanged(t, filepath.Dir(path))
 	s, err := db.Schema(context.Background(), "", "t")
 	if err != nil {
 		t.Fatal(err)
@@ -418,9 +421,6 @@ func TestSQLiteSchema(t *testing.T) {
 		if !errors.As(err, &de) || de.Code != mcperr.NotFound || de.Field != tc.field {
 			t.Errorf("schema %q table %q: %v, want NotFound on %s", tc.schema, tc.table, err, tc.field)
 		}
-	}
-	if after := dirState(t, filepath.Dir(path)); after != before {
-		t.Errorf("the database directory changed")
 	}
 }
 
@@ -547,7 +547,7 @@ func TestSQLiteNamedByURL(t *testing.T) {
 	t.Parallel()
 	_, path := newSQLite(t, Config{})
 	dir := filepath.Dir(path)
-	before := dirState(t, dir)
+	dirUnchanged(t, dir)
 	for _, u := range []string{"sqlite://" + path, "sqlite:" + path, "file:" + path + "?mode=rwc"} {
 		db, err := Open(Config{DatabaseURL: u})
 		if err != nil {
@@ -567,9 +567,6 @@ func TestSQLiteNamedByURL(t *testing.T) {
 			t.Errorf("%s: tables %+v, %v", u, ts, err)
 		}
 		db.Close()
-	}
-	if after := dirState(t, dir); after != before {
-		t.Errorf("the database directory changed:\nbefore %s\nafter  %s", before, after)
 	}
 	missing := filepath.Join(t.TempDir(), "missing.db")
 	if _, err := Open(Config{DatabaseURL: "sqlite://" + missing}); err == nil || !strings.Contains(err.Error(), "cannot be opened") {
