@@ -634,12 +634,7 @@ func TestMainInProcess(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			code := kit.Main(spec(), tc.args, func(k string) string { return tc.env[k] }, strings.NewReader(""), &out, &errb)
-			if code != tc.code || !strings.Contains(out.String(), tc.stdout) || !strings.Contains(errb.String(), tc.stderr) {
-				t.Errorf("code %d (want %d)\nstdout %q (want %q)\nstderr %q (want %q)", code, tc.code, out.String(), tc.stdout, errb.String(), tc.stderr)
-			}
-			if tc.code != 0 && out.Len() != 0 {
-				t.Errorf("stdout must stay empty on failure: %q", out.String())
-			}
+			mcptest.Exit{Code: tc.code, Stdout: []string{tc.stdout}, Stderr: []string{tc.stderr}, QuietStdout: tc.code != 0}.Check(t, out.String(), errb.String(), code)
 		})
 	}
 }
