@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,8 +16,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 )
 
 // The abuse tests drive the built binary with hostile input, over stdio and
@@ -65,97 +61,15 @@ func waitMem(t *testing.T, pid, mib int) int {
 	}
 }
 
-// rawStdio is the binary on pipes with a reader of whole response lines.
-type rawStdio struct {
-	cmd    *exec.Cmd
-	in     *bufio.Writer
-	inPipe interface{ Close() error }
-	lines  chan []byte
-	stderr *mcptest.Buffer
-	mu     sync.Mutex
-	// stash keeps responses read while waiting for another id.
-	stash [][]byte
-}
-
-func startRawStdio(t *testing.T, args ...string) *rawStdio {
+// startRawStdio starts the binary with a data directory of its own and
+// opens the session.
+func startRawStdio(t *testing.T, args ...string) *rawProc {
 	t.Helper()
-	cmd := exec.Command(binary(t), args...)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "MCP_DATA_DIR=" + t.TempDir()}
-	stderr := &mcptest.Buffer{}
-	cmd.Stderr = stderr
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &rawStdio{cmd: cmd, in: bufio.NewWriterSize(in, 1<<20), inPipe: in, lines: make(chan []byte, 4096), stderr: stderr}
-	go func() {
-		r := bufio.NewReaderSize(out, 1<<20)
-		for {
-			line, err := r.ReadBytes('\n')
-			if err != nil {
-				close(p.lines)
-				return
-			}
-			p.lines <- line
-		}
-	}()
-	t.Cleanup(func() { _ = in.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	p := startRaw(t, "", []string{"MCP_DATA_DIR=" + t.TempDir()}, args...)
 	p.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"abuse","version":"1"}}}`)
 	p.recvID(t, "0")
 	p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return p
-}
-
-func (p *rawStdio) send(t *testing.T, line string) {
-	t.Helper()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, err := p.in.WriteString(line + "\n"); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.in.Flush(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// next returns the next response line, stashed or new.
-func (p *rawStdio) next(t *testing.T) []byte {
-	t.Helper()
-	if len(p.stash) > 0 {
-		line := p.stash[0]
-		p.stash = p.stash[1:]
-		return line
-	}
-	select {
-	case line, ok := <-p.lines:
-		if !ok {
-			t.Fatalf("the server closed stdout; stderr:\n%s", p.stderr.String())
-		}
-		return line
-	case <-time.After(60 * time.Second):
-		t.Fatal("no response for 60 s")
-		return nil
-	}
-}
-
-// recvID returns the response whose id is id, keeping others for later.
-func (p *rawStdio) recvID(t *testing.T, id string) map[string]any {
-	t.Helper()
-	var keep [][]byte
-	defer func() { p.stash = append(keep, p.stash...) }()
-	for {
-		line := p.next(t)
-		var m map[string]any
-		if err := json.Unmarshal(line, &m); err != nil {
-			t.Fatalf("stdout line is not JSON: %.200q", line)
-		}
-		if fmt.Sprint(m["id"]) == id || (id == "<nil>" && m["id"] == nil) {
-			m["_bytes"] = len(line)
-			return m
-		}
-		keep = append(keep, line)
-	}
 }
 
 func manyKeys(n int, known string) string {

@@ -6,12 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -149,14 +151,18 @@ func TestStdioEndToEnd(t *testing.T) {
 	}
 }
 
-// rawProc is the server binary driven by hand, one JSON-RPC line at a time.
+// rawProc is the server binary on pipes, driven by hand one JSON-RPC line
+// at a time, with what it logs to stderr kept.
 type rawProc struct {
-	t      *testing.T
 	cmd    *exec.Cmd
-	in     io.WriteCloser
-	lines  chan string
+	in     *bufio.Writer
+	inPipe io.Closer
+	lines  chan []byte
 	stderr *mcptest.Buffer
-	done   bool
+	mu     sync.Mutex // held while a line is sent
+	// stash keeps responses read while waiting for another id.
+	stash [][]byte
+	done  bool // finish has waited for the process
 }
 
 // baseEnv is a minimal environment: nothing from the test's own, so no
@@ -165,15 +171,17 @@ func baseEnv(t *testing.T) []string {
 	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 }
 
+// startRaw starts the binary in dir ("" for the test's own) with env added
+// to baseEnv; the test kills it at the end unless finish saw it exit.
 func startRaw(t *testing.T, dir string, env []string, args ...string) *rawProc {
 	t.Helper()
 	cmd := exec.Command(binary(t), args...)
 	cmd.Dir = dir
 	cmd.Env = append(baseEnv(t), env...)
-	p := &rawProc{t: t, cmd: cmd, lines: make(chan string, 64), stderr: &mcptest.Buffer{}}
+	p := &rawProc{cmd: cmd, lines: make(chan []byte, 4096), stderr: &mcptest.Buffer{}}
 	cmd.Stderr = p.stderr
-	var err error
-	if p.in, err = cmd.StdinPipe(); err != nil {
+	in, err := cmd.StdinPipe()
+	if err != nil {
 		t.Fatal(err)
 	}
 	out, err := cmd.StdoutPipe()
@@ -183,16 +191,21 @@ func startRaw(t *testing.T, dir string, env []string, args ...string) *rawProc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	p.in, p.inPipe = bufio.NewWriterSize(in, 1<<20), in
 	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-		for sc.Scan() {
-			p.lines <- sc.Text()
+		r := bufio.NewReaderSize(out, 1<<20)
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				close(p.lines)
+				return
+			}
+			p.lines <- line
 		}
-		close(p.lines)
 	}()
 	t.Cleanup(func() {
 		if !p.done {
+			_ = in.Close()
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 		}
@@ -200,33 +213,63 @@ func startRaw(t *testing.T, dir string, env []string, args ...string) *rawProc {
 	return p
 }
 
-func (p *rawProc) send(msg string) {
-	p.t.Helper()
-	if _, err := io.WriteString(p.in, msg+"\n"); err != nil {
-		p.t.Fatalf("write to the server: %v", err)
+func (p *rawProc) send(t *testing.T, line string) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, err := p.in.WriteString(line + "\n"); err != nil {
+		t.Fatalf("write to the server: %v", err)
+	}
+	if err := p.in.Flush(); err != nil {
+		t.Fatalf("write to the server: %v", err)
 	}
 }
 
-func (p *rawProc) recv() string {
-	p.t.Helper()
-	select {
-	case l, ok := <-p.lines:
-		if !ok {
-			p.t.Fatalf("stdout closed; stderr:\n%s", p.stderr.String())
-		}
-		return l
-	case <-time.After(15 * time.Second):
-		p.t.Fatalf("no response within 15s; stderr:\n%s", p.stderr.String())
+// next returns the next response line, stashed or new.
+func (p *rawProc) next(t *testing.T) []byte {
+	t.Helper()
+	if len(p.stash) > 0 {
+		line := p.stash[0]
+		p.stash = p.stash[1:]
+		return line
 	}
-	return ""
+	select {
+	case line, ok := <-p.lines:
+		if !ok {
+			t.Fatalf("the server closed stdout; stderr:\n%s", p.stderr.String())
+		}
+		return line
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no response for 60 s; stderr:\n%s", p.stderr.String())
+		return nil
+	}
+}
+
+// recvID returns the response whose id is id, keeping others for later.
+func (p *rawProc) recvID(t *testing.T, id string) map[string]any {
+	t.Helper()
+	var keep [][]byte
+	defer func() { p.stash = append(keep, p.stash...) }()
+	for {
+		line := p.next(t)
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("stdout line is not JSON: %.200q", line)
+		}
+		if fmt.Sprint(m["id"]) == id || (id == "<nil>" && m["id"] == nil) {
+			m["_bytes"] = len(line)
+			return m
+		}
+		keep = append(keep, line)
+	}
 }
 
 // finish closes stdin, collects whatever else the server wrote to stdout
 // and returns it with the exit code.
-func (p *rawProc) finish() ([]string, int) {
-	p.t.Helper()
-	_ = p.in.Close()
-	var rest []string
+func (p *rawProc) finish(t *testing.T) ([][]byte, int) {
+	t.Helper()
+	_ = p.inPipe.Close()
+	rest := p.stash
 	timeout := time.After(15 * time.Second)
 	for {
 		select {
@@ -239,13 +282,13 @@ func (p *rawProc) finish() ([]string, int) {
 					return rest, ee.ExitCode()
 				}
 				if err != nil {
-					p.t.Fatal(err)
+					t.Fatal(err)
 				}
 				return rest, 0
 			}
 			rest = append(rest, l)
 		case <-timeout:
-			p.t.Fatalf("the server did not exit after stdin closed; stderr:\n%s", p.stderr.String())
+			t.Fatalf("the server did not exit after stdin closed; stderr:\n%s", p.stderr.String())
 		}
 	}
 }
@@ -256,10 +299,10 @@ const (
 )
 
 // checkRPC asserts line is a JSON-RPC 2.0 response to id.
-func checkRPC(t *testing.T, line string, id float64) map[string]any {
+func checkRPC(t *testing.T, line []byte, id float64) map[string]any {
 	t.Helper()
 	var m map[string]any
-	if err := json.Unmarshal([]byte(line), &m); err != nil {
+	if err := json.Unmarshal(line, &m); err != nil {
 		t.Fatalf("stdout line is not JSON: %q", line)
 	}
 	_, hasResult := m["result"]
@@ -277,29 +320,29 @@ func TestStdoutIsProtocolOnly(t *testing.T) {
 	t.Parallel()
 	root := tempRoot(t)
 	p := startRaw(t, root, []string{"DEVTOOLS_ROOTS=" + root, "MCP_LOG_LEVEL=debug"})
-	p.send(initializeMsg)
-	initRes := checkRPC(t, p.recv(), 1)
+	p.send(t, initializeMsg)
+	initRes := checkRPC(t, p.next(t), 1)
 	if r, _ := initRes["result"].(map[string]any); r["protocolVersion"] == nil {
 		t.Errorf("initialize result %v", initRes)
 	}
-	p.send(initializedMsg)
-	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-	list := checkRPC(t, p.recv(), 2)
+	p.send(t, initializedMsg)
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	list := checkRPC(t, p.next(t), 2)
 	tl, _ := list["result"].(map[string]any)["tools"].([]any)
 	if len(tl) != len(allTools) {
 		t.Errorf("tools/list gave %d tools", len(tl))
 	}
-	p.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"file_read","arguments":{"path":"hello.txt"}}}`)
-	checkRPC(t, p.recv(), 3)
-	p.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"file_read","arguments":{"path":"/etc/passwd"}}}`)
-	denied := checkRPC(t, p.recv(), 4)
+	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"file_read","arguments":{"path":"hello.txt"}}}`)
+	checkRPC(t, p.next(t), 3)
+	p.send(t, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"file_read","arguments":{"path":"/etc/passwd"}}}`)
+	denied := checkRPC(t, p.next(t), 4)
 	if r, _ := denied["result"].(map[string]any); r["isError"] != true {
 		t.Errorf("reading /etc/passwd: %v", denied)
 	}
-	rest, code := p.finish()
+	rest, code := p.finish(t)
 	for _, l := range rest {
 		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil || m["jsonrpc"] != "2.0" {
+		if err := json.Unmarshal(l, &m); err != nil || m["jsonrpc"] != "2.0" {
 			t.Errorf("stray stdout line: %q", l)
 		}
 	}
@@ -318,21 +361,21 @@ func TestRootDefaultsToWorkingDirectory(t *testing.T) {
 	t.Parallel()
 	root := tempRoot(t)
 	p := startRaw(t, root, nil)
-	p.send(initializeMsg)
-	checkRPC(t, p.recv(), 1)
-	p.send(initializedMsg)
-	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"system_info","arguments":{}}}`)
-	res, _ := checkRPC(t, p.recv(), 2)["result"].(map[string]any)
+	p.send(t, initializeMsg)
+	checkRPC(t, p.next(t), 1)
+	p.send(t, initializedMsg)
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"system_info","arguments":{}}}`)
+	res, _ := checkRPC(t, p.next(t), 2)["result"].(map[string]any)
 	var info struct{ Roots []string }
 	if sc, _ := json.Marshal(res["structuredContent"]); json.Unmarshal(sc, &info) != nil || !slices.Equal(info.Roots, []string{root}) {
 		t.Errorf("roots = %q, want [%q] (result %v)", info.Roots, root, res)
 	}
-	p.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"file_read","arguments":{"path":"hello.txt"}}}`)
-	res, _ = checkRPC(t, p.recv(), 3)["result"].(map[string]any)
+	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"file_read","arguments":{"path":"hello.txt"}}}`)
+	res, _ = checkRPC(t, p.next(t), 3)["result"].(map[string]any)
 	if res["isError"] == true {
 		t.Errorf("file_read relative to the working directory: %v", res)
 	}
-	if _, code := p.finish(); code != 0 {
+	if _, code := p.finish(t); code != 0 {
 		t.Errorf("exit code %d", code)
 	}
 }
