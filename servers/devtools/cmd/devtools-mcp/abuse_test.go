@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -9,9 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,97 +61,15 @@ func waitMem(t *testing.T, pid, mib int) int {
 	}
 }
 
-// rawStdio is the binary on pipes with a reader of whole response lines.
-type rawStdio struct {
-	cmd    *exec.Cmd
-	in     *bufio.Writer
-	inPipe interface{ Close() error }
-	lines  chan []byte
-	stderr *lockedBuffer
-	mu     sync.Mutex
-	// stash keeps responses read while waiting for another id.
-	stash [][]byte
-}
-
-func startRawStdio(t *testing.T, args ...string) *rawStdio {
+// startRawStdio starts the binary with a data directory of its own and
+// opens the session.
+func startRawStdio(t *testing.T, args ...string) *rawProc {
 	t.Helper()
-	cmd := exec.Command(binary(t), args...)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "MCP_DATA_DIR=" + t.TempDir()}
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &rawStdio{cmd: cmd, in: bufio.NewWriterSize(in, 1<<20), inPipe: in, lines: make(chan []byte, 4096), stderr: stderr}
-	go func() {
-		r := bufio.NewReaderSize(out, 1<<20)
-		for {
-			line, err := r.ReadBytes('\n')
-			if err != nil {
-				close(p.lines)
-				return
-			}
-			p.lines <- line
-		}
-	}()
-	t.Cleanup(func() { _ = in.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	p := startRaw(t, "", []string{"MCP_DATA_DIR=" + t.TempDir()}, args...)
 	p.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"abuse","version":"1"}}}`)
 	p.recvID(t, "0")
 	p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return p
-}
-
-func (p *rawStdio) send(t *testing.T, line string) {
-	t.Helper()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, err := p.in.WriteString(line + "\n"); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.in.Flush(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// next returns the next response line, stashed or new.
-func (p *rawStdio) next(t *testing.T) []byte {
-	t.Helper()
-	if len(p.stash) > 0 {
-		line := p.stash[0]
-		p.stash = p.stash[1:]
-		return line
-	}
-	select {
-	case line, ok := <-p.lines:
-		if !ok {
-			t.Fatalf("the server closed stdout; stderr:\n%s", p.stderr.String())
-		}
-		return line
-	case <-time.After(60 * time.Second):
-		t.Fatal("no response for 60 s")
-		return nil
-	}
-}
-
-// recvID returns the response whose id is id, keeping others for later.
-func (p *rawStdio) recvID(t *testing.T, id string) map[string]any {
-	t.Helper()
-	var keep [][]byte
-	defer func() { p.stash = append(keep, p.stash...) }()
-	for {
-		line := p.next(t)
-		var m map[string]any
-		if err := json.Unmarshal(line, &m); err != nil {
-			t.Fatalf("stdout line is not JSON: %.200q", line)
-		}
-		if fmt.Sprint(m["id"]) == id || (id == "<nil>" && m["id"] == nil) {
-			m["_bytes"] = len(line)
-			return m
-		}
-		keep = append(keep, line)
-	}
 }
 
 func manyKeys(n int, known string) string {
@@ -262,19 +178,13 @@ func TestConcurrentLargeBodiesHTTP(t *testing.T) {
 		})
 	}
 	// Pings get through while the bodies are in flight.
-	var pings []time.Duration
-	for i := 0; i < 20; i++ {
-		t0 := time.Now()
-		resp, raw, err := d.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 100+i))
-		if err != nil || resp.StatusCode != 200 {
+	pings := timePings(20, 5*time.Millisecond, func(i int) {
+		if resp, raw, err := d.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 100+i)); err != nil || resp.StatusCode != 200 {
 			t.Fatalf("ping: %v %s", err, raw)
 		}
-		pings = append(pings, time.Since(t0))
-		time.Sleep(5 * time.Millisecond)
-	}
+	})
 	wg.Wait()
 	_, peak := procMem(t, pid)
-	sort.Slice(pings, func(i, j int) bool { return pings[i] < pings[j] })
 	t.Logf("HTTP: 40 × 15 MiB bodies: statuses %v (-1: closed unread); peak %d MiB (start %d); ping p50 %v max %v", statuses, peak, base, pings[len(pings)/2], pings[len(pings)-1])
 	if peak > memLimitMiB {
 		t.Fatalf("peak resident set %d MiB, limit %d MiB", peak, memLimitMiB)
@@ -293,6 +203,20 @@ func TestConcurrentLargeBodiesHTTP(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 || len(raw) > 2048 || !bytes.Contains(raw, []byte("VALIDATION_ERROR")) {
 		t.Fatalf("keys over HTTP: %v %d bytes %.300s", err, len(raw), raw)
 	}
+}
+
+// timePings sends n pings through ping, pause apart, while a load is in
+// flight, and returns how long each took, shortest first.
+func timePings(n int, pause time.Duration, ping func(i int)) []time.Duration {
+	pings := make([]time.Duration, 0, n)
+	for i := range n {
+		t0 := time.Now()
+		ping(i)
+		pings = append(pings, time.Since(t0))
+		time.Sleep(pause)
+	}
+	slices.Sort(pings)
+	return pings
 }
 
 // TestSlowCallBurst: a thousand slow calls at once are not a thousand
@@ -322,13 +246,10 @@ func TestSlowCallBurst(t *testing.T) {
 				for i := 0; i < 1000; i++ {
 					p.send(t, call(i))
 				}
-				for i := 0; i < 20; i++ {
-					t0 := time.Now()
+				pings = timePings(20, 20*time.Millisecond, func(i int) {
 					p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":"ping-%d","method":"ping"}`, i))
 					p.recvID(t, fmt.Sprintf("ping-%d", i))
-					pings = append(pings, time.Since(t0))
-					time.Sleep(20 * time.Millisecond)
-				}
+				})
 				for got := 0; got < 1000; {
 					line := p.next(t)
 					var m map[string]any
@@ -374,18 +295,14 @@ func TestSlowCallBurst(t *testing.T) {
 					})
 				}
 				time.Sleep(100 * time.Millisecond)
-				for i := 0; i < 20; i++ {
-					t0 := time.Now()
+				pings = timePings(20, 20*time.Millisecond, func(i int) {
 					if resp, raw, err := d.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":"p%d","method":"ping"}`, i)); err != nil || resp.StatusCode != 200 {
 						t.Fatalf("ping: %v %s", err, raw)
 					}
-					pings = append(pings, time.Since(t0))
-					time.Sleep(20 * time.Millisecond)
-				}
+				})
 				wg.Wait()
 			}
 			_, peak := procMem(t, pid)
-			sort.Slice(pings, func(i, j int) bool { return pings[i] < pings[j] })
 			t.Logf("%s: 1000 slow calls: %d served, %d refused as busy; peak %d MiB; ping p50 %v p95 %v max %v",
 				transport, ok, limited, peak, pings[len(pings)/2], pings[len(pings)*95/100], pings[len(pings)-1])
 			if ok == 0 || limited == 0 || ok+limited != 1000 {

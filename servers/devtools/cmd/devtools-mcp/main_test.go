@@ -1,20 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
@@ -151,122 +146,10 @@ func TestStdioEndToEnd(t *testing.T) {
 	}
 }
 
-// rawProc is the server binary driven by hand, one JSON-RPC line at a time.
-type rawProc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	lines  chan string
-	stderr *lockedBuffer
-	done   bool
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // baseEnv is a minimal environment: nothing from the test's own, so no
 // DEVTOOLS_* or MCP_* variable of the developer's shell leaks in.
 func baseEnv(t *testing.T) []string {
 	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
-}
-
-func startRaw(t *testing.T, dir string, env []string, args ...string) *rawProc {
-	t.Helper()
-	cmd := exec.Command(binary(t), args...)
-	cmd.Dir = dir
-	cmd.Env = append(baseEnv(t), env...)
-	p := &rawProc{t: t, cmd: cmd, lines: make(chan string, 64), stderr: &lockedBuffer{}}
-	cmd.Stderr = p.stderr
-	var err error
-	if p.in, err = cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-		for sc.Scan() {
-			p.lines <- sc.Text()
-		}
-		close(p.lines)
-	}()
-	t.Cleanup(func() {
-		if !p.done {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	return p
-}
-
-func (p *rawProc) send(msg string) {
-	p.t.Helper()
-	if _, err := io.WriteString(p.in, msg+"\n"); err != nil {
-		p.t.Fatalf("write to the server: %v", err)
-	}
-}
-
-func (p *rawProc) recv() string {
-	p.t.Helper()
-	select {
-	case l, ok := <-p.lines:
-		if !ok {
-			p.t.Fatalf("stdout closed; stderr:\n%s", p.stderr.String())
-		}
-		return l
-	case <-time.After(15 * time.Second):
-		p.t.Fatalf("no response within 15s; stderr:\n%s", p.stderr.String())
-	}
-	return ""
-}
-
-// finish closes stdin, collects whatever else the server wrote to stdout
-// and returns it with the exit code.
-func (p *rawProc) finish() ([]string, int) {
-	p.t.Helper()
-	_ = p.in.Close()
-	var rest []string
-	timeout := time.After(15 * time.Second)
-	for {
-		select {
-		case l, ok := <-p.lines:
-			if !ok {
-				err := p.cmd.Wait()
-				p.done = true
-				var ee *exec.ExitError
-				if errors.As(err, &ee) {
-					return rest, ee.ExitCode()
-				}
-				if err != nil {
-					p.t.Fatal(err)
-				}
-				return rest, 0
-			}
-			rest = append(rest, l)
-		case <-timeout:
-			p.t.Fatalf("the server did not exit after stdin closed; stderr:\n%s", p.stderr.String())
-		}
-	}
 }
 
 const (
@@ -275,10 +158,10 @@ const (
 )
 
 // checkRPC asserts line is a JSON-RPC 2.0 response to id.
-func checkRPC(t *testing.T, line string, id float64) map[string]any {
+func checkRPC(t *testing.T, line []byte, id float64) map[string]any {
 	t.Helper()
 	var m map[string]any
-	if err := json.Unmarshal([]byte(line), &m); err != nil {
+	if err := json.Unmarshal(line, &m); err != nil {
 		t.Fatalf("stdout line is not JSON: %q", line)
 	}
 	_, hasResult := m["result"]
@@ -296,29 +179,29 @@ func TestStdoutIsProtocolOnly(t *testing.T) {
 	t.Parallel()
 	root := tempRoot(t)
 	p := startRaw(t, root, []string{"DEVTOOLS_ROOTS=" + root, "MCP_LOG_LEVEL=debug"})
-	p.send(initializeMsg)
-	initRes := checkRPC(t, p.recv(), 1)
+	p.send(t, initializeMsg)
+	initRes := checkRPC(t, p.next(t), 1)
 	if r, _ := initRes["result"].(map[string]any); r["protocolVersion"] == nil {
 		t.Errorf("initialize result %v", initRes)
 	}
-	p.send(initializedMsg)
-	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-	list := checkRPC(t, p.recv(), 2)
+	p.send(t, initializedMsg)
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	list := checkRPC(t, p.next(t), 2)
 	tl, _ := list["result"].(map[string]any)["tools"].([]any)
 	if len(tl) != len(allTools) {
 		t.Errorf("tools/list gave %d tools", len(tl))
 	}
-	p.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"file_read","arguments":{"path":"hello.txt"}}}`)
-	checkRPC(t, p.recv(), 3)
-	p.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"file_read","arguments":{"path":"/etc/passwd"}}}`)
-	denied := checkRPC(t, p.recv(), 4)
+	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"file_read","arguments":{"path":"hello.txt"}}}`)
+	checkRPC(t, p.next(t), 3)
+	p.send(t, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"file_read","arguments":{"path":"/etc/passwd"}}}`)
+	denied := checkRPC(t, p.next(t), 4)
 	if r, _ := denied["result"].(map[string]any); r["isError"] != true {
 		t.Errorf("reading /etc/passwd: %v", denied)
 	}
-	rest, code := p.finish()
+	rest, code := p.finish(t)
 	for _, l := range rest {
 		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil || m["jsonrpc"] != "2.0" {
+		if err := json.Unmarshal(l, &m); err != nil || m["jsonrpc"] != "2.0" {
 			t.Errorf("stray stdout line: %q", l)
 		}
 	}
@@ -337,21 +220,21 @@ func TestRootDefaultsToWorkingDirectory(t *testing.T) {
 	t.Parallel()
 	root := tempRoot(t)
 	p := startRaw(t, root, nil)
-	p.send(initializeMsg)
-	checkRPC(t, p.recv(), 1)
-	p.send(initializedMsg)
-	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"system_info","arguments":{}}}`)
-	res, _ := checkRPC(t, p.recv(), 2)["result"].(map[string]any)
+	p.send(t, initializeMsg)
+	checkRPC(t, p.next(t), 1)
+	p.send(t, initializedMsg)
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"system_info","arguments":{}}}`)
+	res, _ := checkRPC(t, p.next(t), 2)["result"].(map[string]any)
 	var info struct{ Roots []string }
 	if sc, _ := json.Marshal(res["structuredContent"]); json.Unmarshal(sc, &info) != nil || !slices.Equal(info.Roots, []string{root}) {
 		t.Errorf("roots = %q, want [%q] (result %v)", info.Roots, root, res)
 	}
-	p.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"file_read","arguments":{"path":"hello.txt"}}}`)
-	res, _ = checkRPC(t, p.recv(), 3)["result"].(map[string]any)
+	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"file_read","arguments":{"path":"hello.txt"}}}`)
+	res, _ = checkRPC(t, p.next(t), 3)["result"].(map[string]any)
 	if res["isError"] == true {
 		t.Errorf("file_read relative to the working directory: %v", res)
 	}
-	if _, code := p.finish(); code != 0 {
+	if _, code := p.finish(t); code != 0 {
 		t.Errorf("exit code %d", code)
 	}
 }
@@ -653,12 +536,7 @@ func TestMainInProcess(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			code := kit.Main(spec(), tc.args, func(k string) string { return tc.env[k] }, strings.NewReader(""), &out, &errb)
-			if code != tc.code || !strings.Contains(out.String(), tc.stdout) || !strings.Contains(errb.String(), tc.stderr) {
-				t.Errorf("code %d (want %d)\nstdout %q (want %q)\nstderr %q (want %q)", code, tc.code, out.String(), tc.stdout, errb.String(), tc.stderr)
-			}
-			if tc.code != 0 && out.Len() != 0 {
-				t.Errorf("stdout must stay empty on failure: %q", out.String())
-			}
+			mcptest.Exit{Code: tc.code, Stdout: []string{tc.stdout}, Stderr: []string{tc.stderr}, QuietStdout: tc.code != 0}.Check(t, out.String(), errb.String(), code)
 		})
 	}
 }

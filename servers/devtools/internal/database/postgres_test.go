@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -102,6 +101,18 @@ func (e *pgEnv) fingerprint(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return fp
+}
+
+// unchanged has the test fail if, once it is over, the database is not as
+// it is now.
+func (e *pgEnv) unchanged(t testing.TB) {
+	t.Helper()
+	before := e.fingerprint(t)
+	t.Cleanup(func() {
+		if after := e.fingerprint(t); after != before {
+			t.Errorf("the database changed:\nbefore %s\nafter  %s", before, after)
+		}
+	})
 }
 
 func query(t testing.TB, db *DB, sql string, params ...any) *Result {
@@ -346,7 +357,7 @@ func TestPostgresWriteFormsRefused(t *testing.T) {
 	t.Parallel()
 	e := newPGEnv(t)
 	db := e.open(t, Config{MaxConns: 1})
-	before := e.fingerprint(t)
+	e.unchanged(t)
 	for _, tc := range pgWriteForms {
 		res, err := db.Query(context.Background(), Query{SQL: tc.sql})
 		if tc.code == "" {
@@ -362,9 +373,6 @@ func TestPostgresWriteFormsRefused(t *testing.T) {
 		if strings.Contains(err.Error(), e.readerURL) || strings.Contains(err.Error(), "127.0.0.1") {
 			t.Errorf("%s: the error names the server: %v", tc.sql, err)
 		}
-	}
-	if after := e.fingerprint(t); after != before {
-		t.Errorf("the database changed:\nbefore %s\nafter  %s", before, after)
 	}
 	res := query(t, db, "SELECT count(*) FROM t")
 	if string(res.Rows[0]) != "[150]" {
@@ -387,7 +395,7 @@ func TestPostgresSuperuserStillReadOnly(t *testing.T) {
 	}
 
 	db := e.open(t, Config{DatabaseURL: e.superURL, AllowSuperuser: true, MaxConns: 1})
-	before := e.fingerprint(t)
+	e.unchanged(t)
 	for _, tc := range pgWriteForms {
 		// A superuser may read and write server files or run programs
 		// (that is why it is refused by default): skip those.
@@ -398,9 +406,6 @@ func TestPostgresSuperuserStillReadOnly(t *testing.T) {
 		if tc.superuser && err == nil {
 			t.Errorf("%s: succeeded as superuser", tc.sql)
 		}
-	}
-	if after := e.fingerprint(t); after != before {
-		t.Errorf("the database changed:\nbefore %s\nafter  %s", before, after)
 	}
 
 	// A role that may SET ROLE to a role reading server files is refused too.
@@ -610,7 +615,7 @@ func TestPostgresTables(t *testing.T) {
 	e := newPGEnv(t)
 	db := e.open(t, Config{})
 	ctx := context.Background()
-	before := e.fingerprint(t)
+	e.unchanged(t)
 
 	ts, err := db.Tables(ctx, "")
 	if err != nil {
@@ -636,9 +641,6 @@ func TestPostgresTables(t *testing.T) {
 			t.Errorf("schema %q: %v, want NotFound", schema, err)
 		}
 	}
-	if after := e.fingerprint(t); after != before {
-		t.Errorf("the database changed:\nbefore %s\nafter  %s", before, after)
-	}
 }
 
 func TestPostgresSchema(t *testing.T) {
@@ -646,7 +648,7 @@ func TestPostgresSchema(t *testing.T) {
 	e := newPGEnv(t)
 	db := e.open(t, Config{})
 	ctx := context.Background()
-	before := e.fingerprint(t)
+	e.unchanged(t)
 
 	s, err := db.Schema(ctx, "", "t")
 	if err != nil {
@@ -700,9 +702,6 @@ func TestPostgresSchema(t *testing.T) {
 	}
 	if _, err := db.Schema(ctx, "", ""); codeOf(err) != mcperr.Validation {
 		t.Errorf("empty table name: %v", err)
-	}
-	if after := e.fingerprint(t); after != before {
-		t.Errorf("the database changed:\nbefore %s\nafter  %s", before, after)
 	}
 }
 
@@ -804,37 +803,23 @@ func TestPostgresConcurrentCalls(t *testing.T) {
 	t.Parallel()
 	e := newPGEnv(t)
 	db := e.open(t, Config{MaxConns: 3})
-	var wg sync.WaitGroup
-	errs := make(chan error, 40)
-	for i := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range 5 {
-				var err error
-				switch j % 3 {
-				case 0:
-					var res *Result
-					res, err = db.Query(context.Background(), Query{SQL: "SELECT id FROM t WHERE id = $1", Params: []any{json.Number(fmt.Sprint(i*5 + j + 1))}})
-					if err == nil && string(res.Rows[0]) != fmt.Sprintf("[%d]", i*5+j+1) {
-						err = fmt.Errorf("got %s", res.Rows[0])
-					}
-				case 1:
-					_, err = db.Query(context.Background(), Query{SQL: "SET search_path TO evil"})
-				case 2:
-					_, err = db.Tables(context.Background(), "")
-				}
-				if err != nil {
-					errs <- err
-				}
+	concurrently(t, 8, 5, func(i, j int) error {
+		switch j % 3 {
+		case 0:
+			id := i*5 + j + 1
+			res, err := db.Query(context.Background(), Query{SQL: "SELECT id FROM t WHERE id = $1", Params: []any{json.Number(fmt.Sprint(id))}})
+			if err == nil && string(res.Rows[0]) != fmt.Sprintf("[%d]", id) {
+				err = fmt.Errorf("got %s", res.Rows[0])
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+			return err
+		case 1:
+			_, err := db.Query(context.Background(), Query{SQL: "SET search_path TO evil"})
+			return err
+		default:
+			_, err := db.Tables(context.Background(), "")
+			return err
+		}
+	})
 }
 
 // BenchmarkDatabaseQuery100Rows measures one database_query call (acquire,

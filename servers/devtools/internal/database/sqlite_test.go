@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -76,6 +75,18 @@ func dirState(t testing.TB, dir string) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, " ")
+}
+
+// dirUnchanged has the test fail if, once it is over, dir is not as it is
+// now.
+func dirUnchanged(t testing.TB, dir string) {
+	t.Helper()
+	before := dirState(t, dir)
+	t.Cleanup(func() {
+		if after := dirState(t, dir); after != before {
+			t.Errorf("the database directory changed:\nbefore %s\nafter  %s", before, after)
+		}
+	})
 }
 
 func TestSQLiteQueryWithParams(t *testing.T) {
@@ -240,7 +251,7 @@ func TestSQLiteWriteFormsRefused(t *testing.T) {
 	t.Parallel()
 	db, path := newSQLite(t, Config{MaxConns: 1})
 	dir := filepath.Dir(path)
-	before := dirState(t, dir)
+	dirUnchanged(t, dir)
 	for _, sql := range sqliteWriteForms(dir) {
 		res, err := db.Query(context.Background(), Query{SQL: sql})
 		if err == nil {
@@ -253,9 +264,6 @@ func TestSQLiteWriteFormsRefused(t *testing.T) {
 		if strings.Contains(err.Error(), dir) {
 			t.Errorf("%q: the error names the file: %v", sql, err)
 		}
-	}
-	if after := dirState(t, dir); after != before {
-		t.Errorf("the database directory changed:\nbefore %s\nafter  %s", before, after)
 	}
 	// The connection still works and still refuses.
 	if res := query(t, db, "SELECT count(*) FROM t"); string(res.Rows[0]) != "[150]" {
@@ -277,7 +285,7 @@ func TestSQLiteWriteFormsRefused(t *testing.T) {
 func TestSQLiteQueriesThatCompileWhileRunning(t *testing.T) {
 	t.Parallel()
 	db, path := newSQLite(t, Config{MaxConns: 1})
-	before := dirState(t, filepath.Dir(path))
+	dirUnchanged(t, filepath.Dir(path))
 	for sql, want := range map[string]string{
 		"SELECT name, pk FROM pragma_table_info('t') ORDER BY cid LIMIT 2": `[["id",1],["name",0]]`,
 		"SELECT name FROM pragma_table_info(?) WHERE pk = 1":               `[["id"]]`,
@@ -299,9 +307,6 @@ func TestSQLiteQueriesThatCompileWhileRunning(t *testing.T) {
 		if got := mustJSON(t, res.Rows); want != "" && got != want {
 			t.Errorf("%s: %s, want %s", sql, got, want)
 		}
-	}
-	if after := dirState(t, filepath.Dir(path)); after != before {
-		t.Errorf("the database directory changed")
 	}
 }
 
@@ -346,7 +351,7 @@ func TestSQLiteTimeout(t *testing.T) {
 func TestSQLiteTables(t *testing.T) {
 	t.Parallel()
 	db, path := newSQLite(t, Config{})
-	before := dirState(t, filepath.Dir(path))
+	dirUnchanged(t, filepath.Dir(path))
 	ts, err := db.Tables(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
@@ -369,15 +374,12 @@ func TestSQLiteTables(t *testing.T) {
 			t.Errorf("schema %q: %v, want NotFound", schema, err)
 		}
 	}
-	if after := dirState(t, filepath.Dir(path)); after != before {
-		t.Errorf("the database directory changed")
-	}
 }
 
 func TestSQLiteSchema(t *testing.T) {
 	t.Parallel()
 	db, path := newSQLite(t, Config{})
-	before := dirState(t, filepath.Dir(path))
+	dirUnchanged(t, filepath.Dir(path))
 	s, err := db.Schema(context.Background(), "", "t")
 	if err != nil {
 		t.Fatal(err)
@@ -419,9 +421,6 @@ func TestSQLiteSchema(t *testing.T) {
 		if !errors.As(err, &de) || de.Code != mcperr.NotFound || de.Field != tc.field {
 			t.Errorf("schema %q table %q: %v, want NotFound on %s", tc.schema, tc.table, err, tc.field)
 		}
-	}
-	if after := dirState(t, filepath.Dir(path)); after != before {
-		t.Errorf("the database directory changed")
 	}
 }
 
@@ -466,40 +465,25 @@ func TestSQLiteOpen(t *testing.T) {
 func TestSQLiteConcurrentCalls(t *testing.T) {
 	t.Parallel()
 	db, _ := newSQLite(t, Config{MaxConns: 3})
-	var wg sync.WaitGroup
-	errs := make(chan error, 40)
-	for i := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range 5 {
-				var err error
-				switch j % 3 {
-				case 0:
-					var res *Result
-					id := i*5 + j + 1
-					res, err = db.Query(context.Background(), Query{SQL: "SELECT id FROM t WHERE id = ?", Params: []any{json.Number(fmt.Sprint(id))}})
-					if err == nil && string(res.Rows[0]) != fmt.Sprintf("[%d]", id) {
-						err = fmt.Errorf("got %s", res.Rows[0])
-					}
-				case 1:
-					if _, qerr := db.Query(context.Background(), Query{SQL: "SELECT 1; DELETE FROM t"}); codeOf(qerr) != mcperr.Validation {
-						err = fmt.Errorf("multi-statement: %v", qerr)
-					}
-				case 2:
-					_, err = db.Schema(context.Background(), "", "t")
-				}
-				if err != nil {
-					errs <- err
-				}
+	concurrently(t, 8, 5, func(i, j int) error {
+		switch j % 3 {
+		case 0:
+			id := i*5 + j + 1
+			res, err := db.Query(context.Background(), Query{SQL: "SELECT id FROM t WHERE id = ?", Params: []any{json.Number(fmt.Sprint(id))}})
+			if err == nil && string(res.Rows[0]) != fmt.Sprintf("[%d]", id) {
+				err = fmt.Errorf("got %s", res.Rows[0])
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+			return err
+		case 1:
+			if _, err := db.Query(context.Background(), Query{SQL: "SELECT 1; DELETE FROM t"}); codeOf(err) != mcperr.Validation {
+				return fmt.Errorf("multi-statement: %v", err)
+			}
+			return nil
+		default:
+			_, err := db.Schema(context.Background(), "", "t")
+			return err
+		}
+	})
 }
 
 // TestSQLiteValueLengthCapped: a value larger than the result cap is refused
@@ -563,7 +547,7 @@ func TestSQLiteNamedByURL(t *testing.T) {
 	t.Parallel()
 	_, path := newSQLite(t, Config{})
 	dir := filepath.Dir(path)
-	before := dirState(t, dir)
+	dirUnchanged(t, dir)
 	for _, u := range []string{"sqlite://" + path, "sqlite:" + path, "file:" + path + "?mode=rwc"} {
 		db, err := Open(Config{DatabaseURL: u})
 		if err != nil {
@@ -583,9 +567,6 @@ func TestSQLiteNamedByURL(t *testing.T) {
 			t.Errorf("%s: tables %+v, %v", u, ts, err)
 		}
 		db.Close()
-	}
-	if after := dirState(t, dir); after != before {
-		t.Errorf("the database directory changed:\nbefore %s\nafter  %s", before, after)
 	}
 	missing := filepath.Join(t.TempDir(), "missing.db")
 	if _, err := Open(Config{DatabaseURL: "sqlite://" + missing}); err == nil || !strings.Contains(err.Error(), "cannot be opened") {

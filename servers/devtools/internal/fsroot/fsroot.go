@@ -315,6 +315,16 @@ func within(dir, p string) (string, bool) {
 	return p[len(prefix):], true
 }
 
+// resolveChange is resolve for an operation that changes what p names:
+// guardRoots must pass too.
+func (f *FS) resolveChange(op, p string) (target, error) {
+	t, err := f.resolve(op, p)
+	if err != nil {
+		return target{}, err
+	}
+	return t, f.guardRoots(op, t)
+}
+
 // guardRoots refuses a destructive operation on a path that is, or contains,
 // a configured root, which may otherwise be reachable as an ordinary
 // subdirectory of another root.

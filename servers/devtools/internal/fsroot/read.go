@@ -97,11 +97,7 @@ func (f *FS) Read(p string, opt ReadOptions) (*ReadResult, error) {
 	if opt.MaxBytes > 0 && opt.MaxBytes < capBytes {
 		capBytes = opt.MaxBytes
 	}
-	t, err := f.resolve(op, p)
-	if err != nil {
-		return nil, err
-	}
-	file, fi, err := openRegular(op, t, os.O_RDONLY)
+	t, file, fi, err := f.openRead(op, p)
 	if err != nil {
 		return nil, err
 	}
@@ -162,6 +158,16 @@ func checkReadOptions(p string, opt *ReadOptions) (string, error) {
 		return "", invalid(op, p, "encoding", "line windows (offset, limit, head, tail) need encoding \"utf-8\"")
 	}
 	return enc, nil
+}
+
+// openRead resolves p and opens the regular file it names for reading.
+func (f *FS) openRead(op, p string) (target, *os.File, fs.FileInfo, error) {
+	t, err := f.resolve(op, p)
+	if err != nil {
+		return target{}, nil, nil, err
+	}
+	file, fi, err := openRegular(op, t, os.O_RDONLY)
+	return t, file, fi, err
 }
 
 // openRegular opens t for reading or writing only if it is a regular file.

@@ -24,11 +24,7 @@ type FileData struct {
 // confinement and read cap as Read: a file over the cap is refused.
 func (f *FS) ReadFile(p string) (*FileData, error) {
 	const op = "read"
-	t, err := f.resolve(op, p)
-	if err != nil {
-		return nil, err
-	}
-	file, fi, err := openRegular(op, t, os.O_RDONLY)
+	t, file, fi, err := f.openRead(op, p)
 	if err != nil {
 		return nil, err
 	}

@@ -103,11 +103,8 @@ func (f *FS) Delete(p string, recursive bool) (*DeleteResult, error) {
 	const op = "delete"
 	f.writes.Lock()
 	defer f.writes.Unlock()
-	t, err := f.resolve(op, p)
+	t, err := f.resolveChange(op, p)
 	if err != nil {
-		return nil, err
-	}
-	if err := f.guardRoots(op, t); err != nil {
 		return nil, err
 	}
 	r := t.root.r

@@ -65,11 +65,8 @@ func (f *FS) Write(p string, data []byte, opt WriteOptions) (*FileInfo, error) {
 		return nil, invalid(op, p, "content",
 			"content is "+sizeText(int64(len(data)))+", over the write cap of "+sizeText(f.lim.MaxWriteBytes))
 	}
-	t, err := f.resolve(op, p)
+	t, err := f.resolveChange(op, p)
 	if err != nil {
-		return nil, err
-	}
-	if err := f.guardRoots(op, t); err != nil {
 		return nil, err
 	}
 	r := t.root.r

@@ -17,6 +17,18 @@ import (
 // hundred KB are then many pages.
 const budget = mcptest.MinBudget
 
+// readPage is one file_read page, which must fit the budget.
+func readPage(t *testing.T, e *filesEnv, args map[string]any) readOut {
+	t.Helper()
+	res := e.c.Call("file_read", args)
+	var out readOut
+	ok(t, res, &out)
+	if n := mcptest.ResultSize(t, res); n > budget {
+		t.Fatalf("file_read %v: the page is %d bytes, over the %d budget", args, n, budget)
+	}
+	return out
+}
+
 // TestFileReadPagesWithinBudget: a file far larger than the result budget
 // is read page by page, each page within the budget, and the pages join to
 // the file, whichever way the agent goes on.
@@ -37,12 +49,7 @@ func TestFileReadPagesWithinBudget(t *testing.T) {
 		var got strings.Builder
 		args := map[string]any{"path": "big.txt"}
 		for pages := 0; ; pages++ {
-			res := e.c.Call("file_read", args)
-			var out readOut
-			ok(t, res, &out)
-			if n := mcptest.ResultSize(t, res); n > budget {
-				t.Fatalf("page %d is %d bytes, over the %d budget", pages, n, budget)
-			}
+			out := readPage(t, e, args)
 			if int64(got.Len()) != out.ByteStart {
 				t.Fatalf("page %d starts at byte %d, want %d", pages, out.ByteStart, got.Len())
 			}
@@ -66,12 +73,7 @@ func TestFileReadPagesWithinBudget(t *testing.T) {
 		var got strings.Builder
 		args := map[string]any{"path": "long.txt"}
 		for {
-			res := e.c.Call("file_read", args)
-			var out readOut
-			ok(t, res, &out)
-			if n := mcptest.ResultSize(t, res); n > budget {
-				t.Fatalf("page is %d bytes, over the budget", n)
-			}
+			out := readPage(t, e, args)
 			got.WriteString(out.Content)
 			if !out.Truncated {
 				break
@@ -89,12 +91,7 @@ func TestFileReadPagesWithinBudget(t *testing.T) {
 		var got []byte
 		args := map[string]any{"path": "big.txt", "encoding": "base64"}
 		for {
-			res := e.c.Call("file_read", args)
-			var out readOut
-			ok(t, res, &out)
-			if n := mcptest.ResultSize(t, res); n > budget {
-				t.Fatalf("page is %d bytes, over the budget", n)
-			}
+			out := readPage(t, e, args)
 			chunk, err := base64.StdEncoding.DecodeString(out.Content)
 			must(t, err)
 			got = append(got, chunk...)

@@ -68,17 +68,9 @@ func newFilesEnvLimits(t *testing.T, lim fsroot.Limits) *filesEnv {
 // always the env's registry.
 func newFilesEnvOpts(t *testing.T, lim fsroot.Limits, opts kit.Options) *filesEnv {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := writeTree(t, filesTree)
 	e := &filesEnv{base: base, root: filepath.Join(base, "proj"), outside: filepath.Join(base, "outside"),
 		evil: filepath.Join(base, "proj-evil")}
-	for name, content := range filesTree {
-		p := filepath.Join(base, filepath.FromSlash(name))
-		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		must(t, os.WriteFile(p, []byte(content), 0o644))
-	}
 	must(t, os.Mkdir(filepath.Join(e.root, "emptydir"), 0o755))
 	// Links that stay inside the root.
 	must(t, os.Symlink("hello.txt", filepath.Join(e.root, "link-hello")))
@@ -93,6 +85,7 @@ func newFilesEnvOpts(t *testing.T, lim fsroot.Limits, opts kit.Options) *filesEn
 	must(t, os.Symlink("/dev/null", filepath.Join(traps, "devnull")))
 	must(t, syscall.Mkfifo(filepath.Join(traps, "fifo"), 0o644))
 
+	var err error
 	e.fsys, err = fsroot.Open([]string{e.root}, lim)
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +103,20 @@ func newFilesEnvOpts(t *testing.T, lim fsroot.Limits, opts kit.Options) *filesEn
 	}
 	e.c = mcptest.NewInProcess(t, s, "")
 	return e
+}
+
+// writeTree makes a fresh directory holding files (slash-separated paths
+// below it, and their content) and returns its symlink-free path.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	for name, content := range files {
+		p := filepath.Join(base, filepath.FromSlash(name))
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	return base
 }
 
 func must(t *testing.T, err error) {
@@ -130,6 +137,24 @@ func ok(t *testing.T, res *mcp.CallToolResult, v any) {
 }
 
 func (e *filesEnv) path(rel string) string { return filepath.Join(e.root, filepath.FromSlash(rel)) }
+
+// abs turns a path a table writes "ABS" or "ABS/rel" (the table is built
+// before the root exists) into that absolute path inside the root; any
+// other path is returned as it is.
+func (e *filesEnv) abs(p string) string {
+	if rest, found := strings.CutPrefix(p, "ABS"); found {
+		return e.root + rest
+	}
+	return p
+}
+
+// absArgs is abs applied to the "path" argument, in place.
+func (e *filesEnv) absArgs(args map[string]any) map[string]any {
+	if p, isString := args["path"].(string); isString {
+		args["path"] = e.abs(p)
+	}
+	return args
+}
 
 func (e *filesEnv) readDisk(t *testing.T, rel string) string {
 	t.Helper()
@@ -371,11 +396,8 @@ func TestFileWrite(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newFilesEnv(t)
-			if p, _ := tc.args["path"].(string); strings.HasPrefix(p, "ABS/") {
-				tc.args["path"] = e.path(strings.TrimPrefix(p, "ABS/"))
-			}
 			var out writeOut
-			ok(t, e.c.Call("file_write", tc.args), &out)
+			ok(t, e.c.Call("file_write", e.absArgs(tc.args)), &out)
 			if got := e.readDisk(t, tc.file); got != tc.want {
 				t.Errorf("on disk %q, want %q", got, tc.want)
 			}
@@ -558,11 +580,8 @@ func TestFileDelete(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newFilesEnv(t)
-			if p, _ := tc.args["path"].(string); strings.HasPrefix(p, "ABS/") {
-				tc.args["path"] = e.path(strings.TrimPrefix(p, "ABS/"))
-			}
 			var out deleteOut
-			ok(t, e.c.Call("file_delete", tc.args), &out)
+			ok(t, e.c.Call("file_delete", e.absArgs(tc.args)), &out)
 			if !out.Deleted || out.Type != tc.typ || out.Removed != tc.removed || out.Path != tc.path || out.Root != e.root {
 				t.Errorf("result %+v, want type %s removed %d path %s", out, tc.typ, tc.removed, tc.path)
 			}
@@ -611,11 +630,7 @@ func TestFileInfo(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := tc.path
-			if rest, found := strings.CutPrefix(p, "ABS"); found {
-				p = e.root + rest
-			}
-			res := e.c.Call("file_info", map[string]any{"path": p})
+			res := e.c.Call("file_info", map[string]any{"path": e.abs(tc.path)})
 			var out fileOut
 			ok(t, res, &out)
 			if out.Root != e.root || !strings.HasPrefix(out.Mode, tc.prefix) || out.Modified == "" {
@@ -665,11 +680,8 @@ func TestFileSearch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if p, _ := tc.args["path"].(string); strings.HasPrefix(p, "ABS/") {
-				tc.args["path"] = e.path(strings.TrimPrefix(p, "ABS/"))
-			}
 			var out searchOut
-			ok(t, e.c.Call("file_search", tc.args), &out)
+			ok(t, e.c.Call("file_search", e.absArgs(tc.args)), &out)
 			if got := paths(out.Matches); !slices.Equal(got, tc.want) {
 				t.Errorf("matches = %q, want %q", got, tc.want)
 			}

@@ -42,10 +42,7 @@ const pngHead = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 
 func newResEnv(t *testing.T, policy *acl.Policy, maxFiles int) *resEnv {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	must(t, err)
-	e := &resEnv{root: filepath.Join(base, "proj"), outside: filepath.Join(base, "outside")}
-	for name, content := range map[string]string{
+	base := writeTree(t, map[string]string{
 		"proj/hello.txt":      "hello\n",
 		"proj/data.json":      `{"a": 1}`,
 		"proj/page.html":      "<!DOCTYPE html><html><body>hi</body></html>",
@@ -56,11 +53,8 @@ func newResEnv(t *testing.T, policy *acl.Policy, maxFiles int) *resEnv {
 		"proj/sub/nested.go":  "package sub\n",
 		"outside/secret.txt":  "secret\n",
 		"outside/neighbor.md": "n",
-	} {
-		p := filepath.Join(base, filepath.FromSlash(name))
-		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		must(t, os.WriteFile(p, []byte(content), 0o644))
-	}
+	})
+	e := &resEnv{root: filepath.Join(base, "proj"), outside: filepath.Join(base, "outside")}
 	must(t, os.Symlink(filepath.Join(e.outside, "secret.txt"), filepath.Join(e.root, "escape")))
 	fsys, err := fsroot.Open([]string{e.root}, fsroot.Limits{MaxReadBytes: 1024})
 	must(t, err)
@@ -91,7 +85,7 @@ type updates struct {
 	more chan struct{}
 }
 
-func listen(c mcpClient) *updates {
+func listen(c *mcptest.Client) *updates {
 	u := &updates{more: make(chan struct{}, 1000)}
 	c.Raw().OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method != "notifications/resources/updated" {
@@ -254,7 +248,7 @@ agents:
 	e := newResEnv(t, policy, 0)
 	ctx := context.Background()
 	for _, agent := range []string{"reader", "writer"} {
-		c := newPipeClient(t, e.srv, agent, true)
+		c := connect(t, e.srv, agent, true)
 		if list, err := c.Raw().ListResources(ctx, mcp.ListResourcesRequest{}); err != nil || len(list.Resources) == 0 {
 			t.Errorf("%s lists %+v, %v", agent, list, err)
 		}
@@ -265,7 +259,7 @@ agents:
 			t.Errorf("%s subscribes: %v", agent, err)
 		}
 	}
-	c := newPipeClient(t, e.srv, "ops", true)
+	c := connect(t, e.srv, "ops", true)
 	if list, err := c.Raw().ListResources(ctx, mcp.ListResourcesRequest{}); err != nil || len(list.Resources) != 0 {
 		t.Errorf("ops lists %+v, %v", list, err)
 	}
@@ -292,7 +286,7 @@ agents:
 func TestFileResourceSubscribe(t *testing.T) {
 	t.Parallel()
 	e := newResEnv(t, nil, 0)
-	c := newPipeClient(t, e.srv, "", true)
+	c := connect(t, e.srv, "", true)
 	u := listen(c)
 	ctx := context.Background()
 	sub := func(rel string) {
@@ -333,7 +327,7 @@ func TestFileResourceSubscribe(t *testing.T) {
 func TestFileResourceListen(t *testing.T) {
 	t.Parallel()
 	e := newResEnv(t, nil, 0)
-	c := newPipeClient(t, e.srv, "", false)
+	c := connect(t, e.srv, "", false)
 	acked := make(chan struct{}, 1)
 	c.Raw().OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == "notifications/subscriptions/acknowledged" {
@@ -369,7 +363,7 @@ func TestFileResourceListen(t *testing.T) {
 func TestFileResourceWatchRefused(t *testing.T) {
 	t.Parallel()
 	e := newResEnv(t, nil, 1)
-	c := newPipeClient(t, e.srv, "", true)
+	c := connect(t, e.srv, "", true)
 	ctx := context.Background()
 	must(t, c.Raw().Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: e.uri("hello.txt")}}))
 	err := c.Raw().Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: e.uri("data.json")}})

@@ -7,7 +7,6 @@
 package tools_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -55,48 +54,24 @@ func (h *rootsHandler) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.Li
 
 func fileURL(p string) string { return "file://" + p }
 
-// lockedBuffer is a log sink for tests.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // rootsEnv: base/proj (the server's root, with sub/), base/outside; a
 // server with the file, shell and system tools whose roots may come from
 // the client.
 type rootsEnv struct {
 	base, proj, sub, outside string
 	srv                      *kit.Server
-	log                      *lockedBuffer
+	log                      *mcptest.Buffer
 }
 
 func newRootsEnv(t *testing.T, configured bool) *rootsEnv {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	must(t, err)
-	e := &rootsEnv{base: base, proj: filepath.Join(base, "proj"), sub: filepath.Join(base, "proj/sub"),
-		outside: filepath.Join(base, "outside"), log: &lockedBuffer{}}
-	for name, content := range map[string]string{
+	base := writeTree(t, map[string]string{
 		"proj/hello.txt":      "hello\n",
 		"proj/sub/in-sub.txt": "in sub\n",
 		"outside/secret.txt":  "secret\n",
-	} {
-		p := filepath.Join(base, filepath.FromSlash(name))
-		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		must(t, os.WriteFile(p, []byte(content), 0o644))
-	}
+	})
+	e := &rootsEnv{base: base, proj: filepath.Join(base, "proj"), sub: filepath.Join(base, "proj/sub"),
+		outside: filepath.Join(base, "outside"), log: &mcptest.Buffer{}}
 	fsys, err := fsroot.Open([]string{e.proj}, fsroot.Limits{})
 	must(t, err)
 	t.Cleanup(func() { _ = fsys.Close() })
@@ -113,15 +88,15 @@ func newRootsEnv(t *testing.T, configured bool) *rootsEnv {
 }
 
 // legacy and modern make a client with roots for each protocol era.
-func legacy(t *testing.T, s *kit.Server, h client.RootsHandler) mcpClient {
-	return newPipeClient(t, s, "", true, client.WithRootsHandler(h))
+func legacy(t *testing.T, s *kit.Server, h client.RootsHandler) *mcptest.Client {
+	return connect(t, s, "", true, client.WithRootsHandler(h))
 }
 
-func modern(t *testing.T, s *kit.Server, h client.RootsHandler) mcpClient {
-	return newPipeClient(t, s, "", false, client.WithRootsHandler(h))
+func modern(t *testing.T, s *kit.Server, h client.RootsHandler) *mcptest.Client {
+	return connect(t, s, "", false, client.WithRootsHandler(h))
 }
 
-func rootsOf(t *testing.T, c mcpClient) []string {
+func rootsOf(t *testing.T, c *mcptest.Client) []string {
 	t.Helper()
 	var out systemInfoOut
 	ok(t, c.Call("system_info", map[string]any{}), &out)
@@ -135,7 +110,7 @@ func TestClientRootsNarrow(t *testing.T) {
 	t.Parallel()
 	for _, era := range []struct {
 		name   string
-		client func(*testing.T, *kit.Server, client.RootsHandler) mcpClient
+		client func(*testing.T, *kit.Server, client.RootsHandler) *mcptest.Client
 	}{{"2025-11-25", legacy}, {"2026-07-28", modern}} {
 		t.Run(era.name, func(t *testing.T) {
 			t.Parallel()
@@ -261,7 +236,7 @@ func TestClientRootsChange(t *testing.T) {
 func TestClientRootsManySessions(t *testing.T) {
 	t.Parallel()
 	e := newRootsEnv(t, true)
-	var clients []mcpClient
+	var clients []*mcptest.Client
 	var dirs []string
 	for i := range 40 {
 		dir := filepath.Join(e.proj, fmt.Sprintf("d%02d", i))

@@ -46,20 +46,8 @@ type shellOut struct {
 // bin.dat (not UTF-8) and a link leading out of the root.
 func newShellClient(t *testing.T, mutate func(*shell.Config), opts kit.Options) (*mcptest.Client, string) {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := writeTree(t, map[string]string{"proj/a.txt": "alpha\nbeta\n", "proj/bin.dat": "ok\xff\xfe\n", "outside/secret.txt": "s\n"})
 	root := filepath.Join(base, "proj")
-	for name, body := range map[string]string{"proj/a.txt": "alpha\nbeta\n", "proj/bin.dat": "ok\xff\xfe\n", "outside/secret.txt": "s\n"} {
-		p := filepath.Join(base, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if err := os.Symlink("../outside/secret.txt", filepath.Join(root, "out-file")); err != nil {
 		t.Fatal(err)
 	}

@@ -31,36 +31,24 @@ type systemInfoOut struct {
 	Roots     []string `json:"roots"`
 }
 
-type toolStatsOut struct {
-	Tool     string            `json:"tool"`
-	Calls    uint64            `json:"calls"`
-	Errors   uint64            `json:"errors"`
-	ByCode   map[string]uint64 `json:"errors_by_code"`
-	MeanMs   float64           `json:"mean_ms"`
-	P50Ms    float64           `json:"p50_ms"`
-	P95Ms    float64           `json:"p95_ms"`
-	P99Ms    float64           `json:"p99_ms"`
-	LastCall *time.Time        `json:"last_call"`
-}
-
 type healthOut struct {
-	Status     string         `json:"status"`
-	UptimeSec  *float64       `json:"uptime_seconds"`
-	Goroutines int            `json:"goroutines"`
-	HeapBytes  uint64         `json:"heap_alloc_bytes"`
-	SysBytes   uint64         `json:"sys_bytes"`
-	TotalCalls uint64         `json:"total_calls"`
-	TotalErrs  uint64         `json:"total_errors"`
-	Tools      []toolStatsOut `json:"tools"`
+	Status     string                 `json:"status"`
+	UptimeSec  *float64               `json:"uptime_seconds"`
+	Goroutines int                    `json:"goroutines"`
+	HeapBytes  uint64                 `json:"heap_alloc_bytes"`
+	SysBytes   uint64                 `json:"sys_bytes"`
+	TotalCalls uint64                 `json:"total_calls"`
+	TotalErrs  uint64                 `json:"total_errors"`
+	Tools      []metrics.ToolSnapshot `json:"tools"`
 }
 
-func (h healthOut) tool(name string) (toolStatsOut, bool) {
+func (h healthOut) tool(name string) (metrics.ToolSnapshot, bool) {
 	for _, t := range h.Tools {
 		if t.Tool == name {
 			return t, true
 		}
 	}
-	return toolStatsOut{}, false
+	return metrics.ToolSnapshot{}, false
 }
 
 func TestSystemInfo(t *testing.T) {

@@ -2,14 +2,12 @@ package tools
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/webguard"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
@@ -17,15 +15,6 @@ import (
 )
 
 const webBudget = 16 << 10
-
-func sentSize(t *testing.T, res *mcp.CallToolResult) int {
-	t.Helper()
-	b, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(b)
-}
 
 // TestWebResultsWithinBudget: a response or page far over the result
 // budget comes back in parts within it, and the offsets they give read the
@@ -40,14 +29,8 @@ func TestWebResultsWithinBudget(t *testing.T) {
 		bin[i] = byte(i * 7)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/text", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprint(w, text.String())
-	})
-	mux.HandleFunc("/bin", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/octet-stream")
-		_, _ = w.Write(bin)
-	})
+	mux.HandleFunc("/text", typed("text/plain; charset=utf-8", text.String()))
+	mux.HandleFunc("/bin", typed("application/octet-stream", string(bin)))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	c := webClientOpts(t, webguard.Config{AllowCIDRs: loopback, Version: "1"}, kit.Options{Limits: kit.Limits{MaxResultBytes: webBudget}})
@@ -67,7 +50,7 @@ func TestWebResultsWithinBudget(t *testing.T) {
 			res := c.Call("web_request", args)
 			var p page
 			untrustedOK(t, res, &p)
-			if n := sentSize(t, res); n > webBudget {
+			if n := mcptest.ResultSize(t, res); n > webBudget {
 				t.Fatalf("page %d is %d bytes, over the budget", pages, n)
 			}
 			if p.BodyOffset != int64(len(all)) {
@@ -123,7 +106,7 @@ func TestWebResultsWithinBudget(t *testing.T) {
 				Rest           string `json:"rest"`
 			}
 			untrustedOK(t, res, &p)
-			if n := sentSize(t, res); n > webBudget {
+			if n := mcptest.ResultSize(t, res); n > webBudget {
 				t.Fatalf("window is %d bytes, over the budget", n)
 			}
 			all.WriteString(p.Content)

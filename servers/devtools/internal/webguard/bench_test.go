@@ -3,7 +3,6 @@ package webguard
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -27,10 +26,7 @@ func page100KB() string {
 
 func BenchmarkWebFetch100KB(b *testing.B) {
 	page := page100KB()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, page)
-	}))
+	srv := httptest.NewServer(typed("text/html; charset=utf-8", page))
 	defer srv.Close()
 	c := newTestClient(b, Config{})
 	for _, format := range []string{FormatMarkdown, FormatText} {

@@ -131,25 +131,28 @@ func TestClassify(t *testing.T) {
 			if got.Class != tc.class {
 				t.Fatalf("class = %s, want %s", got.Class, tc.class)
 			}
-			rng := ""
-			if got.Range.IsValid() {
-				rng = got.Range.String()
-			}
-			if rng != tc.rng {
+			if rng := validText(got.Range); rng != tc.rng {
 				t.Errorf("range = %q, want %q", rng, tc.rng)
 			}
 			if got.Form != tc.form {
 				t.Errorf("form = %q, want %q", got.Form, tc.form)
 			}
-			emb := ""
-			if got.Embedded.IsValid() {
-				emb = got.Embedded.String()
-			}
-			if emb != tc.embedded {
+			if emb := validText(got.Embedded); emb != tc.embedded {
 				t.Errorf("embedded = %q, want %q", emb, tc.embedded)
 			}
 		})
 	}
+}
+
+// validText is v as text, or "" when v is the zero (invalid) value.
+func validText(v interface {
+	IsValid() bool
+	String() string
+}) string {
+	if !v.IsValid() {
+		return ""
+	}
+	return v.String()
 }
 
 func TestClassifyInvalidAddr(t *testing.T) {

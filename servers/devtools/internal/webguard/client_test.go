@@ -345,10 +345,7 @@ func TestNoRedirectsConfig(t *testing.T) {
 
 func TestBigBodyTruncated(t *testing.T) {
 	big := bytes.Repeat([]byte("0123456789"), 700_000) // 7 MB
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		w.Write(big)
-	}))
+	srv := httptest.NewServer(typed("text/plain", string(big)))
 	defer srv.Close()
 	c := newTestClient(t, Config{})
 	resp, err := c.Do(context.Background(), Request{URL: srv.URL})
@@ -429,34 +426,27 @@ func TestCallerCancellationIsNotATimeout(t *testing.T) {
 	}
 }
 
+// typed answers every request with body, as contentType.
+func typed(contentType, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
 func TestBinaryAndTextBodies(t *testing.T) {
 	png := []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0x0d}
 	latin1 := []byte("caf\xe9")
 	mux := http.NewServeMux()
-	mux.HandleFunc("/png", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "image/png")
-		w.Write(png)
-	})
-	mux.HandleFunc("/ascii-png", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "image/png")
-		w.Write([]byte("text-looking"))
-	})
+	mux.HandleFunc("/png", typed("image/png", string(png)))
+	mux.HandleFunc("/ascii-png", typed("image/png", "text-looking"))
 	mux.HandleFunc("/untyped-binary", func(w http.ResponseWriter, r *http.Request) {
 		w.Header()["Content-Type"] = nil
 		w.Write(png)
 	})
-	mux.HandleFunc("/latin1", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=ISO-8859-1")
-		w.Write(latin1)
-	})
-	mux.HandleFunc("/bad-charset", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=klingon")
-		w.Write([]byte("plain"))
-	})
-	mux.HandleFunc("/utf8-cut", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		w.Write([]byte("héllo wörld")) // cut by a 2-byte cap inside "é"
-	})
+	mux.HandleFunc("/latin1", typed("text/plain; charset=ISO-8859-1", string(latin1)))
+	mux.HandleFunc("/bad-charset", typed("text/plain; charset=klingon", "plain"))
+	mux.HandleFunc("/utf8-cut", typed("text/plain", "héllo wörld")) // cut by a 2-byte cap inside "é"
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	c := newTestClient(t, Config{})

@@ -41,10 +41,7 @@ var droppedTexts = []string{"SCRIPT-SECRET", "SCRIPT-TEXT", "color: red", "NOSCR
 
 func pageServer(t testing.TB) *httptest.Server {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/dir/page.html", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, samplePage)
-	})
+	mux.HandleFunc("/dir/page.html", typed("text/html; charset=utf-8", samplePage))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv
@@ -154,26 +151,11 @@ func TestFetchBaseHref(t *testing.T) {
 
 func TestFetchNonHTML(t *testing.T) {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/plain", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		fmt.Fprint(w, "<b>not html</b>\nline 2")
-	})
-	mux.HandleFunc("/json", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"a": [1, 2]}`)
-	})
-	mux.HandleFunc("/vendor", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/vnd.acme.thing")
-		fmt.Fprint(w, "looks like text")
-	})
-	mux.HandleFunc("/latin1", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=iso-8859-1")
-		w.Write([]byte("na\xefve"))
-	})
-	mux.HandleFunc("/latin1-html", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		w.Write([]byte("<html><head><meta charset=\"windows-1252\"></head><body><p>caf\xe9</p></body></html>"))
-	})
+	mux.HandleFunc("/plain", typed("text/plain", "<b>not html</b>\nline 2"))
+	mux.HandleFunc("/json", typed("application/json", `{"a": [1, 2]}`))
+	mux.HandleFunc("/vendor", typed("application/vnd.acme.thing", "looks like text"))
+	mux.HandleFunc("/latin1", typed("text/plain; charset=iso-8859-1", "na\xefve"))
+	mux.HandleFunc("/latin1-html", typed("text/html", "<html><head><meta charset=\"windows-1252\"></head><body><p>caf\xe9</p></body></html>"))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	c := newTestClient(t, Config{})
@@ -198,22 +180,13 @@ func TestFetchNonHTML(t *testing.T) {
 func TestFetchRefusesBinary(t *testing.T) {
 	png := []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0x0d, 'I', 'H', 'D', 'R'}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/png", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "image/png")
-		w.Write(png)
-	})
+	mux.HandleFunc("/png", typed("image/png", string(png)))
 	mux.HandleFunc("/untyped", func(w http.ResponseWriter, r *http.Request) {
 		w.Header()["Content-Type"] = nil
 		w.Write(png)
 	})
-	mux.HandleFunc("/vendor-binary", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/vnd.acme.blob")
-		w.Write([]byte{0, 1, 2, 0xff})
-	})
-	mux.HandleFunc("/pdf", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/pdf")
-		w.Write([]byte("%PDF-1.7"))
-	})
+	mux.HandleFunc("/vendor-binary", typed("application/vnd.acme.blob", "\x00\x01\x02\xff"))
+	mux.HandleFunc("/pdf", typed("application/pdf", "%PDF-1.7"))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	c := newTestClient(t, Config{})
@@ -276,10 +249,7 @@ func TestFetchInvalidArguments(t *testing.T) {
 // checks that the windows are cut on characters and add up to the whole.
 func TestFetchPaging(t *testing.T) {
 	text := strings.Repeat("héllo wörld — 日本語テキスト 🙂 ", 40)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprint(w, text)
-	}))
+	srv := httptest.NewServer(typed("text/plain; charset=utf-8", text))
 	defer srv.Close()
 	c := newTestClient(t, Config{})
 	total := utf8.RuneCountInString(text)
