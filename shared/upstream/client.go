@@ -156,7 +156,9 @@ func New(cfg Config) (*Client, error) {
 	// Innermost first: the layers a single attempt passes through, then the
 	// retries around them, then the bounds around everything.
 	var attempt http.RoundTripper = &attemptTimeout{next: base, d: cfg.AttemptTimeout}
-	attempt = &breakerLayer{next: attempt, b: breaker}
+	// The breaker sits inside the Auth hook, so that a credentials failure
+	// neither counts against the upstream nor spends the half-open trial.
+	attempt = breaker.Guard(attempt)
 	if cfg.Auth != nil {
 		attempt = &authLayer{next: attempt, auth: cfg.Auth}
 	}
