@@ -250,18 +250,6 @@ func TestTransportGetBodyFailure(t *testing.T) {
 	}
 }
 
-// closedPort returns an address on which nothing listens, so dialing it fails
-// with "connection refused" before any byte is sent.
-func closedPort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 func TestTransportPOSTRetriedOnDialError(t *testing.T) {
 	var attempts atomic.Int32
 	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -270,7 +258,7 @@ func TestTransportPOSTRetriedOnDialError(t *testing.T) {
 	})
 	clock := newFakeClock()
 	client := &http.Client{Transport: NewTransport(base, testPolicy(3), WithClock(clock))}
-	_, err := client.Post("http://"+closedPort(t)+"/v1/quotes", "application/json", strings.NewReader(`{}`))
+	_, err := client.Post("http://"+retrytest.ClosedAddr(t)+"/v1/quotes", "application/json", strings.NewReader(`{}`))
 	var op *net.OpError
 	if !errors.As(err, &op) || op.Op != "dial" {
 		t.Fatalf("got %v, want a dial error", err)
@@ -284,7 +272,7 @@ func TestTransportPOSTRetriedOnDialError(t *testing.T) {
 func TestTransportPOSTDialErrorThenSuccess(t *testing.T) {
 	u := newUpstream(t)
 	var attempts atomic.Int32
-	down := closedPort(t)
+	down := retrytest.ClosedAddr(t)
 	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		if attempts.Add(1) == 1 {
 			r = r.Clone(r.Context())

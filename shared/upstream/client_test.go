@@ -194,7 +194,7 @@ func TestConnectionReset(t *testing.T) {
 
 func TestPOSTDialFailureRetried(t *testing.T) {
 	up := retrytest.NewUpstream(t)
-	dead := closedAddr(t)
+	dead := retrytest.ClosedAddr(t)
 	c := newTestClient(t, testConfig(newFakeClock()))
 	var dials atomic.Int32
 	d := &net.Dialer{}
@@ -217,7 +217,7 @@ func TestPOSTDialFailureRetried(t *testing.T) {
 func TestConnectionRefusedEveryAttempt(t *testing.T) {
 	clock := newFakeClock()
 	c := newTestClient(t, testConfig(clock))
-	req, _ := NewJSONRequest(context.Background(), http.MethodPost, "http://"+closedAddr(t)+"/x", map[string]int{})
+	req, _ := NewJSONRequest(context.Background(), http.MethodPost, "http://"+retrytest.ClosedAddr(t)+"/x", map[string]int{})
 	err := c.DoJSON(req, nil)
 	e := mustMCP(t, "avinode", err, mcperr.Transport, true)
 	if !strings.Contains(e.Message, "connection refused") {
@@ -385,7 +385,7 @@ func TestDebugLogNamesRequestButNoSecrets(t *testing.T) {
 		t.Fatalf("got %v, %v", resp, err)
 	}
 	// A failed attempt logs its error, whose text must not leak either.
-	_, err = do(t, c, ctx, http.MethodGet, "http://"+closedAddr(t)+"/x?token="+apiKey, nil)
+	_, err = do(t, c, ctx, http.MethodGet, "http://"+retrytest.ClosedAddr(t)+"/x?token="+apiKey, nil)
 	if err == nil {
 		t.Fatal("request to a closed port succeeded")
 	}

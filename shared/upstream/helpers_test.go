@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -67,18 +66,6 @@ func mustMCP(t *testing.T, name string, err error, code mcperr.Code, retryable b
 		t.Fatalf("FromError(%v) = %s retryable=%v (%q), want %s retryable=%v", err, e.Code, e.Retryable(), e.Message, code, retryable)
 	}
 	return e
-}
-
-// closedAddr returns a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }
 
 var errBoom = errors.New("boom")

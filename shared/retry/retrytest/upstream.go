@@ -107,3 +107,16 @@ func (u *Upstream) Seen() []Request {
 	defer u.mu.Unlock()
 	return append([]Request(nil), u.seen...)
 }
+
+// ClosedAddr returns a loopback address nothing listens on, so that dialing
+// it fails with "connection refused" before any byte of a request is sent.
+func ClosedAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -74,5 +76,16 @@ func TestUpstreamHangAndReset(t *testing.T) {
 	}
 	if u.Hits() != 2 {
 		t.Fatalf("Hits = %d, want 2", u.Hits())
+	}
+}
+
+func TestClosedAddr(t *testing.T) {
+	conn, err := net.Dial("tcp", retrytest.ClosedAddr(t))
+	if err == nil {
+		conn.Close()
+		t.Fatal("something listens on the closed address")
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("dial: %v, want connection refused", err)
 	}
 }
