@@ -225,40 +225,9 @@ func (a *analysis) binary(t *Target) bool {
 
 // flags parses a server's arguments against its --help.
 func (a *analysis) flags(entry string, s *help.Server, args []string) map[string]string {
-	vals := map[string]string{}
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if !strings.HasPrefix(arg, "--") {
-			a.errf(entry, "argument %q is not a --flag (%s takes no positional arguments here)", arg, s.Program)
-			continue
-		}
-		name, val, hasVal := strings.Cut(arg[2:], "=")
-		f, ok := s.Flags[name]
-		switch {
-		case !ok:
-			a.errf(entry, "--%s is not a flag of %s (see %s --help)", name, s.Program, s.Program)
-			continue
-		case name == "help" || name == "version":
-			a.errf(entry, "--%s makes %s print and exit instead of serving", name, s.Program)
-			continue
-		case f.TakesValue && !hasVal:
-			if i+1 >= len(args) {
-				a.errf(entry, "--%s needs a value", name)
-				continue
-			}
-			i++
-			val = args[i]
-		case !f.TakesValue && !hasVal:
-			val = "true"
-		case !f.TakesValue && val != "true" && val != "false":
-			a.errf(entry, "--%s is a switch: --%s, or --%s=true|false, not %q", name, name, name, val)
-		}
-		if prev, dup := vals[name]; dup && f.Repeatable {
-			val = prev + string(os.PathListSeparator) + val
-		} else if dup {
-			a.errf(entry, "--%s given twice", name)
-		}
-		vals[name] = val
+	vals, problems := s.ParseArgs(args)
+	for _, p := range problems {
+		a.errf(entry, "%s", p)
 	}
 	return vals
 }
