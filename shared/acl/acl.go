@@ -264,14 +264,7 @@ func (p *Policy) HasAgent(name string) bool {
 }
 
 // Agents returns the agent names, sorted.
-func (p *Policy) Agents() []string {
-	out := make([]string, 0, len(p.agents))
-	for n := range p.agents {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func (p *Policy) Agents() []string { return sortedKeys(p.agents) }
 
 // Allowed reports whether agent may call tool. Unknown agents may call nothing.
 func (p *Policy) Allowed(agentName, tool string) bool {
@@ -306,12 +299,7 @@ func (p *Policy) Tools(agentName string) []string {
 	if !ok {
 		return nil
 	}
-	out := make([]string, 0, len(a.tools))
-	for t := range a.tools {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out
+	return sortedKeys(a.tools)
 }
 
 // AddToken binds a bearer token to an agent (from MCP_AGENT_TOKENS). The
@@ -366,4 +354,15 @@ func ParseAgentTokens(s string) (map[string]string, error) {
 		out[tok] = name
 	}
 	return out, nil
+}
+
+// sortedKeys lists m's keys, sorted; an empty m gives an empty, not nil,
+// list.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -13,33 +13,13 @@ import (
 // fleet has is a mistake.
 
 // FleetTools returns the tools of every server of the fleet, by server.
-func FleetTools() map[string][]string {
-	out := make(map[string][]string, len(fleetTools))
-	for s, tools := range fleetTools {
-		out[s] = slices.Clone(tools)
-	}
-	return out
-}
+func FleetTools() map[string][]string { return cloneByServer(fleetTools) }
 
 // FleetTool reports whether some server of the fleet has a tool named name.
-func FleetTool(name string) bool {
-	for _, tools := range fleetTools {
-		if slices.Contains(tools, name) {
-			return true
-		}
-	}
-	return false
-}
+func FleetTool(name string) bool { return anyServerHas(fleetTools, name) }
 
 // FleetToolNames lists every tool of the fleet, sorted.
-func FleetToolNames() []string {
-	var out []string
-	for _, tools := range fleetTools {
-		out = append(out, tools...)
-	}
-	sort.Strings(out)
-	return slices.Compact(out)
-}
+func FleetToolNames() []string { return allNames(fleetTools) }
 
 // UnknownTool is a tool a policy grants that the fleet does not have.
 type UnknownTool struct {
@@ -72,34 +52,14 @@ func (p *Policy) UnknownTools(known func(string) bool) []UnknownTool {
 
 // FleetResources returns the resource and resource template names of every
 // server of the fleet, by server.
-func FleetResources() map[string][]string {
-	out := make(map[string][]string, len(fleetResources))
-	for s, names := range fleetResources {
-		out[s] = slices.Clone(names)
-	}
-	return out
-}
+func FleetResources() map[string][]string { return cloneByServer(fleetResources) }
 
 // FleetResource reports whether some server of the fleet has a resource or
 // resource template named name.
-func FleetResource(name string) bool {
-	for _, names := range fleetResources {
-		if slices.Contains(names, name) {
-			return true
-		}
-	}
-	return false
-}
+func FleetResource(name string) bool { return anyServerHas(fleetResources, name) }
 
 // FleetResourceNames lists every resource name of the fleet, sorted.
-func FleetResourceNames() []string {
-	var out []string
-	for _, names := range fleetResources {
-		out = append(out, names...)
-	}
-	sort.Strings(out)
-	return slices.Compact(out)
-}
+func FleetResourceNames() []string { return allNames(fleetResources) }
 
 // UnknownResources lists the resources an agent entry's resources: list
 // names that neither the fleet nor known (the calling server's own) has: a
@@ -107,17 +67,41 @@ func FleetResourceNames() []string {
 func (p *Policy) UnknownResources(known func(string) bool) []UnknownTool {
 	var out []UnknownTool
 	for _, name := range p.Agents() {
-		a := p.agents[name]
-		names := make([]string, 0, len(a.resources))
-		for r := range a.resources {
-			names = append(names, r)
-		}
-		sort.Strings(names)
-		for _, r := range names {
+		for _, r := range sortedKeys(p.agents[name].resources) {
 			if !FleetResource(r) && (known == nil || !known(r)) {
 				out = append(out, UnknownTool{Agent: name, Tool: r})
 			}
 		}
 	}
 	return out
+}
+
+// cloneByServer copies a by-server list (fleetTools, fleetResources), so
+// that a caller cannot change the fleet's.
+func cloneByServer(byServer map[string][]string) map[string][]string {
+	out := make(map[string][]string, len(byServer))
+	for s, names := range byServer {
+		out[s] = slices.Clone(names)
+	}
+	return out
+}
+
+// anyServerHas reports whether some server's list holds name.
+func anyServerHas(byServer map[string][]string, name string) bool {
+	for _, names := range byServer {
+		if slices.Contains(names, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// allNames lists the names of every server, sorted, each once.
+func allNames(byServer map[string][]string) []string {
+	var out []string
+	for _, names := range byServer {
+		out = append(out, names...)
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
 }

@@ -28,6 +28,18 @@ func flow(f *googleauthtest.Server, out io.Writer, scopes ...string) googleauth.
 		Scopes: scopes, Out: out, Timeout: time.Minute, Program: "test-mcp"}
 }
 
+// authorizeInBrowser runs the flow for scopes with a browser that opens the
+// printed link, as the user would, and answers as f is set to; what the
+// browser met is left unchecked.
+func authorizeInBrowser(f *googleauthtest.Server, scopes ...string) (*googleauth.Result, error) {
+	pr, pw := io.Pipe()
+	errs := f.BrowsePrinted(pr, nil)
+	res, err := googleauth.Authorize(context.Background(), flow(f, pw, scopes...))
+	pw.Close()
+	<-errs
+	return res, err
+}
+
 func TestAuthorize(t *testing.T) {
 	f := googleauthtest.New(t)
 	pr, pw := io.Pipe()
@@ -70,11 +82,7 @@ func TestAuthorizeRefusals(t *testing.T) {
 	t.Run("denied", func(t *testing.T) {
 		f := googleauthtest.New(t)
 		f.SetDeny(true)
-		pr, pw := io.Pipe()
-		errs := f.BrowsePrinted(pr, nil)
-		_, err := googleauth.Authorize(context.Background(), flow(f, pw, scopeRead))
-		pw.Close()
-		<-errs
+		_, err := authorizeInBrowser(f, scopeRead)
 		if err == nil || !strings.Contains(err.Error(), "access_denied") {
 			t.Fatalf("error %v", err)
 		}
@@ -105,11 +113,7 @@ func TestAuthorizeRefusals(t *testing.T) {
 	t.Run("unticked scope", func(t *testing.T) {
 		f := googleauthtest.New(t)
 		f.Untick(scopeSend)
-		pr, pw := io.Pipe()
-		errs := f.BrowsePrinted(pr, nil)
-		res, err := googleauth.Authorize(context.Background(), flow(f, pw, scopeRead, scopeSend))
-		pw.Close()
-		<-errs
+		res, err := authorizeInBrowser(f, scopeRead, scopeSend)
 		if err != nil || len(res.Missing) != 1 || res.Missing[0] != scopeSend {
 			t.Fatalf("res %+v err %v", res, err)
 		}
@@ -130,11 +134,7 @@ func TestAuthorizeRefusals(t *testing.T) {
 	t.Run("code exchange refused", func(t *testing.T) {
 		f := googleauthtest.New(t)
 		f.FailNextToken(400, "invalid_grant")
-		pr, pw := io.Pipe()
-		errs := f.BrowsePrinted(pr, nil)
-		_, err := googleauth.Authorize(context.Background(), flow(f, pw, scopeRead))
-		pw.Close()
-		<-errs
+		_, err := authorizeInBrowser(f, scopeRead)
 		if err == nil || !strings.Contains(err.Error(), "invalid_grant") {
 			t.Fatalf("error %v", err)
 		}

@@ -5,29 +5,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/retry/retrytest"
 )
 
-// fakeClock is a settable clock for Limiter.now.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func withClock(l *Limiter) *fakeClock {
-	c := &fakeClock{t: time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)}
-	l.now = c.now
+// withClock freezes l's clock; the test moves it on with Advance.
+func withClock(l *Limiter) *retrytest.Clock {
+	c := retrytest.NewClock(time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC))
+	l.now = c.Now
 	return c
 }
 
@@ -217,7 +202,7 @@ func TestRefillAfterTimePasses(t *testing.T) {
 		t.Fatalf("after burst: ok=%v wait=%v, want false, 1s", ok, wait)
 	}
 
-	clk.advance(400 * time.Millisecond)
+	clk.Advance(400 * time.Millisecond)
 	ok, wait = l.Allow("a", "t")
 	if ok {
 		t.Fatal("allowed before a token refilled")
@@ -226,7 +211,7 @@ func TestRefillAfterTimePasses(t *testing.T) {
 		t.Errorf("wait after 400ms = %v, want ~600ms", wait)
 	}
 
-	clk.advance(600 * time.Millisecond)
+	clk.Advance(600 * time.Millisecond)
 	if ok, wait := l.Allow("a", "t"); !ok {
 		t.Fatalf("refused after waiting the advised time (wait %v)", wait)
 	}
@@ -235,7 +220,7 @@ func TestRefillAfterTimePasses(t *testing.T) {
 	}
 
 	// A long pause refills up to the burst, not beyond.
-	clk.advance(time.Hour)
+	clk.Advance(time.Hour)
 	for i := 0; i < 2; i++ {
 		if ok, _ := l.Allow("a", "t"); !ok {
 			t.Fatalf("after a long pause, call %d refused", i)

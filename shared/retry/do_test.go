@@ -19,11 +19,7 @@ var errPlain = errors.New("plain failure")
 func upstreamErr() error { return mcperr.New(mcperr.Upstream, "avinode returned 503") }
 
 func TestIsRetryable(t *testing.T) {
-	tests := []struct {
-		name string
-		err  error
-		want bool
-	}{
+	checkErrors(t, "IsRetryable", IsRetryable, []errCase{
 		{"nil", nil, false},
 		{"plain error says nothing", errPlain, false},
 		{"mcperr upstream", upstreamErr(), true},
@@ -35,11 +31,23 @@ func TestIsRetryable(t *testing.T) {
 		{"Permanent overrides retryable cause", Permanent(upstreamErr()), false},
 		{"outermost opinion wins", Retryable(Permanent(errPlain)), true},
 		{"context cancelled", context.Canceled, false},
-	}
-	for _, tt := range tests {
+	})
+}
+
+// errCase is an error and what a predicate on errors must say of it.
+type errCase struct {
+	name string
+	err  error
+	want bool
+}
+
+// checkErrors runs the predicate called name on every case.
+func checkErrors(t *testing.T, name string, predicate func(error) bool, cases []errCase) {
+	t.Helper()
+	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := IsRetryable(tt.err); got != tt.want {
-				t.Fatalf("IsRetryable(%v) = %v, want %v", tt.err, got, tt.want)
+			if got := predicate(tt.err); got != tt.want {
+				t.Fatalf("%s(%v) = %v, want %v", name, tt.err, got, tt.want)
 			}
 		})
 	}
@@ -145,7 +153,7 @@ func TestDo(t *testing.T) {
 			if *calls != tt.wantCalls {
 				t.Fatalf("fn called %d times, want %d", *calls, tt.wantCalls)
 			}
-			equalDurations(t, clock.Slept(), tt.wantSlept)
+			clock.AssertSlept(t, tt.wantSlept...)
 		})
 	}
 }
@@ -158,7 +166,7 @@ func TestDoUsesInjectedRand(t *testing.T) {
 	if err := Do(context.Background(), p, fn, WithClock(clock), WithRand(func() float64 { return 0.75 })); err != nil {
 		t.Fatal(err)
 	}
-	equalDurations(t, clock.Slept(), []time.Duration{25 * time.Millisecond, 50 * time.Millisecond})
+	clock.AssertSlept(t, 25*time.Millisecond, 50*time.Millisecond)
 }
 
 func TestDoContextCancelledByAttempt(t *testing.T) {
@@ -252,7 +260,7 @@ func TestDoGivesUpBeforeDeadline(t *testing.T) {
 	if *calls != 2 {
 		t.Fatalf("fn called %d times, want 2", *calls)
 	}
-	equalDurations(t, clock.Slept(), []time.Duration{50 * time.Second})
+	clock.AssertSlept(t, 50*time.Second)
 }
 
 func TestDoThroughBreaker(t *testing.T) {
@@ -267,7 +275,7 @@ func TestDoThroughBreaker(t *testing.T) {
 		if *calls != 2 {
 			t.Fatalf("fn called %d times, want 2 (then the circuit opened)", *calls)
 		}
-		equalDurations(t, clock.Slept(), []time.Duration{100 * time.Millisecond, 200 * time.Millisecond})
+		clock.AssertSlept(t, 100*time.Millisecond, 200*time.Millisecond)
 	})
 	t.Run("waits out a short cooldown", func(t *testing.T) {
 		clock := newFakeClock()
@@ -278,7 +286,7 @@ func TestDoThroughBreaker(t *testing.T) {
 		}
 		// 100ms, 200ms backoff; then rejected with 300ms left but backoff
 		// (400ms) is longer; then the trial succeeds.
-		equalDurations(t, clock.Slept(), []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond})
+		clock.AssertSlept(t, 100*time.Millisecond, 200*time.Millisecond, 400*time.Millisecond)
 		if *calls != 3 || b.State() != StateClosed {
 			t.Fatalf("calls=%d state=%v; want 3 and closed", *calls, b.State())
 		}
@@ -305,11 +313,7 @@ func TestRealClock(t *testing.T) {
 }
 
 func TestIsUpstreamFailure(t *testing.T) {
-	tests := []struct {
-		name string
-		err  error
-		want bool
-	}{
+	checkErrors(t, "IsUpstreamFailure", IsUpstreamFailure, []errCase{
 		{"nil", nil, false},
 		{"cancelled", fmt.Errorf("x: %w", context.Canceled), false},
 		{"circuit open", NewBreaker("x", 1, time.Second).openError(time.Second), false},
@@ -326,14 +330,7 @@ func TestIsUpstreamFailure(t *testing.T) {
 		{"unexpected EOF", fmt.Errorf("reading body: %w", io.ErrUnexpectedEOF), true},
 		{"EOF", io.EOF, true},
 		{"plain", errPlain, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := IsUpstreamFailure(tt.err); got != tt.want {
-				t.Fatalf("IsUpstreamFailure(%v) = %v, want %v", tt.err, got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestInterrupted(t *testing.T) {

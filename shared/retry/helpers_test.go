@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/retry/retrytest"
@@ -28,18 +27,6 @@ func testPolicy(attempts int) Policy {
 		MaxDelay:      time.Second,
 		Multiplier:    2,
 		MaxRetryAfter: time.Minute,
-	}
-}
-
-func equalDurations(t *testing.T, got, want []time.Duration) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("slept %v, want %v", got, want)
-	}
-	for i := range got {
-		if got[i] != want[i] {
-			t.Fatalf("slept %v, want %v", got, want)
-		}
 	}
 }
 

@@ -53,7 +53,9 @@ func isIdempotent(req *http.Request) bool {
 // callers handle a final 503 just as they would without retries. Safe for
 // concurrent use.
 type Transport struct {
-	base   http.RoundTripper
+	base http.RoundTripper
+	// send is base, behind the breaker when there is one.
+	send   http.RoundTripper
 	policy Policy
 	s      settings
 }
@@ -63,7 +65,11 @@ func NewTransport(base http.RoundTripper, p Policy, opts ...Option) *Transport {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &Transport{base: base, policy: p.normalized(), s: newSettings(opts)}
+	t := &Transport{base: base, send: base, policy: p.normalized(), s: newSettings(opts)}
+	if t.s.breaker != nil {
+		t.send = t.s.breaker.Guard(base)
+	}
+	return t
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -73,7 +79,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	r := req
 	for attempt := 1; ; attempt++ {
-		resp, err := t.attempt(ctx, r)
+		resp, err := t.send.RoundTrip(r)
 		var again bool
 		var requested time.Duration
 		var has bool
@@ -118,34 +124,6 @@ func (t *Transport) CloseIdleConnections() {
 	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
-}
-
-func (t *Transport) attempt(ctx context.Context, r *http.Request) (*http.Response, error) {
-	if t.s.breaker == nil {
-		return t.base.RoundTrip(r)
-	}
-	var resp *http.Response
-	called := false
-	err := t.s.breaker.Do(ctx, func(context.Context) error {
-		called = true
-		var err error
-		resp, err = t.base.RoundTrip(r)
-		if err != nil {
-			return err
-		}
-		if resp.StatusCode >= 400 {
-			return &StatusError{StatusCode: resp.StatusCode}
-		}
-		return nil
-	})
-	if resp != nil {
-		return resp, nil
-	}
-	if !called && r.Body != nil {
-		// A RoundTripper must close the body even when it sends nothing.
-		r.Body.Close()
-	}
-	return nil, err
 }
 
 func (t *Transport) retryableStatus(resp *http.Response) bool {

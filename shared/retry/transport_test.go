@@ -20,52 +20,25 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/retry/retrytest"
 )
 
-// upstream is an httptest server that answers with a scripted list of
-// statuses (then 200s) and records every request body it saw.
-type upstream struct {
-	*httptest.Server
-	mu       sync.Mutex
-	statuses []int
-	headers  []http.Header
-	bodies   []string
+// newUpstream answers with statuses, then 200s; the body of its n-th answer
+// is "response n".
+func newUpstream(t *testing.T, statuses ...int) *retrytest.Upstream {
+	return newUpstreamRetryAfter(t, "", statuses...)
 }
 
-func newUpstream(t *testing.T, statuses ...int) *upstream {
-	u := &upstream{statuses: statuses}
-	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		u.mu.Lock()
-		n := len(u.bodies)
-		u.bodies = append(u.bodies, string(body))
-		status := http.StatusOK
-		var h http.Header
-		if n < len(u.statuses) {
-			status = u.statuses[n]
+// newUpstreamRetryAfter is newUpstream whose first answer carries a
+// Retry-After header.
+func newUpstreamRetryAfter(t *testing.T, retryAfter string, statuses ...int) *retrytest.Upstream {
+	return retrytest.Serve(t, func(n int) retrytest.Reply {
+		r := retrytest.Reply{Body: fmt.Sprintf("response %d", n+1)}
+		if n < len(statuses) {
+			r.Status = statuses[n]
 		}
-		if n < len(u.headers) {
-			h = u.headers[n]
+		if n == 0 && retryAfter != "" {
+			r.Header = map[string]string{"Retry-After": retryAfter}
 		}
-		u.mu.Unlock()
-		for k, v := range h {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(status)
-		fmt.Fprintf(w, "response %d", n+1)
-	}))
-	t.Cleanup(u.Close)
-	return u
-}
-
-func (u *upstream) requests() int {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return len(u.bodies)
-}
-
-func (u *upstream) seenBodies() []string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]string(nil), u.bodies...)
+		return r
+	})
 }
 
 func newClient(clock Clock, p Policy, opts ...Option) *http.Client {
@@ -150,14 +123,14 @@ func TestTransportStatusRetries(t *testing.T) {
 			if resp.StatusCode != tt.wantStatus {
 				t.Fatalf("status %d, want %d", resp.StatusCode, tt.wantStatus)
 			}
-			if got := u.requests(); got != tt.wantSeen {
+			if got := u.Hits(); got != tt.wantSeen {
 				t.Fatalf("server saw %d requests, want %d", got, tt.wantSeen)
 			}
 			// The caller gets the last response, body intact.
 			if want := fmt.Sprintf("response %d", tt.wantSeen); tt.method != http.MethodHead && body != want {
 				t.Fatalf("body %q, want %q", body, want)
 			}
-			equalDurations(t, clock.Slept(), tt.wantSlept)
+			clock.AssertSlept(t, tt.wantSlept...)
 		})
 	}
 }
@@ -179,21 +152,20 @@ func TestTransportRetryAfter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u := newUpstream(t, 429)
-			u.headers = []http.Header{{"Retry-After": {tt.retryAfter}}}
+			u := newUpstreamRetryAfter(t, tt.retryAfter, 429)
 			clock := newFakeClock()
 			resp, err := newClient(clock, testPolicy(3)).Get(u.URL)
 			if err != nil {
 				t.Fatal(err)
 			}
 			resp.Body.Close()
-			if got := u.requests(); got != tt.wantSeen {
+			if got := u.Hits(); got != tt.wantSeen {
 				t.Fatalf("server saw %d requests, want %d", got, tt.wantSeen)
 			}
 			if tt.wantSeen == 1 && (resp.StatusCode != 429 || resp.Header.Get("Retry-After") != tt.retryAfter) {
 				t.Fatalf("caller should get the 429 and its Retry-After, got %d %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 			}
-			equalDurations(t, clock.Slept(), tt.wantSlept)
+			clock.AssertSlept(t, tt.wantSlept...)
 		})
 	}
 }
@@ -234,13 +206,13 @@ func TestTransportReplaysBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	got := u.seenBodies()
+	got := u.Seen()
 	if len(got) != 3 {
 		t.Fatalf("server saw %d requests, want 3", len(got))
 	}
-	for i, b := range got {
-		if b != payload {
-			t.Fatalf("attempt %d sent body %q, want %q", i+1, b, payload)
+	for i, r := range got {
+		if r.Body != payload {
+			t.Fatalf("attempt %d sent body %q, want %q", i+1, r.Body, payload)
 		}
 	}
 }
@@ -260,8 +232,8 @@ func TestTransportNoReplayWithoutGetBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 503 || u.requests() != 1 {
-		t.Fatalf("status %d after %d requests; a body that cannot be rebuilt must not be resent", resp.StatusCode, u.requests())
+	if resp.StatusCode != 503 || u.Hits() != 1 {
+		t.Fatalf("status %d after %d requests; a body that cannot be rebuilt must not be resent", resp.StatusCode, u.Hits())
 	}
 }
 
@@ -273,21 +245,9 @@ func TestTransportGetBodyFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body := readBody(t, resp); resp.StatusCode != 503 || body != "response 1" || u.requests() != 1 {
-		t.Fatalf("got %d %q after %d requests; want the intact first response", resp.StatusCode, body, u.requests())
+	if body := readBody(t, resp); resp.StatusCode != 503 || body != "response 1" || u.Hits() != 1 {
+		t.Fatalf("got %d %q after %d requests; want the intact first response", resp.StatusCode, body, u.Hits())
 	}
-}
-
-// closedPort returns an address on which nothing listens, so dialing it fails
-// with "connection refused" before any byte is sent.
-func closedPort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }
 
 func TestTransportPOSTRetriedOnDialError(t *testing.T) {
@@ -298,7 +258,7 @@ func TestTransportPOSTRetriedOnDialError(t *testing.T) {
 	})
 	clock := newFakeClock()
 	client := &http.Client{Transport: NewTransport(base, testPolicy(3), WithClock(clock))}
-	_, err := client.Post("http://"+closedPort(t)+"/v1/quotes", "application/json", strings.NewReader(`{}`))
+	_, err := client.Post("http://"+retrytest.ClosedAddr(t)+"/v1/quotes", "application/json", strings.NewReader(`{}`))
 	var op *net.OpError
 	if !errors.As(err, &op) || op.Op != "dial" {
 		t.Fatalf("got %v, want a dial error", err)
@@ -306,13 +266,13 @@ func TestTransportPOSTRetriedOnDialError(t *testing.T) {
 	if got := attempts.Load(); got != 3 {
 		t.Fatalf("POST attempted %d times, want 3: a refused dial proves it was never sent", got)
 	}
-	equalDurations(t, clock.Slept(), []time.Duration{100 * time.Millisecond, 200 * time.Millisecond})
+	clock.AssertSlept(t, 100*time.Millisecond, 200*time.Millisecond)
 }
 
 func TestTransportPOSTDialErrorThenSuccess(t *testing.T) {
 	u := newUpstream(t)
 	var attempts atomic.Int32
-	down := closedPort(t)
+	down := retrytest.ClosedAddr(t)
 	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		if attempts.Add(1) == 1 {
 			r = r.Clone(r.Context())
@@ -326,8 +286,8 @@ func TestTransportPOSTDialErrorThenSuccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if got := u.seenBodies(); len(got) != 1 || got[0] != "book it" {
-		t.Fatalf("server saw %q, want exactly one %q", got, "book it")
+	if got := u.Seen(); len(got) != 1 || got[0].Body != "book it" {
+		t.Fatalf("server saw %+v, want exactly one %q", got, "book it")
 	}
 }
 
@@ -406,8 +366,7 @@ func TestTransportDrainsDiscardedResponses(t *testing.T) {
 }
 
 func TestTransportCancelDuringWait(t *testing.T) {
-	u := newUpstream(t, 503, 503, 503)
-	u.headers = []http.Header{{"Retry-After": {"30"}}}
+	u := newUpstreamRetryAfter(t, "30", 503, 503, 503)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// Real waiting (30s) that only cancellation can cut short.
@@ -421,8 +380,8 @@ func TestTransportCancelDuringWait(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || !errors.As(err, &se) || se.StatusCode != 503 {
 		t.Fatalf("got %v, want cancellation wrapping the 503", err)
 	}
-	if u.requests() != 1 {
-		t.Fatalf("server saw %d requests, want 1", u.requests())
+	if u.Hits() != 1 {
+		t.Fatalf("server saw %d requests, want 1", u.Hits())
 	}
 }
 
@@ -470,8 +429,7 @@ func TestTransportStopsWhenContextEndsDuringAttempt(t *testing.T) {
 }
 
 func TestTransportGivesUpBeforeDeadline(t *testing.T) {
-	u := newUpstream(t, 503, 503)
-	u.headers = []http.Header{{"Retry-After": {"50"}}}
+	u := newUpstreamRetryAfter(t, "50", 503, 503)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	clock := retrytest.NewClock(time.Now())
@@ -480,8 +438,8 @@ func TestTransportGivesUpBeforeDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 503 || u.requests() != 1 || len(clock.Slept()) != 0 {
-		t.Fatalf("status %d, %d requests, slept %v; want the 503 at once", resp.StatusCode, u.requests(), clock.Slept())
+	if resp.StatusCode != 503 || u.Hits() != 1 || len(clock.Slept()) != 0 {
+		t.Fatalf("status %d, %d requests, slept %v; want the 503 at once", resp.StatusCode, u.Hits(), clock.Slept())
 	}
 }
 
@@ -499,8 +457,8 @@ func TestTransportBreakerRejectsWithoutCallingServer(t *testing.T) {
 	if !errors.As(err, &me) || me.Code != mcperr.Upstream || me.RetryAfter != time.Minute-200*time.Millisecond {
 		t.Fatalf("got %#v, want an UPSTREAM_ERROR with the remaining cooldown", me)
 	}
-	if u.requests() != 2 {
-		t.Fatalf("server saw %d requests, want 2", u.requests())
+	if u.Hits() != 2 {
+		t.Fatalf("server saw %d requests, want 2", u.Hits())
 	}
 	if want := `circuit open after 2 consecutive failures; next attempt in 60s`; !strings.HasSuffix(me.Message, want) {
 		t.Fatalf("message %q, want suffix %q", me.Message, want)
@@ -511,8 +469,8 @@ func TestTransportBreakerRejectsWithoutCallingServer(t *testing.T) {
 			t.Fatalf("got %v", err)
 		}
 	}
-	if u.requests() != 2 {
-		t.Fatalf("open breaker let %d requests through", u.requests()-2)
+	if u.Hits() != 2 {
+		t.Fatalf("open breaker let %d requests through", u.Hits()-2)
 	}
 	// After the cooldown one trial goes through; the server answers 503
 	// again (third scripted status), so the breaker reopens and the retry of
@@ -522,8 +480,8 @@ func TestTransportBreakerRejectsWithoutCallingServer(t *testing.T) {
 	if !errors.As(err, &me) || !strings.Contains(me.Message, "after 3 consecutive failures") {
 		t.Fatalf("got %v, want the reopened circuit", err)
 	}
-	if u.requests() != 3 || b.State() != StateOpen {
-		t.Fatalf("%d requests, state %v; want exactly one trial that reopens", u.requests(), b.State())
+	if u.Hits() != 3 || b.State() != StateOpen {
+		t.Fatalf("%d requests, state %v; want exactly one trial that reopens", u.Hits(), b.State())
 	}
 }
 
@@ -567,10 +525,10 @@ func TestTransportPOSTRetriedAfterBreakerRejection(t *testing.T) {
 	if !first.closed.Load() {
 		t.Fatal("body of the rejected attempt was not closed")
 	}
-	if got := u.seenBodies(); len(got) != 1 || got[0] != "send" {
-		t.Fatalf("server saw %q, want one %q", got, "send")
+	if got := u.Seen(); len(got) != 1 || got[0].Body != "send" {
+		t.Fatalf("server saw %+v, want one %q", got, "send")
 	}
-	equalDurations(t, clock.Slept(), []time.Duration{300 * time.Millisecond})
+	clock.AssertSlept(t, 300*time.Millisecond)
 	if b.State() != StateClosed {
 		t.Fatalf("state %v, want closed after the successful trial", b.State())
 	}

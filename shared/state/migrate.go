@@ -26,6 +26,7 @@
 package state
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -118,4 +119,43 @@ func check(known []Migration, done []applied) error {
 		}
 	}
 	return nil
+}
+
+// migrationTx is one migration's transaction, as a driver runs it.
+type migrationTx interface {
+	// applied reads schema_migrations.
+	applied(ctx context.Context) ([]applied, error)
+	// run executes a migration's statements (there may be several).
+	run(ctx context.Context, sql string) error
+	// record adds m's row to schema_migrations.
+	record(ctx context.Context, m Migration) error
+	commit(ctx context.Context) error
+}
+
+// step applies, in tx, the first of known the database has not applied, if
+// any, and returns the version the database is then at. The caller rolls tx
+// back when step fails.
+func step(ctx context.Context, tx migrationTx, known []Migration) (int, error) {
+	done, err := tx.applied(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("reading schema_migrations: %w", err)
+	}
+	if err := check(known, done); err != nil {
+		return 0, err
+	}
+	version := len(done)
+	if version < len(known) {
+		m := known[version]
+		if err := tx.run(ctx, m.SQL); err != nil {
+			return 0, fmt.Errorf("migration %s: %w", m.Name, err)
+		}
+		if err := tx.record(ctx, m); err != nil {
+			return 0, fmt.Errorf("recording migration %s: %w", m.Name, err)
+		}
+		version++
+	}
+	if err := tx.commit(ctx); err != nil {
+		return 0, fmt.Errorf("committing migration %d: %w", version, err)
+	}
+	return version, nil
 }

@@ -66,36 +66,36 @@ func pgStep(ctx context.Context, db Beginner, known []Migration) (version int, e
 	if _, err := tx.Exec(ctx, pgMigrationsTable); err != nil {
 		return 0, fmt.Errorf("creating schema_migrations: %w", err)
 	}
-	rows, err := tx.Query(ctx, "SELECT version, name, checksum FROM schema_migrations ORDER BY version")
+	return step(ctx, pgMigration{tx}, known)
+}
+
+// pgMigration is a migration's transaction on PostgreSQL.
+type pgMigration struct{ tx pgx.Tx }
+
+func (p pgMigration) applied(ctx context.Context) ([]applied, error) {
+	rows, err := p.tx.Query(ctx, "SELECT version, name, checksum FROM schema_migrations ORDER BY version")
 	if err != nil {
-		return 0, fmt.Errorf("reading schema_migrations: %w", err)
+		return nil, err
 	}
 	var done []applied
 	var a applied
-	if _, err := pgx.ForEachRow(rows, []any{&a.version, &a.name, &a.checksum}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&a.version, &a.name, &a.checksum}, func() error {
 		done = append(done, a)
 		return nil
-	}); err != nil {
-		return 0, fmt.Errorf("reading schema_migrations: %w", err)
-	}
-	if err := check(known, done); err != nil {
-		return 0, err
-	}
-	version = len(done)
-	if version < len(known) {
-		m := known[version]
-		// The simple protocol: a migration may hold several statements.
-		if _, err := tx.Conn().PgConn().Exec(ctx, m.SQL).ReadAll(); err != nil {
-			return 0, fmt.Errorf("migration %s: %w", m.Name, err)
-		}
-		if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
-			m.Version, m.Name, m.Checksum); err != nil {
-			return 0, fmt.Errorf("recording migration %s: %w", m.Name, err)
-		}
-		version++
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return 0, fmt.Errorf("committing migration %d: %w", version, err)
-	}
-	return version, nil
+	})
+	return done, err
 }
+
+// run uses the simple protocol, which takes several statements.
+func (p pgMigration) run(ctx context.Context, sql string) error {
+	_, err := p.tx.Conn().PgConn().Exec(ctx, sql).ReadAll()
+	return err
+}
+
+func (p pgMigration) record(ctx context.Context, m Migration) error {
+	_, err := p.tx.Exec(ctx, "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
+		m.Version, m.Name, m.Checksum)
+	return err
+}
+
+func (p pgMigration) commit(ctx context.Context) error { return p.tx.Commit(ctx) }

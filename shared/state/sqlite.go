@@ -196,39 +196,38 @@ func sqliteStep(ctx context.Context, db *sql.DB, known []Migration) (version int
 	if _, err := tx.ExecContext(ctx, sqliteMigrationsTable); err != nil {
 		return 0, fmt.Errorf("creating schema_migrations: %w", err)
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT version, name, checksum FROM schema_migrations ORDER BY version")
+	return step(ctx, sqliteMigration{tx}, known)
+}
+
+// sqliteMigration is a migration's transaction on SQLite.
+type sqliteMigration struct{ tx *sql.Tx }
+
+func (s sqliteMigration) applied(ctx context.Context) ([]applied, error) {
+	rows, err := s.tx.QueryContext(ctx, "SELECT version, name, checksum FROM schema_migrations ORDER BY version")
 	if err != nil {
-		return 0, fmt.Errorf("reading schema_migrations: %w", err)
+		return nil, err
 	}
 	var done []applied
 	for rows.Next() {
 		var a applied
 		if err := rows.Scan(&a.version, &a.name, &a.checksum); err != nil {
 			_ = rows.Close()
-			return 0, fmt.Errorf("reading schema_migrations: %w", err)
+			return nil, err
 		}
 		done = append(done, a)
 	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return 0, fmt.Errorf("reading schema_migrations: %w", err)
-	}
-	if err := check(known, done); err != nil {
-		return 0, err
-	}
-	version = len(done)
-	if version < len(known) {
-		m := known[version]
-		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-			return 0, fmt.Errorf("migration %s: %w", m.Name, err)
-		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, checksum) VALUES (?, ?, ?)",
-			m.Version, m.Name, m.Checksum); err != nil {
-			return 0, fmt.Errorf("recording migration %s: %w", m.Name, err)
-		}
-		version++
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("committing migration %d: %w", version, err)
-	}
-	return version, nil
+	return done, errors.Join(rows.Err(), rows.Close())
 }
+
+func (s sqliteMigration) run(ctx context.Context, sql string) error {
+	_, err := s.tx.ExecContext(ctx, sql)
+	return err
+}
+
+func (s sqliteMigration) record(ctx context.Context, m Migration) error {
+	_, err := s.tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, checksum) VALUES (?, ?, ?)",
+		m.Version, m.Name, m.Checksum)
+	return err
+}
+
+func (s sqliteMigration) commit(context.Context) error { return s.tx.Commit() }

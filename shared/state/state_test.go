@@ -187,29 +187,16 @@ func TestSQLiteFailedMigrationChangesNothing(t *testing.T) {
 func TestSQLiteConcurrentOpen(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "state.db")
-	var wg sync.WaitGroup
-	errs := make(chan error, 6)
-	for range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			db, err := OpenSQLite(context.Background(), path, Options{Migrations: v3})
-			if err == nil && db.Version() != 3 {
-				err = errors.New("not at version 3")
-			}
-			if err == nil {
-				err = db.Close()
-			}
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Error(err)
+	atOnce(t, 6, func() error {
+		db, err := OpenSQLite(context.Background(), path, Options{Migrations: v3})
+		if err == nil && db.Version() != 3 {
+			err = errors.New("not at version 3")
 		}
-	}
+		if err == nil {
+			err = db.Close()
+		}
+		return err
+	})
 	db, err := OpenSQLite(context.Background(), path, Options{Migrations: v3})
 	if err != nil {
 		t.Fatal(err)
@@ -279,32 +266,18 @@ func TestPostgresConcurrentMigrate(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	url := pgtest.URL(t)
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := pgx.Connect(ctx, url)
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer conn.Close(ctx)
-			v, err := MigratePostgres(ctx, conn, v3)
-			if err == nil && v != 3 {
-				err = errors.New("not at version 3")
-			}
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	atOnce(t, 8, func() error {
+		conn, err := pgx.Connect(ctx, url)
 		if err != nil {
-			t.Error(err)
+			return err
 		}
-	}
+		defer conn.Close(ctx)
+		v, err := MigratePostgres(ctx, conn, v3)
+		if err == nil && v != 3 {
+			err = errors.New("not at version 3")
+		}
+		return err
+	})
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
@@ -313,5 +286,27 @@ func TestPostgresConcurrentMigrate(t *testing.T) {
 	var log string
 	if err := conn.QueryRow(ctx, "SELECT string_agg(version::text, ',' ORDER BY version) FROM log").Scan(&log); err != nil || log != "1,2,3" {
 		t.Errorf("log %q, %v", log, err)
+	}
+}
+
+// atOnce runs open n times concurrently, as n processes starting together
+// would, and fails t with every error they return.
+func atOnce(t *testing.T, n int, open func() error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- open()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
 	}
 }

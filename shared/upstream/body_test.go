@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/retry"
+	"github.com/mcp-fleet/mcp-fleet/shared/retry/retrytest"
 )
 
 func TestReadBody(t *testing.T) {
@@ -95,7 +96,7 @@ func TestNewJSONRequest(t *testing.T) {
 
 func TestDoJSON(t *testing.T) {
 	t.Run("decodes, ignoring unknown fields", func(t *testing.T) {
-		up := newFakeUpstream(t, reply{status: 200, body: `{"id":"q1","price":1200,"new_field":true}`})
+		up := retrytest.NewUpstream(t, retrytest.Reply{Status: 200, Body: `{"id":"q1","price":1200,"new_field":true}`})
 		c := newTestClient(t, testConfig(newFakeClock()))
 		req, _ := NewJSONRequest(context.Background(), http.MethodGet, up.URL+"/quotes/q1", nil)
 		var out struct {
@@ -107,7 +108,7 @@ func TestDoJSON(t *testing.T) {
 		}
 	})
 	t.Run("204 and nil out", func(t *testing.T) {
-		up := newFakeUpstream(t, reply{status: 204}, reply{status: 200, body: `{"ignored":1}`})
+		up := retrytest.NewUpstream(t, retrytest.Reply{Status: 204}, retrytest.Reply{Status: 200, Body: `{"ignored":1}`})
 		c := newTestClient(t, testConfig(newFakeClock()))
 		var out map[string]any
 		req, _ := NewJSONRequest(context.Background(), http.MethodDelete, up.URL, nil)
@@ -121,7 +122,7 @@ func TestDoJSON(t *testing.T) {
 	})
 	t.Run("error hints read the body, the message never shows it", func(t *testing.T) {
 		const body = `{"code":"PGRST116","message":"row not found","hint":"secret=hunter22"}`
-		up := newFakeUpstream(t, reply{status: 404, body: body})
+		up := retrytest.NewUpstream(t, retrytest.Reply{Status: 404, Body: body})
 		cfg := testConfig(newFakeClock())
 		cfg.Name = "supabase"
 		var gotBody string
@@ -141,7 +142,7 @@ func TestDoJSON(t *testing.T) {
 		}
 	})
 	t.Run("response over the cap", func(t *testing.T) {
-		up := newFakeUpstream(t, reply{status: 200, body: `{"x":"` + strings.Repeat("a", 200) + `"}`})
+		up := retrytest.NewUpstream(t, retrytest.Reply{Status: 200, Body: `{"x":"` + strings.Repeat("a", 200) + `"}`})
 		cfg := testConfig(newFakeClock())
 		cfg.MaxResponseBytes = 64
 		c := newTestClient(t, cfg)
@@ -152,7 +153,7 @@ func TestDoJSON(t *testing.T) {
 		}
 	})
 	t.Run("not JSON", func(t *testing.T) {
-		up := newFakeUpstream(t, reply{status: 200, body: `<html>maintenance</html>`})
+		up := retrytest.NewUpstream(t, retrytest.Reply{Status: 200, Body: `<html>maintenance</html>`})
 		c := newTestClient(t, testConfig(newFakeClock()))
 		req, _ := NewJSONRequest(context.Background(), http.MethodGet, up.URL, nil)
 		e := mustMCP(t, "avinode", c.DoJSON(req, new(map[string]any)), mcperr.Upstream, false)
@@ -161,19 +162,19 @@ func TestDoJSON(t *testing.T) {
 		}
 	})
 	t.Run("PUT retried with the same body", func(t *testing.T) {
-		up := newFakeUpstream(t, reply{status: 502})
+		up := retrytest.NewUpstream(t, retrytest.Reply{Status: 502})
 		c := newTestClient(t, testConfig(newFakeClock()))
 		req, _ := NewJSONRequest(context.Background(), http.MethodPut, up.URL+"/sheet/A1", map[string]string{"v": "x"})
 		if err := c.DoJSON(req, nil); err != nil {
 			t.Fatal(err)
 		}
-		s := up.seen()
-		if len(s) != 2 || s[0].body != `{"v":"x"}` || s[1].body != s[0].body {
+		s := up.Seen()
+		if len(s) != 2 || s[0].Body != `{"v":"x"}` || s[1].Body != s[0].Body {
 			t.Fatalf("attempts %+v", s)
 		}
 	})
 	t.Run("breaker sees 5xx through DoJSON", func(t *testing.T) {
-		up := newFakeUpstream(t, reply{status: 500})
+		up := retrytest.NewUpstream(t, retrytest.Reply{Status: 500})
 		cfg := testConfig(newFakeClock())
 		cfg.BreakerThreshold, cfg.Retry = 1, retry.Policy{MaxAttempts: 1}
 		c := newTestClient(t, cfg)

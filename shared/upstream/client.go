@@ -156,7 +156,9 @@ func New(cfg Config) (*Client, error) {
 	// Innermost first: the layers a single attempt passes through, then the
 	// retries around them, then the bounds around everything.
 	var attempt http.RoundTripper = &attemptTimeout{next: base, d: cfg.AttemptTimeout}
-	attempt = &breakerLayer{next: attempt, b: breaker}
+	// The breaker sits inside the Auth hook, so that a credentials failure
+	// neither counts against the upstream nor spends the half-open trial.
+	attempt = breaker.Guard(attempt)
 	if cfg.Auth != nil {
 		attempt = &authLayer{next: attempt, auth: cfg.Auth}
 	}
@@ -192,6 +194,27 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
+// setting is a Config field whose zero value means its default.
+type setting[T int | int64 | time.Duration] struct {
+	field string
+	v     *T
+	def   T
+}
+
+// orDefaults gives each zero setting its default, and refuses a negative
+// one.
+func orDefaults[T int | int64 | time.Duration](settings ...setting[T]) error {
+	for _, s := range settings {
+		if *s.v < 0 {
+			return fmt.Errorf("upstream: Config.%s must not be negative, got %v", s.field, *s.v)
+		}
+		if *s.v == 0 {
+			*s.v = s.def
+		}
+	}
+	return nil
+}
+
 func (cfg *Config) normalize() error {
 	for _, f := range []struct{ field, value string }{
 		{"Name", cfg.Name}, {"Server", cfg.Server}, {"Version", cfg.Version},
@@ -206,26 +229,16 @@ func (cfg *Config) normalize() error {
 	if strings.ContainsFunc(cfg.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return fmt.Errorf("upstream: Config.Name %q holds control characters", cfg.Name)
 	}
-	durations := []struct {
-		field string
-		v     *time.Duration
-		def   time.Duration
-	}{
-		{"Timeout", &cfg.Timeout, DefaultTimeout},
-		{"AttemptTimeout", &cfg.AttemptTimeout, 0}, // defaulted below
-		{"DialTimeout", &cfg.DialTimeout, DefaultDialTimeout},
-		{"TLSHandshakeTimeout", &cfg.TLSHandshakeTimeout, DefaultTLSHandshakeTimeout},
-		{"ResponseHeaderTimeout", &cfg.ResponseHeaderTimeout, DefaultResponseHeaderTimeout},
-		{"IdleConnTimeout", &cfg.IdleConnTimeout, DefaultIdleConnTimeout},
-		{"BreakerCooldown", &cfg.BreakerCooldown, DefaultBreakerCooldown},
-	}
-	for _, d := range durations {
-		if *d.v < 0 {
-			return fmt.Errorf("upstream: Config.%s must not be negative, got %s", d.field, *d.v)
-		}
-		if *d.v == 0 {
-			*d.v = d.def
-		}
+	if err := orDefaults(
+		setting[time.Duration]{"Timeout", &cfg.Timeout, DefaultTimeout},
+		setting[time.Duration]{"AttemptTimeout", &cfg.AttemptTimeout, 0}, // defaulted below
+		setting[time.Duration]{"DialTimeout", &cfg.DialTimeout, DefaultDialTimeout},
+		setting[time.Duration]{"TLSHandshakeTimeout", &cfg.TLSHandshakeTimeout, DefaultTLSHandshakeTimeout},
+		setting[time.Duration]{"ResponseHeaderTimeout", &cfg.ResponseHeaderTimeout, DefaultResponseHeaderTimeout},
+		setting[time.Duration]{"IdleConnTimeout", &cfg.IdleConnTimeout, DefaultIdleConnTimeout},
+		setting[time.Duration]{"BreakerCooldown", &cfg.BreakerCooldown, DefaultBreakerCooldown},
+	); err != nil {
+		return err
 	}
 	switch {
 	case cfg.AttemptTimeout == 0:
@@ -233,28 +246,15 @@ func (cfg *Config) normalize() error {
 	case cfg.AttemptTimeout > cfg.Timeout:
 		return fmt.Errorf("upstream: Config.AttemptTimeout (%s) exceeds Config.Timeout (%s)", cfg.AttemptTimeout, cfg.Timeout)
 	}
-	ints := []struct {
-		field string
-		v     *int
-		def   int
-	}{
-		{"MaxIdleConnsPerHost", &cfg.MaxIdleConnsPerHost, DefaultMaxIdleConnsPerHost},
-		{"MaxConnsPerHost", &cfg.MaxConnsPerHost, DefaultMaxConnsPerHost},
-		{"BreakerThreshold", &cfg.BreakerThreshold, DefaultBreakerThreshold},
+	if err := orDefaults(
+		setting[int]{"MaxIdleConnsPerHost", &cfg.MaxIdleConnsPerHost, DefaultMaxIdleConnsPerHost},
+		setting[int]{"MaxConnsPerHost", &cfg.MaxConnsPerHost, DefaultMaxConnsPerHost},
+		setting[int]{"BreakerThreshold", &cfg.BreakerThreshold, DefaultBreakerThreshold},
+	); err != nil {
+		return err
 	}
-	for _, n := range ints {
-		if *n.v < 0 {
-			return fmt.Errorf("upstream: Config.%s must not be negative, got %d", n.field, *n.v)
-		}
-		if *n.v == 0 {
-			*n.v = n.def
-		}
-	}
-	if cfg.MaxResponseBytes < 0 {
-		return fmt.Errorf("upstream: Config.MaxResponseBytes must not be negative, got %d", cfg.MaxResponseBytes)
-	}
-	if cfg.MaxResponseBytes == 0 {
-		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	if err := orDefaults(setting[int64]{"MaxResponseBytes", &cfg.MaxResponseBytes, DefaultMaxResponseBytes}); err != nil {
+		return err
 	}
 	if cfg.Retry == (retry.Policy{}) {
 		cfg.Retry = retry.DefaultPolicy()

@@ -17,38 +17,39 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/retry"
+	"github.com/mcp-fleet/mcp-fleet/shared/retry/retrytest"
 )
 
 func TestRetryAfterSecondsThenSuccess(t *testing.T) {
 	clock := newFakeClock()
-	up := newFakeUpstream(t, reply{status: 429, header: map[string]string{"Retry-After": "7"}})
+	up := retrytest.NewUpstream(t, retrytest.Reply{Status: 429, Header: map[string]string{"Retry-After": "7"}})
 	c := newTestClient(t, testConfig(clock))
 	resp, err := do(t, c, context.Background(), http.MethodGet, up.URL+"/flights", nil)
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("got %v, %v; want 200", resp, err)
 	}
-	if up.hits() != 2 {
-		t.Fatalf("upstream saw %d requests, want 2", up.hits())
+	if up.Hits() != 2 {
+		t.Fatalf("upstream saw %d requests, want 2", up.Hits())
 	}
 	// The server asked for 7s, more than the 200ms backoff.
-	equalDurations(t, clock.Slept(), 7*time.Second)
+	clock.AssertSlept(t, 7*time.Second)
 }
 
 func TestRetryAfterHTTPDate(t *testing.T) {
 	clock := newFakeClock()
 	at := clock.Now().Add(3 * time.Second).UTC().Format(http.TimeFormat)
-	up := newFakeUpstream(t, reply{status: 503, header: map[string]string{"Retry-After": at}})
+	up := retrytest.NewUpstream(t, retrytest.Reply{Status: 503, Header: map[string]string{"Retry-After": at}})
 	c := newTestClient(t, testConfig(clock))
 	resp, err := do(t, c, context.Background(), http.MethodGet, up.URL, nil)
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("got %v, %v; want 200", resp, err)
 	}
-	equalDurations(t, clock.Slept(), 3*time.Second)
+	clock.AssertSlept(t, 3*time.Second)
 }
 
 func TestServiceUnavailableRetriedWithJitter(t *testing.T) {
 	clock := newFakeClock()
-	up := newFakeUpstream(t, reply{status: 503}, reply{status: 502}, reply{status: 504})
+	up := retrytest.NewUpstream(t, retrytest.Reply{Status: 503}, retrytest.Reply{Status: 502}, retrytest.Reply{Status: 504})
 	cfg := testConfig(clock)
 	// Default jitter is half of each delay; a draw of 0.5 takes a quarter off.
 	cfg.Rand = func() float64 { return 0.5 }
@@ -57,24 +58,24 @@ func TestServiceUnavailableRetriedWithJitter(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("got %v, %v; want 200", resp, err)
 	}
-	if up.hits() != 4 {
-		t.Fatalf("upstream saw %d requests, want 4", up.hits())
+	if up.Hits() != 4 {
+		t.Fatalf("upstream saw %d requests, want 4", up.Hits())
 	}
-	equalDurations(t, clock.Slept(), 150*time.Millisecond, 300*time.Millisecond, 600*time.Millisecond)
+	clock.AssertSlept(t, 150*time.Millisecond, 300*time.Millisecond, 600*time.Millisecond)
 }
 
 func TestServerErrorOnGETRetriedUpToPolicy(t *testing.T) {
 	clock := newFakeClock()
-	up := newFakeUpstream(t, reply{status: 500}, reply{status: 500}, reply{status: 500}, reply{status: 500})
+	up := retrytest.NewUpstream(t, retrytest.Reply{Status: 500}, retrytest.Reply{Status: 500}, retrytest.Reply{Status: 500}, retrytest.Reply{Status: 500})
 	cfg := testConfig(clock)
 	cfg.Retry = retry.Policy{MaxAttempts: 3, BaseDelay: 100 * time.Millisecond}
 	c := newTestClient(t, cfg)
 	req, _ := NewJSONRequest(context.Background(), http.MethodGet, up.URL+"/aircraft", nil)
 	err := c.DoJSON(req, nil)
-	if up.hits() != 3 {
-		t.Fatalf("upstream saw %d requests, want 3 (the policy's MaxAttempts)", up.hits())
+	if up.Hits() != 3 {
+		t.Fatalf("upstream saw %d requests, want 3 (the policy's MaxAttempts)", up.Hits())
 	}
-	equalDurations(t, clock.Slept(), 100*time.Millisecond, 200*time.Millisecond)
+	clock.AssertSlept(t, 100*time.Millisecond, 200*time.Millisecond)
 	e := mustMCP(t, "avinode", err, mcperr.Upstream, true)
 	if !strings.Contains(e.Message, `"avinode"`) || !strings.Contains(e.Message, "HTTP 500") {
 		t.Fatalf("message %q should name the upstream and the status", e.Message)
@@ -104,7 +105,7 @@ func TestUnsafeRequestsNotResentAfterAnswer(t *testing.T) {
 		{"DELETE 503", http.MethodDelete, 503, nil, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			up := newFakeUpstream(t, reply{status: tc.status})
+			up := retrytest.NewUpstream(t, retrytest.Reply{Status: tc.status})
 			c := newTestClient(t, testConfig(newFakeClock()))
 			req, _ := NewJSONRequest(context.Background(), tc.method, up.URL+"/quotes", map[string]string{"tail": "N1"})
 			if tc.mark != nil {
@@ -115,12 +116,12 @@ func TestUnsafeRequestsNotResentAfterAnswer(t *testing.T) {
 				t.Fatal(err)
 			}
 			resp.Body.Close()
-			if up.hits() != tc.hits {
-				t.Fatalf("upstream saw %d requests, want %d", up.hits(), tc.hits)
+			if up.Hits() != tc.hits {
+				t.Fatalf("upstream saw %d requests, want %d", up.Hits(), tc.hits)
 			}
-			for _, s := range up.seen() {
-				if s.body != `{"tail":"N1"}` {
-					t.Fatalf("attempt carried body %q", s.body)
+			for _, s := range up.Seen() {
+				if s.Body != `{"tail":"N1"}` {
+					t.Fatalf("attempt carried body %q", s.Body)
 				}
 			}
 		})
@@ -128,14 +129,14 @@ func TestUnsafeRequestsNotResentAfterAnswer(t *testing.T) {
 }
 
 func TestPOSTTimeoutNotResent(t *testing.T) {
-	up := newFakeUpstream(t, reply{hang: true}, reply{hang: true})
+	up := retrytest.NewUpstream(t, retrytest.Reply{Hang: true}, retrytest.Reply{Hang: true})
 	cfg := testConfig(newFakeClock())
 	cfg.AttemptTimeout = 100 * time.Millisecond
 	c := newTestClient(t, cfg)
 	req, _ := NewJSONRequest(context.Background(), http.MethodPost, up.URL+"/bookings", map[string]int{"n": 1})
 	err := c.DoJSON(req, nil)
-	if up.hits() != 1 {
-		t.Fatalf("upstream saw %d requests, want 1: a POST that may have arrived must not be resent", up.hits())
+	if up.Hits() != 1 {
+		t.Fatalf("upstream saw %d requests, want 1: a POST that may have arrived must not be resent", up.Hits())
 	}
 	var e *mcperr.Error
 	if !errors.As(err, &e) || e.Code != mcperr.Timeout || e.Retryable() {
@@ -151,7 +152,7 @@ func TestPOSTTimeoutNotResent(t *testing.T) {
 
 func TestGETAttemptTimeoutRetried(t *testing.T) {
 	clock := newFakeClock()
-	up := newFakeUpstream(t, reply{hang: true})
+	up := retrytest.NewUpstream(t, retrytest.Reply{Hang: true})
 	cfg := testConfig(clock)
 	cfg.AttemptTimeout = 100 * time.Millisecond
 	c := newTestClient(t, cfg)
@@ -159,30 +160,30 @@ func TestGETAttemptTimeoutRetried(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("got %v, %v; want 200 on the second attempt", resp, err)
 	}
-	if up.hits() != 2 {
-		t.Fatalf("upstream saw %d requests, want 2", up.hits())
+	if up.Hits() != 2 {
+		t.Fatalf("upstream saw %d requests, want 2", up.Hits())
 	}
-	equalDurations(t, clock.Slept(), 200*time.Millisecond)
+	clock.AssertSlept(t, 200*time.Millisecond)
 }
 
 func TestConnectionReset(t *testing.T) {
 	t.Run("GET retried", func(t *testing.T) {
-		up := newFakeUpstream(t, reply{reset: true})
+		up := retrytest.NewUpstream(t, retrytest.Reply{Reset: true})
 		c := newTestClient(t, testConfig(newFakeClock()))
 		resp, err := do(t, c, context.Background(), http.MethodGet, up.URL, nil)
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("got %v, %v; want 200 after the reset", resp, err)
 		}
-		if up.hits() != 2 {
-			t.Fatalf("upstream saw %d requests, want 2", up.hits())
+		if up.Hits() != 2 {
+			t.Fatalf("upstream saw %d requests, want 2", up.Hits())
 		}
 	})
 	t.Run("POST not resent", func(t *testing.T) {
-		up := newFakeUpstream(t, reply{reset: true}, reply{reset: true})
+		up := retrytest.NewUpstream(t, retrytest.Reply{Reset: true}, retrytest.Reply{Reset: true})
 		c := newTestClient(t, testConfig(newFakeClock()))
 		_, err := do(t, c, context.Background(), http.MethodPost, up.URL, strings.NewReader("x"))
-		if up.hits() != 1 {
-			t.Fatalf("upstream saw %d requests, want 1", up.hits())
+		if up.Hits() != 1 {
+			t.Fatalf("upstream saw %d requests, want 1", up.Hits())
 		}
 		e := mustMCP(t, "avinode", err, mcperr.Transport, false)
 		if !strings.Contains(e.Message, "may have been applied") {
@@ -192,8 +193,8 @@ func TestConnectionReset(t *testing.T) {
 }
 
 func TestPOSTDialFailureRetried(t *testing.T) {
-	up := newFakeUpstream(t)
-	dead := closedAddr(t)
+	up := retrytest.NewUpstream(t)
+	dead := retrytest.ClosedAddr(t)
 	c := newTestClient(t, testConfig(newFakeClock()))
 	var dials atomic.Int32
 	d := &net.Dialer{}
@@ -208,27 +209,27 @@ func TestPOSTDialFailureRetried(t *testing.T) {
 	if err := c.DoJSON(req, &out); err != nil {
 		t.Fatalf("DoJSON: %v", err)
 	}
-	if dials.Load() != 2 || up.hits() != 1 {
-		t.Fatalf("dials=%d hits=%d, want a second dial and exactly one delivery", dials.Load(), up.hits())
+	if dials.Load() != 2 || up.Hits() != 1 {
+		t.Fatalf("dials=%d hits=%d, want a second dial and exactly one delivery", dials.Load(), up.Hits())
 	}
 }
 
 func TestConnectionRefusedEveryAttempt(t *testing.T) {
 	clock := newFakeClock()
 	c := newTestClient(t, testConfig(clock))
-	req, _ := NewJSONRequest(context.Background(), http.MethodPost, "http://"+closedAddr(t)+"/x", map[string]int{})
+	req, _ := NewJSONRequest(context.Background(), http.MethodPost, "http://"+retrytest.ClosedAddr(t)+"/x", map[string]int{})
 	err := c.DoJSON(req, nil)
 	e := mustMCP(t, "avinode", err, mcperr.Transport, true)
 	if !strings.Contains(e.Message, "connection refused") {
 		t.Fatalf("message %q", e.Message)
 	}
 	// Four attempts, three waits: a refused dial proves nothing was sent.
-	equalDurations(t, clock.Slept(), 200*time.Millisecond, 400*time.Millisecond, 800*time.Millisecond)
+	clock.AssertSlept(t, 200*time.Millisecond, 400*time.Millisecond, 800*time.Millisecond)
 }
 
 func TestBreakerOpensThenHalfOpens(t *testing.T) {
 	clock := newFakeClock()
-	up := newFakeUpstream(t, reply{status: 500}, reply{status: 500})
+	up := retrytest.NewUpstream(t, retrytest.Reply{Status: 500}, retrytest.Reply{Status: 500})
 	cfg := testConfig(clock)
 	cfg.BreakerThreshold = 2
 	cfg.BreakerCooldown = 30 * time.Second
@@ -249,8 +250,8 @@ func TestBreakerOpensThenHalfOpens(t *testing.T) {
 		t.Fatalf("health with the circuit open: %v", err)
 	}
 	err := get()
-	if up.hits() != 2 {
-		t.Fatalf("an open circuit let a request through (%d hits)", up.hits())
+	if up.Hits() != 2 {
+		t.Fatalf("an open circuit let a request through (%d hits)", up.Hits())
 	}
 	e := mustMCP(t, "avinode", err, mcperr.Upstream, true)
 	if !errors.Is(err, retry.ErrCircuitOpen) || e.RetryAfter != 30*time.Second {
@@ -268,8 +269,8 @@ func TestBreakerOpensThenHalfOpens(t *testing.T) {
 	if err := get(); err != nil {
 		t.Fatalf("trial request: %v", err)
 	}
-	if c.BreakerState() != retry.StateClosed || up.hits() != 3 {
-		t.Fatalf("breaker %s, hits %d after a good trial; want closed, 3", c.BreakerState(), up.hits())
+	if c.BreakerState() != retry.StateClosed || up.Hits() != 3 {
+		t.Fatalf("breaker %s, hits %d after a good trial; want closed, 3", c.BreakerState(), up.Hits())
 	}
 	if err := health(context.Background()); err != nil {
 		t.Fatalf("health with the circuit closed again: %v", err)
@@ -278,7 +279,7 @@ func TestBreakerOpensThenHalfOpens(t *testing.T) {
 
 func TestOpenCircuitFailsFastDespiteRetries(t *testing.T) {
 	clock := newFakeClock()
-	up := newFakeUpstream(t, reply{status: 503}, reply{status: 503})
+	up := retrytest.NewUpstream(t, retrytest.Reply{Status: 503}, retrytest.Reply{Status: 503})
 	cfg := testConfig(clock)
 	cfg.BreakerThreshold = 2
 	c := newTestClient(t, cfg)
@@ -290,22 +291,22 @@ func TestOpenCircuitFailsFastDespiteRetries(t *testing.T) {
 		t.Fatalf("got response %d, want the circuit's error", resp.StatusCode)
 	}
 	mustMCP(t, "avinode", err, mcperr.Upstream, true)
-	if up.hits() != 2 {
-		t.Fatalf("upstream saw %d requests, want 2", up.hits())
+	if up.Hits() != 2 {
+		t.Fatalf("upstream saw %d requests, want 2", up.Hits())
 	}
-	equalDurations(t, clock.Slept(), 200*time.Millisecond, 400*time.Millisecond)
+	clock.AssertSlept(t, 200*time.Millisecond, 400*time.Millisecond)
 }
 
 func TestGoogleRateLimitRetried(t *testing.T) {
 	const rateLimited = `{"error":{"code":403,"errors":[{"reason":"userRateLimitExceeded"}]}}`
-	up := newFakeUpstream(t, reply{status: 403, body: rateLimited})
+	up := retrytest.NewUpstream(t, retrytest.Reply{Status: 403, Body: rateLimited})
 	cfg := testConfig(newFakeClock())
 	cfg.Name = "gmail"
 	cfg.RetryableStatus = retry.GoogleRateLimited
 	c := newTestClient(t, cfg)
 	resp, err := do(t, c, context.Background(), http.MethodGet, up.URL, nil)
-	if err != nil || resp.StatusCode != 200 || up.hits() != 2 {
-		t.Fatalf("got %v, %v, %d hits; want 200 after one retry", resp, err, up.hits())
+	if err != nil || resp.StatusCode != 200 || up.Hits() != 2 {
+		t.Fatalf("got %v, %v, %d hits; want 200 after one retry", resp, err, up.Hits())
 	}
 }
 
@@ -328,7 +329,7 @@ func TestHeadersSent(t *testing.T) {
 		{"library user agent kept", "", false, "", "google-api-go-client/0.5", "X-Correlation-ID", "", "avinode-mcp/1.2.3 google-api-go-client/0.5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			up := newFakeUpstream(t)
+			up := retrytest.NewUpstream(t)
 			cfg := testConfig(newFakeClock())
 			cfg.CorrelationHeader, cfg.DisableCorrelation = tc.header, tc.disable
 			c := newTestClient(t, cfg)
@@ -345,7 +346,7 @@ func TestHeadersSent(t *testing.T) {
 				t.Fatal(err)
 			}
 			resp.Body.Close()
-			got := up.seen()[0].header
+			got := up.Seen()[0].Header
 			if v := got.Get(tc.wantHdr); v != tc.wantVal {
 				t.Fatalf("%s = %q, want %q", tc.wantHdr, v, tc.wantVal)
 			}
@@ -366,7 +367,7 @@ func TestDebugLogNamesRequestButNoSecrets(t *testing.T) {
 	const bearer = "sekrit-bearer-token-123"
 	const apiKey = "supersecretqueryvalue"
 	const configured = "configured-secret-in-path"
-	up := newFakeUpstream(t, reply{status: 503})
+	up := retrytest.NewUpstream(t, retrytest.Reply{Status: 503})
 	var buf bytes.Buffer
 	red := logging.NewRedactor(configured)
 	log := logging.New(&buf, "debug", red, "avinode-mcp")
@@ -384,7 +385,7 @@ func TestDebugLogNamesRequestButNoSecrets(t *testing.T) {
 		t.Fatalf("got %v, %v", resp, err)
 	}
 	// A failed attempt logs its error, whose text must not leak either.
-	_, err = do(t, c, ctx, http.MethodGet, "http://"+closedAddr(t)+"/x?token="+apiKey, nil)
+	_, err = do(t, c, ctx, http.MethodGet, "http://"+retrytest.ClosedAddr(t)+"/x?token="+apiKey, nil)
 	if err == nil {
 		t.Fatal("request to a closed port succeeded")
 	}
@@ -430,7 +431,7 @@ func TestDebugLogNamesRequestButNoSecrets(t *testing.T) {
 func TestContextDeadline(t *testing.T) {
 	t.Run("no wait past the deadline", func(t *testing.T) {
 		clock := newFakeClock()
-		up := newFakeUpstream(t, reply{status: 503, header: map[string]string{"Retry-After": "5"}})
+		up := retrytest.NewUpstream(t, retrytest.Reply{Status: 503, Header: map[string]string{"Retry-After": "5"}})
 		c := newTestClient(t, testConfig(clock))
 		ctx, cancel := context.WithDeadline(context.Background(), clock.Now().Add(2*time.Second))
 		defer cancel()
@@ -438,8 +439,8 @@ func TestContextDeadline(t *testing.T) {
 		if err != nil || resp.StatusCode != 503 {
 			t.Fatalf("got %v, %v; want the 503 itself", resp, err)
 		}
-		if up.hits() != 1 || len(clock.Slept()) != 0 {
-			t.Fatalf("hits %d, slept %v; want one attempt and no wait", up.hits(), clock.Slept())
+		if up.Hits() != 1 || len(clock.Slept()) != 0 {
+			t.Fatalf("hits %d, slept %v; want one attempt and no wait", up.Hits(), clock.Slept())
 		}
 		e := FromStatus("avinode", resp.StatusCode, resp.Header)
 		if e.RetryAfter != 5*time.Second || !strings.Contains(e.Message, "retry after 5s") {
@@ -447,18 +448,18 @@ func TestContextDeadline(t *testing.T) {
 		}
 	})
 	t.Run("caller deadline ends a hung request", func(t *testing.T) {
-		up := newFakeUpstream(t, reply{hang: true}, reply{hang: true})
+		up := retrytest.NewUpstream(t, retrytest.Reply{Hang: true}, retrytest.Reply{Hang: true})
 		c := newTestClient(t, testConfig(newFakeClock()))
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
 		_, err := do(t, c, ctx, http.MethodGet, up.URL, nil)
 		mustMCP(t, "avinode", err, mcperr.Timeout, true)
-		if up.hits() != 1 {
-			t.Fatalf("upstream saw %d requests after the deadline passed, want 1", up.hits())
+		if up.Hits() != 1 {
+			t.Fatalf("upstream saw %d requests after the deadline passed, want 1", up.Hits())
 		}
 	})
 	t.Run("configured overall timeout", func(t *testing.T) {
-		up := newFakeUpstream(t, reply{hang: true}, reply{hang: true})
+		up := retrytest.NewUpstream(t, retrytest.Reply{Hang: true}, retrytest.Reply{Hang: true})
 		cfg := testConfig(newFakeClock())
 		cfg.Timeout = 100 * time.Millisecond
 		c := newTestClient(t, cfg)
@@ -469,26 +470,26 @@ func TestContextDeadline(t *testing.T) {
 		mustMCP(t, "avinode", err, mcperr.Timeout, true)
 	})
 	t.Run("cancelled", func(t *testing.T) {
-		up := newFakeUpstream(t, reply{hang: true})
+		up := retrytest.NewUpstream(t, retrytest.Reply{Hang: true})
 		c := newTestClient(t, testConfig(newFakeClock()))
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() {
-			for up.hits() == 0 {
+			for up.Hits() == 0 {
 				time.Sleep(time.Millisecond)
 			}
 			cancel()
 		}()
 		_, err := do(t, c, ctx, http.MethodGet, up.URL, nil)
 		mustMCP(t, "avinode", err, mcperr.Cancelled, false)
-		if up.hits() != 1 {
-			t.Fatalf("a cancelled request was retried (%d hits)", up.hits())
+		if up.Hits() != 1 {
+			t.Fatalf("a cancelled request was retried (%d hits)", up.Hits())
 		}
 	})
 }
 
 func TestAuthHook(t *testing.T) {
 	t.Run("runs for every attempt", func(t *testing.T) {
-		up := newFakeUpstream(t, reply{status: 503})
+		up := retrytest.NewUpstream(t, retrytest.Reply{Status: 503})
 		var calls atomic.Int32
 		cfg := testConfig(newFakeClock())
 		cfg.Auth = func(r *http.Request) error {
@@ -500,14 +501,14 @@ func TestAuthHook(t *testing.T) {
 		if _, err := do(t, c, context.Background(), http.MethodGet, up.URL, nil); err != nil {
 			t.Fatal(err)
 		}
-		s := up.seen()
-		if calls.Load() != 2 || s[0].header.Get("X-Avinode-SentTimestamp") == s[1].header.Get("X-Avinode-SentTimestamp") {
+		s := up.Seen()
+		if calls.Load() != 2 || s[0].Header.Get("X-Avinode-SentTimestamp") == s[1].Header.Get("X-Avinode-SentTimestamp") {
 			t.Fatalf("hook calls %d, headers %q %q; want a fresh header per attempt", calls.Load(),
-				s[0].header.Get("X-Avinode-SentTimestamp"), s[1].header.Get("X-Avinode-SentTimestamp"))
+				s[0].Header.Get("X-Avinode-SentTimestamp"), s[1].Header.Get("X-Avinode-SentTimestamp"))
 		}
 	})
 	t.Run("failure is not retried and spares the breaker", func(t *testing.T) {
-		up := newFakeUpstream(t)
+		up := retrytest.NewUpstream(t)
 		var calls atomic.Int32
 		cfg := testConfig(newFakeClock())
 		cfg.BreakerThreshold = 1
@@ -520,15 +521,15 @@ func TestAuthHook(t *testing.T) {
 				t.Fatalf("error %v: the cause must be kept, out of the message", e)
 			}
 		}
-		if calls.Load() != 3 || up.hits() != 0 {
-			t.Fatalf("hook calls %d, hits %d; want one hook call per request and no request sent", calls.Load(), up.hits())
+		if calls.Load() != 3 || up.Hits() != 0 {
+			t.Fatalf("hook calls %d, hits %d; want one hook call per request and no request sent", calls.Load(), up.Hits())
 		}
 		if c.BreakerState() != retry.StateClosed {
 			t.Fatal("credential failures opened the circuit")
 		}
 	})
 	t.Run("an mcperr from the hook is kept", func(t *testing.T) {
-		up := newFakeUpstream(t)
+		up := retrytest.NewUpstream(t)
 		cfg := testConfig(newFakeClock())
 		own := mcperr.New(mcperr.Upstream, "token endpoint of upstream \"avinode\" is unavailable")
 		cfg.Auth = func(*http.Request) error { return own }
@@ -541,10 +542,10 @@ func TestAuthHook(t *testing.T) {
 }
 
 func TestRedirects(t *testing.T) {
-	other := newFakeUpstream(t)
-	up := newFakeUpstream(t,
-		reply{status: 302, header: map[string]string{"Location": "/moved"}},
-		reply{status: 302, header: map[string]string{"Location": other.URL + "/steal"}})
+	other := retrytest.NewUpstream(t)
+	up := retrytest.NewUpstream(t,
+		retrytest.Reply{Status: 302, Header: map[string]string{"Location": "/moved"}},
+		retrytest.Reply{Status: 302, Header: map[string]string{"Location": other.URL + "/steal"}})
 	cfg := testConfig(newFakeClock())
 	cfg.Auth = func(r *http.Request) error { r.Header.Set("Authorization", "Bearer abcdefgh"); return nil }
 	c := newTestClient(t, cfg)
@@ -554,22 +555,20 @@ func TestRedirects(t *testing.T) {
 	if !strings.Contains(e.Message, "redirected") {
 		t.Fatalf("message %q", e.Message)
 	}
-	if other.hits() != 0 {
+	if other.Hits() != 0 {
 		t.Fatal("a redirect carried the request to another host")
 	}
-	if s := up.seen(); len(s) != 2 || s[1].url != "/moved" || s[1].header.Get("Authorization") == "" {
+	if s := up.Seen(); len(s) != 2 || s[1].URL != "/moved" || s[1].Header.Get("Authorization") == "" {
 		t.Fatalf("same-host redirect not followed with credentials: %+v", s)
 	}
 
-	loop := newFakeUpstream(t)
-	loop.script = make([]reply, 10)
-	for i := range loop.script {
-		loop.script[i] = reply{status: 302, header: map[string]string{"Location": "/again"}}
-	}
+	loop := retrytest.Serve(t, func(int) retrytest.Reply {
+		return retrytest.Reply{Status: 302, Header: map[string]string{"Location": "/again"}}
+	})
 	req, _ = NewJSONRequest(context.Background(), http.MethodGet, loop.URL, nil)
 	e = mustMCP(t, "avinode", c.DoJSON(req, nil), mcperr.Upstream, false)
-	if !strings.Contains(e.Message, "more than 5 redirects") || loop.hits() != 6 {
-		t.Fatalf("message %q after %d hits", e.Message, loop.hits())
+	if !strings.Contains(e.Message, "more than 5 redirects") || loop.Hits() != 6 {
+		t.Fatalf("message %q after %d hits", e.Message, loop.Hits())
 	}
 }
 
@@ -616,8 +615,9 @@ func TestNewRejectsBadConfig(t *testing.T) {
 }
 
 func TestTLS(t *testing.T) {
-	srv := &fakeUpstream{}
-	srv.Server = httptest.NewUnstartedServer(http.HandlerFunc(srv.serve))
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "{}")
+	}))
 	srv.Config.ErrorLog = stdlog.New(io.Discard, "", 0) // the refused handshake is expected
 	srv.StartTLS()
 	defer srv.Close()
@@ -684,19 +684,19 @@ func TestDoJSONOutcomeUnknown(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		method     string
-		reply      reply
+		reply      retrytest.Reply
 		code       mcperr.Code
 		retryable  bool
 		retryAfter int
 	}{
-		{"POST 500", http.MethodPost, reply{status: 500}, mcperr.Upstream, false, 0},
-		{"POST 503", http.MethodPost, reply{status: 503}, mcperr.Upstream, false, 0},
-		{"POST 503 with Retry-After", http.MethodPost, reply{status: 503, header: map[string]string{"Retry-After": "7"}}, mcperr.Upstream, true, 7},
-		{"POST 429 with Retry-After", http.MethodPost, reply{status: 429, header: map[string]string{"Retry-After": "7"}}, mcperr.RateLimit, true, 7},
-		{"GET 500", http.MethodGet, reply{status: 500}, mcperr.Upstream, true, 0},
+		{"POST 500", http.MethodPost, retrytest.Reply{Status: 500}, mcperr.Upstream, false, 0},
+		{"POST 503", http.MethodPost, retrytest.Reply{Status: 503}, mcperr.Upstream, false, 0},
+		{"POST 503 with Retry-After", http.MethodPost, retrytest.Reply{Status: 503, Header: map[string]string{"Retry-After": "7"}}, mcperr.Upstream, true, 7},
+		{"POST 429 with Retry-After", http.MethodPost, retrytest.Reply{Status: 429, Header: map[string]string{"Retry-After": "7"}}, mcperr.RateLimit, true, 7},
+		{"GET 500", http.MethodGet, retrytest.Reply{Status: 500}, mcperr.Upstream, true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			up := newFakeUpstream(t, tc.reply, tc.reply, tc.reply)
+			up := retrytest.NewUpstream(t, tc.reply, tc.reply, tc.reply)
 			cfg := testConfig(newFakeClock())
 			cfg.Retry = retry.Policy{MaxAttempts: 1}
 			c := newTestClient(t, cfg)

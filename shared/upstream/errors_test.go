@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/retry/retrytest"
 )
 
 func TestFromStatus(t *testing.T) {
@@ -222,7 +223,7 @@ func TestFromErrorKeepsMCPError(t *testing.T) {
 
 func TestRealNetworkErrors(t *testing.T) {
 	c := newTestClient(t, testConfig(newFakeClock()))
-	_, err := c.HTTPClient().Get("http://" + closedAddr(t) + "/?token=abcdef123456")
+	_, err := c.HTTPClient().Get("http://" + retrytest.ClosedAddr(t) + "/?token=abcdef123456")
 	e := mustMCP(t, "avinode", err, mcperr.Transport, true)
 	if strings.Contains(errors.Unwrap(e).Error(), "abcdef123456") {
 		t.Fatalf("cause keeps the secret query: %v", errors.Unwrap(e))

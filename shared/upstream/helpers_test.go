@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,100 +20,6 @@ import (
 type fakeClock = retrytest.Clock
 
 func newFakeClock() *fakeClock { return retrytest.NewClock(time.Now().Truncate(time.Second)) }
-
-func equalDurations(t *testing.T, got []time.Duration, want ...time.Duration) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("slept %v, want %v", got, want)
-	}
-	for i := range got {
-		if got[i] != want[i] {
-			t.Fatalf("slept %v, want %v", got, want)
-		}
-	}
-}
-
-// reply is one scripted answer of a fake upstream.
-type reply struct {
-	status int
-	header map[string]string
-	body   string
-	// hang blocks until the client gives up on the request.
-	hang bool
-	// reset closes the connection without answering.
-	reset bool
-}
-
-// seen is what the fake upstream recorded of one request.
-type seen struct {
-	method string
-	url    string
-	header http.Header
-	body   string
-}
-
-// fakeUpstream is an httptest server that answers with a script of replies
-// (then 200 "{}") and records every request that reached it.
-type fakeUpstream struct {
-	*httptest.Server
-	mu      sync.Mutex
-	script  []reply
-	records []seen
-}
-
-func newFakeUpstream(t *testing.T, script ...reply) *fakeUpstream {
-	t.Helper()
-	u := &fakeUpstream{script: script}
-	u.Server = httptest.NewServer(http.HandlerFunc(u.serve))
-	t.Cleanup(u.Close)
-	return u
-}
-
-func (u *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	u.mu.Lock()
-	n := len(u.records)
-	u.records = append(u.records, seen{method: r.Method, url: r.URL.String(), header: r.Header.Clone(), body: string(body)})
-	rep := reply{status: http.StatusOK, body: "{}"}
-	if n < len(u.script) {
-		rep = u.script[n]
-	}
-	u.mu.Unlock()
-	switch {
-	case rep.hang:
-		<-r.Context().Done()
-		return
-	case rep.reset:
-		conn, _, err := w.(http.Hijacker).Hijack()
-		if err == nil {
-			if tc, ok := conn.(*net.TCPConn); ok {
-				_ = tc.SetLinger(0) // RST rather than FIN
-			}
-			conn.Close()
-		}
-		return
-	}
-	for k, v := range rep.header {
-		w.Header().Set(k, v)
-	}
-	if rep.status == 0 {
-		rep.status = http.StatusOK
-	}
-	w.WriteHeader(rep.status)
-	io.WriteString(w, rep.body)
-}
-
-func (u *fakeUpstream) hits() int {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return len(u.records)
-}
-
-func (u *fakeUpstream) seen() []seen {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]seen(nil), u.records...)
-}
 
 // testConfig is a valid Config with a fake clock and no jitter, so the
 // default policy's delays are exactly 200ms, 400ms, 800ms.
@@ -163,18 +66,6 @@ func mustMCP(t *testing.T, name string, err error, code mcperr.Code, retryable b
 		t.Fatalf("FromError(%v) = %s retryable=%v (%q), want %s retryable=%v", err, e.Code, e.Retryable(), e.Message, code, retryable)
 	}
 	return e
-}
-
-// closedAddr returns a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }
 
 var errBoom = errors.New("boom")

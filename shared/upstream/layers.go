@@ -179,38 +179,6 @@ func (t *authLayer) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(r)
 }
 
-// breakerLayer is retry.Transport's own breaker wiring, placed inside the
-// Auth hook so that a credentials failure neither counts against the
-// upstream nor spends the half-open trial.
-type breakerLayer struct {
-	next http.RoundTripper
-	b    *retry.Breaker
-}
-
-func (t *breakerLayer) RoundTrip(req *http.Request) (*http.Response, error) {
-	var resp *http.Response
-	called := false
-	err := t.b.Do(req.Context(), func(context.Context) error {
-		called = true
-		var err error
-		resp, err = t.next.RoundTrip(req)
-		if err != nil {
-			return err
-		}
-		if resp.StatusCode >= 400 {
-			return &retry.StatusError{StatusCode: resp.StatusCode}
-		}
-		return nil
-	})
-	if resp != nil {
-		return resp, nil
-	}
-	if !called && req.Body != nil {
-		req.Body.Close()
-	}
-	return nil, err
-}
-
 // attemptTimeout bounds one attempt until its response headers arrive. The
 // body is then bounded by the overall deadline only, so a large download is
 // not cut off by a limit meant for a stalled connection.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/retry/retrytest"
 )
 
 // issuer hands out numbered tokens valid for life, counting fetches.
@@ -208,7 +209,7 @@ func TestTokenSourceRecursionRefused(t *testing.T) {
 func TestTokenSourceAsAuthHook(t *testing.T) {
 	clock := newFakeClock()
 	t.Run("bearer header on every attempt", func(t *testing.T) {
-		up := newFakeUpstream(t, reply{status: 503})
+		up := retrytest.NewUpstream(t, retrytest.Reply{Status: 503})
 		iss := &issuer{clock: clock, life: time.Hour}
 		ts := &TokenSource{Fetch: iss.fetch, Clock: clock}
 		cfg := testConfig(clock)
@@ -217,9 +218,9 @@ func TestTokenSourceAsAuthHook(t *testing.T) {
 		if _, err := do(t, c, context.Background(), http.MethodGet, up.URL, nil); err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range up.seen() {
-			if s.header.Get("Authorization") != "Bearer token-1" {
-				t.Fatalf("Authorization %q", s.header.Get("Authorization"))
+		for _, s := range up.Seen() {
+			if s.Header.Get("Authorization") != "Bearer token-1" {
+				t.Fatalf("Authorization %q", s.Header.Get("Authorization"))
 			}
 		}
 		if iss.n.Load() != 1 {
@@ -227,7 +228,7 @@ func TestTokenSourceAsAuthHook(t *testing.T) {
 		}
 	})
 	t.Run("a failed refresh ends the request, once", func(t *testing.T) {
-		up := newFakeUpstream(t)
+		up := retrytest.NewUpstream(t)
 		iss := &issuer{clock: clock, err: errors.New("token endpoint: 503")}
 		ts := &TokenSource{Fetch: iss.fetch, Clock: clock}
 		cfg := testConfig(clock)
@@ -239,8 +240,8 @@ func TestTokenSourceAsAuthHook(t *testing.T) {
 		if !strings.Contains(e.Message, `credentials for upstream "avinode"`) {
 			t.Fatalf("message %q", e.Message)
 		}
-		if iss.n.Load() != 1 || up.hits() != 0 {
-			t.Fatalf("%d fetches, %d hits; want the refresh tried once and nothing sent", iss.n.Load(), up.hits())
+		if iss.n.Load() != 1 || up.Hits() != 0 {
+			t.Fatalf("%d fetches, %d hits; want the refresh tried once and nothing sent", iss.n.Load(), up.Hits())
 		}
 	})
 }

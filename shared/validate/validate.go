@@ -216,37 +216,32 @@ func valueOf(e gojsonschema.ResultError) any {
 	return v
 }
 
+// expectedByType says what a rule wants, from the detail of the error that
+// holds its limit: format with that detail's value.
+var expectedByType = map[string]struct{ format, detail string }{
+	"invalid_type":    {"%v", "expected"},
+	"enum":            {"one of %v", "allowed"},
+	"string_gte":      {"at least %v characters", "min"},
+	"string_lte":      {"at most %v characters", "max"},
+	"number_gte":      {">= %v", "min"},
+	"number_lte":      {"<= %v", "max"},
+	"number_gt":       {"> %v", "min"},
+	"number_lt":       {"< %v", "max"},
+	"pattern":         {"matching %v", "pattern"},
+	"array_min_items": {"at least %v items", "min"},
+	"array_max_items": {"at most %v items", "max"},
+	"format":          {"format %v", "format"},
+}
+
 func expectedOf(e gojsonschema.ResultError) string {
-	d := e.Details()
 	switch e.Type() {
 	case "required":
 		return "a value (required)"
 	case "additional_property_not_allowed":
 		return "no such property"
-	case "invalid_type":
-		return fmt.Sprint(d["expected"])
-	case "enum":
-		return "one of " + fmt.Sprint(d["allowed"])
-	case "string_gte":
-		return fmt.Sprintf("at least %v characters", d["min"])
-	case "string_lte":
-		return fmt.Sprintf("at most %v characters", d["max"])
-	case "number_gte":
-		return fmt.Sprintf(">= %v", d["min"])
-	case "number_lte":
-		return fmt.Sprintf("<= %v", d["max"])
-	case "number_gt":
-		return fmt.Sprintf("> %v", d["min"])
-	case "number_lt":
-		return fmt.Sprintf("< %v", d["max"])
-	case "pattern":
-		return fmt.Sprintf("matching %v", d["pattern"])
-	case "array_min_items":
-		return fmt.Sprintf("at least %v items", d["min"])
-	case "array_max_items":
-		return fmt.Sprintf("at most %v items", d["max"])
-	case "format":
-		return fmt.Sprintf("format %v", d["format"])
+	}
+	if x, ok := expectedByType[e.Type()]; ok {
+		return fmt.Sprintf(x.format, e.Details()[x.detail])
 	}
 	return e.Description()
 }

@@ -1,10 +1,13 @@
-// Package retrytest holds test doubles for code that waits through a
-// retry.Clock.
+// Package retrytest holds test doubles for code that retries: a Clock whose
+// waits are instantaneous and recorded, and an Upstream that fails as a
+// test scripts it.
 package retrytest
 
 import (
 	"context"
+	"slices"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -51,4 +54,13 @@ func (c *Clock) Slept() []time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]time.Duration(nil), c.sleeps...)
+}
+
+// AssertSlept fails t unless the clock's sleeps so far are exactly want, in
+// order.
+func (c *Clock) AssertSlept(t testing.TB, want ...time.Duration) {
+	t.Helper()
+	if got := c.Slept(); !slices.Equal(got, want) {
+		t.Fatalf("slept %v, want %v", got, want)
+	}
 }

@@ -2,6 +2,7 @@ package retrytest_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -32,5 +33,39 @@ func TestClock(t *testing.T) {
 	cancel()
 	if err := c.Sleep(ctx, time.Hour); err != context.Canceled || len(c.Slept()) != 2 {
 		t.Errorf("a cancelled sleep: %v, %v", err, c.Slept())
+	}
+}
+
+// recorder is a testing.TB that notes a failure instead of stopping the
+// test, so that an assertion can be seen to fail.
+type recorder struct {
+	testing.TB
+	failed string
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.failed = fmt.Sprintf(format, args...)
+}
+
+func TestAssertSlept(t *testing.T) {
+	c := retrytest.NewClock(time.Now())
+	r := &recorder{TB: t}
+	c.AssertSlept(r)
+	if r.failed != "" {
+		t.Fatalf("no sleeps: %s", r.failed)
+	}
+	_ = c.Sleep(context.Background(), time.Second)
+	_ = c.Sleep(context.Background(), 2*time.Second)
+	c.AssertSlept(r, time.Second, 2*time.Second)
+	if r.failed != "" {
+		t.Fatalf("the exact sleeps: %s", r.failed)
+	}
+	for _, want := range [][]time.Duration{{time.Second}, {2 * time.Second, time.Second}, {time.Second, 2 * time.Second, time.Second}} {
+		r.failed = ""
+		c.AssertSlept(r, want...)
+		if r.failed != fmt.Sprintf("slept [1s 2s], want %v", want) {
+			t.Errorf("want %v: failure %q", want, r.failed)
+		}
 	}
 }

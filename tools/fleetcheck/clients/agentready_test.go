@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/schema"
+	"github.com/mcp-fleet/mcp-fleet/tools/fleetcheck/internal/testbin"
 )
 
 // TestEveryToolAgentReady: every tool each built server lists can be
@@ -15,7 +16,7 @@ import (
 // holds the rules in Go, next to the servers.
 func TestEveryToolAgentReady(t *testing.T) {
 	fl := loadFleet(t)
-	for _, s := range servers {
+	for _, s := range testbin.Servers {
 		for _, tool := range fl.defs[s] {
 			var probs []string
 			probs = append(probs, schema.ToolProblems(tool.Name, tool.Description)...)

@@ -2,10 +2,12 @@ package clients
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -225,46 +227,15 @@ func (a *analysis) binary(t *Target) bool {
 
 // flags parses a server's arguments against its --help.
 func (a *analysis) flags(entry string, s *help.Server, args []string) map[string]string {
-	vals := map[string]string{}
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if !strings.HasPrefix(arg, "--") {
-			a.errf(entry, "argument %q is not a --flag (%s takes no positional arguments here)", arg, s.Program)
-			continue
-		}
-		name, val, hasVal := strings.Cut(arg[2:], "=")
-		f, ok := s.Flags[name]
-		switch {
-		case !ok:
-			a.errf(entry, "--%s is not a flag of %s (see %s --help)", name, s.Program, s.Program)
-			continue
-		case name == "help" || name == "version":
-			a.errf(entry, "--%s makes %s print and exit instead of serving", name, s.Program)
-			continue
-		case f.TakesValue && !hasVal:
-			if i+1 >= len(args) {
-				a.errf(entry, "--%s needs a value", name)
-				continue
-			}
-			i++
-			val = args[i]
-		case !f.TakesValue && !hasVal:
-			val = "true"
-		case !f.TakesValue && val != "true" && val != "false":
-			a.errf(entry, "--%s is a switch: --%s, or --%s=true|false, not %q", name, name, name, val)
-		}
-		if prev, dup := vals[name]; dup && f.Repeatable {
-			val = prev + string(os.PathListSeparator) + val
-		} else if dup {
-			a.errf(entry, "--%s given twice", name)
-		}
-		vals[name] = val
+	vals, problems := s.ParseArgs(args)
+	for _, p := range problems {
+		a.errf(entry, "%s", p)
 	}
 	return vals
 }
 
 func (a *analysis) serverEnv(entry string, s *help.Server, env map[string]string) {
-	for _, k := range sortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		if !s.HasEnv(k) {
 			a.errf(entry, "%s is not a variable %s reads (see %s --help)", k, s.Program, s.Program)
 		}
@@ -477,7 +448,7 @@ func (a *analysis) container(t *Target) bool {
 	if !remove {
 		a.errf(e.Name, "no --rm: every session would leave a stopped container behind")
 	}
-	for _, k := range sortedKeys(e.Env) {
+	for _, k := range slices.Sorted(maps.Keys(e.Env)) {
 		if !passed[k] {
 			a.errf(e.Name, "env %s reaches %s, not the server: pass it with -e %s", k, e.Command, k)
 		}
@@ -489,7 +460,7 @@ func (a *analysis) container(t *Target) bool {
 	t.Image = args[i]
 	server, ok := a.facts.Images[t.Image]
 	if !ok {
-		a.errf(e.Name, "image %s is not one `make images` builds (%s)", t.Image, strings.Join(sortedKeys(a.facts.Images), ", "))
+		a.errf(e.Name, "image %s is not one `make images` builds (%s)", t.Image, strings.Join(slices.Sorted(maps.Keys(a.facts.Images)), ", "))
 		return false
 	}
 	t.Server = server
@@ -572,7 +543,7 @@ func (a *analysis) bridge(t *Target) bool {
 		a.errf(e.Name, "want --header Authorization:${AUTH_HEADER} (no space; the value comes from env)")
 		return a.url(t)
 	}
-	for _, k := range sortedKeys(e.Env) {
+	for _, k := range slices.Sorted(maps.Keys(e.Env)) {
 		if k != m[1] {
 			a.errf(e.Name, "env %s: mcp-remote needs only %s", k, m[1])
 		}
@@ -601,7 +572,7 @@ func (a *analysis) http(t *Target) bool {
 	ok := a.url(t)
 	auth, has := e.Headers["Authorization"]
 	if len(e.Headers) != 1 || !has {
-		a.errf(e.Name, "headers %v: want exactly Authorization: Bearer <token variable>", sortedKeys(e.Headers))
+		a.errf(e.Name, "headers %v: want exactly Authorization: Bearer <token variable>", slices.Sorted(maps.Keys(e.Headers)))
 		return ok
 	}
 	value, found := strings.CutPrefix(auth, "Bearer ")
@@ -660,7 +631,7 @@ func (a *analysis) url(t *Target) bool {
 		a.errf(e.Name, "url %s: name the port", t.URL)
 		return false
 	}
-	for _, name := range sortedKeys(a.facts.Servers) {
+	for _, name := range slices.Sorted(maps.Keys(a.facts.Servers)) {
 		if a.facts.Servers[name].DefaultPort == port {
 			t.Server = name
 			return true
@@ -670,18 +641,9 @@ func (a *analysis) url(t *Target) bool {
 	return false
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func mapValues(m map[string]string) []string {
 	out := make([]string, 0, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, m[k])
 	}
 	return out

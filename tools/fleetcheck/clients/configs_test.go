@@ -30,21 +30,8 @@ import (
 // The servers and the agents of the charter workflow, as the configurations
 // must cover them.
 var (
-	servers       = []string{"avinode", "gmail", "sheets", "supabase", "devtools"}
 	charterAgents = []string{"orchestrator", "client_data", "flight_search", "proposal_analysis", "communication", "error_monitor"}
 )
-
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.work")); err != nil {
-		t.Fatalf("repository root: %v", err)
-	}
-	return root
-}
 
 // fleet is what the shipped configurations are checked against, gathered
 // from the real binaries, the shipped policy and the Makefile.
@@ -95,11 +82,11 @@ func loadFleet(t *testing.T) *fleet {
 }
 
 func gather(t *testing.T) (*fleet, error) {
-	root := repoRoot(t)
+	root := testbin.Root(t)
 	fl := &fleet{root: root, bins: map[string]string{}, tools: map[string][]string{}, resources: map[string][]string{}, defs: map[string][]mcp.Tool{},
 		facts: &Facts{Root: root, Servers: map[string]*help.Server{}, Images: map[string]string{}}}
 	binDir := t.TempDir()
-	for _, s := range servers {
+	for _, s := range testbin.Servers {
 		bin := testbin.Server(t, binDir, s)
 		h, err := help.Load(context.Background(), bin)
 		if err != nil {
@@ -225,7 +212,7 @@ func TestShippedConfigs(t *testing.T) {
 	// Every client has every server over stdio (binary and container) and HTTP.
 	for _, c := range []Client{ClaudeDesktop, ClaudeCode, Cursor, VSCode} {
 		for _, via := range []Via{ViaBinary, ViaContainer, ViaHTTP} {
-			for _, s := range servers {
+			for _, s := range testbin.Servers {
 				if !covered[fmt.Sprintf("%s/%s/%s", c, via, s)] {
 					t.Errorf("no %s configuration reaches %s by %s", c, s, via)
 				}
@@ -236,7 +223,7 @@ func TestShippedConfigs(t *testing.T) {
 	// servers where the policy grants it tools.
 	for _, ag := range charterAgents {
 		var want []string
-		for _, s := range servers {
+		for _, s := range testbin.Servers {
 			for _, tool := range fl.tools[s] {
 				if fl.facts.Policy.Allowed(ag, tool) {
 					want = append(want, s)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/shared/acl"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
+	"github.com/mcp-fleet/mcp-fleet/tools/fleetcheck/internal/testbin"
 )
 
 // TestFleetTools: shared/acl's list of the fleet's tools — what a server
@@ -35,28 +36,28 @@ func TestFleetTools(t *testing.T) {
 		return
 	}
 	got := acl.FleetTools()
-	for _, s := range servers {
+	for _, s := range testbin.Servers {
 		if !slices.Equal(got[s], fl.tools[s]) {
 			t.Errorf("%s serves %v, but shared/acl lists %v: regenerate with go test ./tools/fleetcheck/clients -run TestFleetTools -update",
 				s, fl.tools[s], got[s])
 		}
 	}
 	gotRes := acl.FleetResources()
-	for _, s := range servers {
+	for _, s := range testbin.Servers {
 		if !slices.Equal(gotRes[s], fl.resources[s]) {
 			t.Errorf("%s serves the resources %v, but shared/acl lists %v: regenerate with go test ./tools/fleetcheck/clients -run TestFleetTools -update",
 				s, fl.resources[s], gotRes[s])
 		}
 	}
-	if len(got) != len(servers) {
-		t.Errorf("shared/acl lists the tools of %d servers, the fleet has %d", len(got), len(servers))
+	if len(got) != len(testbin.Servers) {
+		t.Errorf("shared/acl lists the tools of %d servers, the fleet has %d", len(got), len(testbin.Servers))
 	}
 }
 
 // writeByServer writes a generated map of names by server, in fleet order.
 func writeByServer(b *bytes.Buffer, doc, name string, by map[string][]string) {
 	fmt.Fprintf(b, "// %s\nvar %s = map[string][]string{\n", doc, name)
-	for _, s := range servers {
+	for _, s := range testbin.Servers {
 		fmt.Fprintf(b, "\t%q: {", s)
 		for i, n := range by[s] {
 			if i > 0 {

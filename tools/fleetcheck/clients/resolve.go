@@ -2,6 +2,8 @@ package clients
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -45,7 +47,7 @@ func Resolve(t Target, v Vars, bins map[string]string) (Launch, error) {
 		for _, a := range t.Entry.Args {
 			l.Args = append(l.Args, expand(a))
 		}
-		for _, k := range sortedKeys(t.Entry.Env) {
+		for _, k := range slices.Sorted(maps.Keys(t.Entry.Env)) {
 			l.Env = append(l.Env, k+"="+expand(t.Entry.Env[k]))
 		}
 		sort.Strings(l.Env)

@@ -371,38 +371,9 @@ func (c *check) server(svc types.ServiceConfig) {
 // flags reads a command line against h: every argument a flag h lists,
 // with its value when it takes one.
 func (c *check) flags(service string, h *help.Server, args []string) map[string]string {
-	vals := map[string]string{}
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if !strings.HasPrefix(arg, "--") {
-			c.errf(service, "argument %q is not a --flag (%s takes no positional arguments)", arg, h.Program)
-			continue
-		}
-		name, val, hasVal := strings.Cut(arg[2:], "=")
-		f, ok := h.Flags[name]
-		switch {
-		case !ok:
-			c.errf(service, "--%s is not a flag of %s (see its --help)", name, h.Program)
-			continue
-		case name == "help" || name == "version":
-			c.errf(service, "--%s makes %s print and exit instead of serving", name, h.Program)
-			continue
-		case f.TakesValue && !hasVal:
-			if i+1 >= len(args) {
-				c.errf(service, "--%s needs a value", name)
-				continue
-			}
-			i++
-			val = args[i]
-		case !f.TakesValue && !hasVal:
-			val = "true"
-		}
-		if prev, dup := vals[name]; dup && f.Repeatable {
-			val = prev + string(os.PathListSeparator) + val
-		} else if dup {
-			c.errf(service, "--%s given twice", name)
-		}
-		vals[name] = val
+	vals, problems := h.ParseArgs(args)
+	for _, p := range problems {
+		c.errf(service, "%s", p)
 	}
 	return vals
 }

@@ -28,32 +28,18 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-var servers = []string{"avinode", "gmail", "sheets", "supabase", "devtools"}
-
 // The secrets `docker compose up` refuses to start without.
 var requiredSecrets = []string{"POSTGRES_PASSWORD", "PGRST_AUTHENTICATOR_PASSWORD", "AVINODE_DB_PASSWORD",
 	"PGRST_JWT_SECRET", "SUPABASE_AGENT_JWT", "MCP_AGENT_TOKENS", "AVINODE_WEBHOOK_CLIENT_SECRET"}
 
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.work")); err != nil {
-		t.Fatalf("repository root: %v", err)
-	}
-	return root
-}
-
-func composeFile(t testing.TB) string { return filepath.Join(repoRoot(t), "docker-compose.yml") }
+func composeFile(t testing.TB) string { return filepath.Join(testbin.Root(t), "docker-compose.yml") }
 
 // filledEnv is what the README has a user do: copy configs/.env.example to
 // .env and fill its secrets with scripts/compose-env.sh. extra lines are
 // appended.
 func filledEnv(t testing.TB, extra ...string) string {
 	t.Helper()
-	root := repoRoot(t)
+	root := testbin.Root(t)
 	example, err := os.ReadFile(filepath.Join(root, "configs", ".env.example"))
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +98,7 @@ func load(t testing.TB, envFile string) *types.Project {
 // commands'; it returns the facts and the binaries by server.
 func gatherFacts(t *testing.T) (*Facts, map[string]string) {
 	t.Helper()
-	root := repoRoot(t)
+	root := testbin.Root(t)
 	df, err := dockerfile.ParseFile(filepath.Join(root, "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +107,7 @@ func gatherFacts(t *testing.T) (*Facts, map[string]string) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	bins := map[string]string{}
-	for _, s := range servers {
+	for _, s := range testbin.Servers {
 		bin := testbin.Server(t, dir, s)
 		bins[s] = bin
 		h, err := help.Load(ctx, bin)
@@ -165,7 +151,7 @@ func TestStack(t *testing.T) {
 		if got := p.ServiceNames(); !slices.Equal(got, want) {
 			t.Errorf("services %q, want %q", got, want)
 		}
-		for _, s := range servers {
+		for _, s := range testbin.Servers {
 			svc := p.Services[s]
 			if svc.Build == nil || svc.Build.Target != s {
 				t.Errorf("%s: not built from its Dockerfile stage", s)
@@ -209,7 +195,7 @@ func TestStack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range servers {
+		for _, s := range testbin.Servers {
 			tokens := env(p.Services[s], "MCP_AGENT_TOKENS")
 			agents := map[string]bool{}
 			for pair := range strings.SplitSeq(tokens, ",") {
@@ -485,7 +471,7 @@ func testFinds(t *testing.T, facts *Facts, envFile string) {
 // entry in configs/.env.example; the example alone (secrets not filled) is
 // refused, naming each secret; its example JWT is what it says it is.
 func TestEnvExample(t *testing.T) {
-	root := repoRoot(t)
+	root := testbin.Root(t)
 	example := filepath.Join(root, "configs", ".env.example")
 	vars, err := Variables(composeFile(t))
 	if err != nil {

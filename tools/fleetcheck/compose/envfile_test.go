@@ -19,14 +19,14 @@ import (
 // the server and for each of its commands; every variable named there must
 // have an entry in the example, set or commented out.
 func TestEnvExampleListsEveryVariable(t *testing.T) {
-	entries, err := EnvEntries(filepath.Join(repoRoot(t), "configs", ".env.example"))
+	entries, err := EnvEntries(filepath.Join(testbin.Root(t), "configs", ".env.example"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
 	readers := map[string][]string{} // variable → the programs that read it
-	for _, s := range servers {
+	for _, s := range testbin.Servers {
 		bin := testbin.Server(t, dir, s)
 		h, err := help.Load(ctx, bin)
 		if err != nil {
@@ -67,7 +67,7 @@ func TestEnvExampleListsEveryVariable(t *testing.T) {
 // scripts/compose-env.sh has filled it; it, and every .env.* but the
 // examples, must never be committed.
 func TestDotEnvIgnored(t *testing.T) {
-	root := repoRoot(t)
+	root := testbin.Root(t)
 	ignored := func(p string) bool {
 		cmd := exec.Command("git", "-C", root, "check-ignore", "-q", "--no-index", p)
 		err := cmd.Run()

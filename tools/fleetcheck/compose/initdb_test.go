@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
+	"github.com/mcp-fleet/mcp-fleet/tools/fleetcheck/internal/testbin"
 )
 
 const initDir = "/docker-entrypoint-initdb.d/"
@@ -56,7 +57,7 @@ func testInitDB(t *testing.T, p *types.Project, bins map[string]string) {
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
 	// Every workflow-state migration must be among them, after the roles.
-	schema, _ := filepath.Glob(filepath.Join(repoRoot(t), "servers", "supabase", "internal", "schemasql", "postgres", "*.sql"))
+	schema, _ := filepath.Glob(filepath.Join(testbin.Root(t), "servers", "supabase", "internal", "schemasql", "postgres", "*.sql"))
 	for _, s := range schema {
 		if !slices.ContainsFunc(files, func(f initFile) bool { return f.source == s }) {
 			t.Errorf("%s is not mounted in %s: the stack's database would lack it", filepath.Base(s), initDir)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcp-fleet/mcp-fleet/tools/fleetcheck/internal/testbin"
 )
 
 // realm is the part of a Keycloak realm file the profile depends on.
@@ -36,7 +38,7 @@ func TestOAuthProfile(t *testing.T) {
 	}
 	// Without an issuer a server refuses every other OAuth setting (it
 	// would be ignored), so none may have a value.
-	for _, s := range servers {
+	for _, s := range testbin.Servers {
 		for name, v := range p.Services[s].Environment {
 			if strings.HasPrefix(name, "MCP_OAUTH_") && v != nil && *v != "" {
 				t.Errorf("%s: %s=%q with no MCP_OAUTH_ISSUER in .env: the server would refuse to start", s, name, *v)
@@ -90,7 +92,7 @@ func TestOAuthProfile(t *testing.T) {
 	if !slices.Contains(mappers["basic"], "oidc-sub-mapper") || !slices.Contains(r.DefaultDefaultClientScopes, "basic") {
 		t.Errorf("no default scope gives tokens their sub: %v, defaults %v", mappers, r.DefaultDefaultClientScopes)
 	}
-	for _, s := range servers {
+	for _, s := range testbin.Servers {
 		svc := po.Services[s]
 		scope := "mcp:" + s
 		want := "http://localhost:" + map[string]string{"avinode": "3001", "gmail": "3002", "sheets": "3003", "supabase": "3004", "devtools": "3005"}[s] + "/mcp"

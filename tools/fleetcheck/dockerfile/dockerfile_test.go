@@ -7,26 +7,17 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mcp-fleet/mcp-fleet/tools/fleetcheck/internal/testbin"
 )
-
-var servers = []string{"avinode", "gmail", "sheets", "supabase", "devtools"}
-
-func root(t *testing.T) string {
-	t.Helper()
-	r, err := filepath.Abs(filepath.Join("..", "..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
 
 func shipped(t *testing.T) ([]Stage, *Ignore) {
 	t.Helper()
-	stages, err := Parse(filepath.Join(root(t), "Dockerfile"))
+	stages, err := Parse(filepath.Join(testbin.Root(t), "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ig, err := LoadIgnore(filepath.Join(root(t), ".dockerignore"))
+	ig, err := LoadIgnore(filepath.Join(testbin.Root(t), ".dockerignore"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +40,7 @@ func TestSourceStage(t *testing.T) {
 		t.Fatalf("the stage is not a golang image running make build: from %q, runs %q", s.From, s.Runs)
 	}
 	dir := t.TempDir()
-	work, err := Lay(s, root(t), ig, dir)
+	work, err := Lay(s, testbin.Root(t), ig, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +57,7 @@ func TestSourceStage(t *testing.T) {
 	if !strings.Contains(string(out), "go build -trimpath") {
 		t.Errorf("make -n build:\n%s", out)
 	}
-	for _, s := range servers {
+	for _, s := range testbin.Servers {
 		cmd := exec.Command("go", "list", "-deps", "./servers/"+s+"/cmd/"+s+"-mcp")
 		cmd.Dir, cmd.Env = work, env
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -90,7 +81,7 @@ func TestContextHoldsWhatStagesCopy(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range append([]string{"binaries-source", "binaries-host", "binaries", "runtime"}, servers...) {
+	for _, want := range append([]string{"binaries-source", "binaries-host", "binaries", "runtime"}, testbin.Servers...) {
 		if !names[want] {
 			t.Errorf("no stage %s", want)
 		}
@@ -100,7 +91,7 @@ func TestContextHoldsWhatStagesCopy(t *testing.T) {
 	for _, c := range host.Copies {
 		copied = append(copied, c.Sources...)
 	}
-	for _, s := range servers {
+	for _, s := range testbin.Servers {
 		found := false
 		for _, c := range copied {
 			found = found || c == "bin/"+s+"-mcp"
@@ -155,15 +146,20 @@ func TestIgnore(t *testing.T) {
 	}
 }
 
+// writeDockerfile writes text as dir's Dockerfile, replacing the last one,
+// and returns its path.
+func writeDockerfile(t *testing.T, dir, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, "Dockerfile")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func TestParse(t *testing.T) {
 	dir := t.TempDir()
-	write := func(text string) string {
-		p := filepath.Join(dir, "Dockerfile")
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(text string) string { return writeDockerfile(t, dir, text) }
 	stages, err := Parse(write(`# a comment
 ARG X=1
 FROM golang AS build
@@ -202,13 +198,7 @@ ADD c /c
 
 func TestParseFile(t *testing.T) {
 	dir := t.TempDir()
-	write := func(text string) string {
-		p := filepath.Join(dir, "Dockerfile")
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(text string) string { return writeDockerfile(t, dir, text) }
 	f, err := ParseFile(write(`ARG BASE=scratch IMAGE
 FROM ${BASE} AS one
 ARG VERSION=dev
@@ -240,11 +230,11 @@ ENTRYPOINT exec two
 		t.Error("a broken exec-form ENTRYPOINT parsed")
 	}
 	// The shipped Dockerfile: each server stage runs its own binary.
-	shippedFile, err := ParseFile(filepath.Join(root(t), "Dockerfile"))
+	shippedFile, err := ParseFile(filepath.Join(testbin.Root(t), "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range servers {
+	for _, s := range testbin.Servers {
 		st, ok := Find(shippedFile.Stages, s)
 		if !ok || !reflect.DeepEqual(st.Entrypoint, []string{"/usr/local/bin/" + s + "-mcp"}) {
 			t.Errorf("stage %s: entrypoint %q", s, st.Entrypoint)

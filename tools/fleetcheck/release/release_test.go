@@ -7,29 +7,20 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/mcp-fleet/mcp-fleet/tools/fleetcheck/internal/testbin"
 )
-
-var servers = []string{"avinode", "gmail", "sheets", "supabase", "devtools"}
-
-func root(t *testing.T) string {
-	t.Helper()
-	r, err := filepath.Abs(filepath.Join("..", "..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
 
 // TestShippedConfig holds the repository's .goreleaser.yaml to the rules.
 func TestShippedConfig(t *testing.T) {
-	c, err := Load(filepath.Join(root(t), ".goreleaser.yaml"))
+	c, err := Load(filepath.Join(testbin.Root(t), ".goreleaser.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if problems := Check(c, root(t), servers); len(problems) > 0 {
+	if problems := Check(c, testbin.Root(t), testbin.Servers); len(problems) > 0 {
 		t.Fatalf("problems:\n%s", strings.Join(problems, "\n"))
 	}
-	if len(c.Builds) != len(servers) || c.ProjectName != "mcp-fleet" {
+	if len(c.Builds) != len(testbin.Servers) || c.ProjectName != "mcp-fleet" {
 		t.Errorf("%d builds, project %q", len(c.Builds), c.ProjectName)
 	}
 }
@@ -78,12 +69,12 @@ func TestCheckFindsMistakes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := Load(filepath.Join(root(t), ".goreleaser.yaml"))
+			c, err := Load(filepath.Join(testbin.Root(t), ".goreleaser.yaml"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			tt.change(c)
-			got := strings.Join(Check(c, root(t), servers), "\n")
+			got := strings.Join(Check(c, testbin.Root(t), testbin.Servers), "\n")
 			for _, w := range tt.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("no problem mentions %q; got:\n%s", w, got)
