@@ -2,7 +2,11 @@ package kit
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"unicode/utf8"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 )
 
 // A tool result travels twice: as structuredContent, and as the same JSON
@@ -77,12 +81,16 @@ func CostJSON(b []byte) int {
 // elements of a JSON array (CostJSON, with the commas), so that a tool
 // listing rows, messages or entries can return the ones that fit and a
 // cursor or offset for the rest. An item that cannot be encoded is an error.
+// Items that are JSON already (json.RawMessage) are measured as they are.
 func FitItems[T any](items []T, room int) (int, error) {
 	used := 4 // the brackets, in both encodings
 	for i, it := range items {
-		b, err := json.Marshal(it)
-		if err != nil {
-			return i, err
+		b, ok := any(it).(json.RawMessage)
+		if !ok {
+			var err error
+			if b, err = json.Marshal(it); err != nil {
+				return i, err
+			}
 		}
 		used += CostJSON(b) + 2
 		if used > room {
@@ -90,4 +98,34 @@ func FitItems[T any](items []T, room int) (int, error) {
 		}
 	}
 	return len(items), nil
+}
+
+// errFull stops FitArray's walk at the first element over the room.
+var errFull = errors.New("full")
+
+// FitArray returns the elements, from the first, of the encoded JSON array
+// raw that fit in room (counted as FitItems counts them), and whether they
+// are all of its elements. A tool that holds its rows as JSON already (a
+// database's answer) pages them this way without decoding them. An empty
+// raw or null is an empty array.
+func FitArray(raw json.RawMessage, room int) (items []json.RawMessage, all bool, err error) {
+	items = []json.RawMessage{}
+	if len(raw) == 0 || string(raw) == "null" {
+		return items, true, nil
+	}
+	used := 4
+	err = wire.Elements(raw, func(el []byte) error {
+		if used += CostJSON(el) + 2; used > room {
+			return errFull
+		}
+		items = append(items, el)
+		return nil
+	})
+	switch {
+	case errors.Is(err, errFull):
+		return items, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("not a JSON array: %w", err)
+	}
+	return items, true, nil
 }

@@ -21,7 +21,11 @@ import (
 // mcp tags, decodes them into In once, and calls In's Validate method when
 // it has one — the place for rules between arguments ("give command or argv,
 // not both") that a portable schema cannot state. Out must be a struct (or
-// Fenced of one): it is what structuredContent holds.
+// Fenced of one): it is what structuredContent holds. An Out that holds JSON
+// already (rows as a database encoded them) may encode itself with a method
+// AppendJSON(dst []byte) ([]byte, error), sparing encoding/json a second
+// scan of every byte; what it appends is checked against the outputSchema,
+// and so for being well-formed, like any result.
 //
 // A schema that cannot be built or is not portable to every LLM host makes
 // the tool fail its registration check, so the server does not start.

@@ -217,6 +217,12 @@ func TestInstructionsNameOnlyAllowedTools(t *testing.T) {
 
 // A result that does not match the tool's outputSchema is the server's bug:
 // the TypeScript client would throw on it, so the kit refuses to send it.
+// appends is a result that encodes itself (AppendJSON), as a tool whose
+// result holds JSON already does.
+type appends string
+
+func (a appends) AppendJSON(dst []byte) ([]byte, error) { return append(dst, a...), nil }
+
 func TestResultMustMatchOutputSchema(t *testing.T) {
 	type wrong struct {
 		N int `json:"n"`
@@ -233,6 +239,10 @@ func TestResultMustMatchOutputSchema(t *testing.T) {
 		{"wrong type", map[string]any{"n": "three"}, false},
 		{"text only", "three", false},
 		{"fenced match", kit.Untrusted{Source: "x", Value: wrong{N: 1}}, true},
+		{"encodes itself", appends(`{"n":4}`), true},
+		{"encodes itself, fenced", kit.Untrusted{Source: "x", Value: appends(`{"n":5}`)}, true},
+		{"encodes itself wrongly", appends(`{"n":"4"}`), false},
+		{"encodes itself malformed", appends(`{"n":4`), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -248,6 +258,11 @@ func TestResultMustMatchOutputSchema(t *testing.T) {
 			}
 			if !tc.ok && !strings.Contains(mcptest.Text(res), "INTERNAL_ERROR") {
 				t.Fatalf("a mismatch is an internal error: %s", mcptest.Text(res))
+			}
+			if a, ok := tc.out.(appends); ok && tc.ok {
+				if got, _ := json.Marshal(res.StructuredContent); string(got) != string(a) {
+					t.Fatalf("structuredContent %s, want %s as the result appended it", got, a)
+				}
 			}
 		})
 	}
@@ -288,6 +303,41 @@ func TestFitItems(t *testing.T) {
 	}
 	if _, err := kit.FitItems([]any{func() {}}, 100); err == nil {
 		t.Error("an item that cannot be encoded is an error")
+	}
+	raw := []json.RawMessage{json.RawMessage(`"aaaaaaaaaa"`), json.RawMessage(`"bbbbbbbbbb"`)}
+	if n, err := kit.FitItems(raw, 4+28); err != nil || n != 1 {
+		t.Errorf("raw items: %d, %v; want 1 (measured as the strings they are)", n, err)
+	}
+}
+
+func TestFitArray(t *testing.T) {
+	arr := json.RawMessage(` ["aaaaaaaaaa", "bbbbbbbbbb" ,"cccccccccc"] `)
+	for _, c := range []struct {
+		room int
+		want string
+		all  bool
+	}{{0, "", false}, {4 + 28, `"aaaaaaaaaa"`, false}, {4 + 2*28, `"aaaaaaaaaa" "bbbbbbbbbb"`, false}, {1 << 20, `"aaaaaaaaaa" "bbbbbbbbbb" "cccccccccc"`, true}} {
+		items, all, err := kit.FitArray(arr, c.room)
+		var got []string
+		for _, it := range items {
+			got = append(got, string(it))
+		}
+		if err != nil || strings.Join(got, " ") != c.want || all != c.all || items == nil {
+			t.Errorf("room %d: %q, %v, %v; want %q, %v", c.room, got, all, err, c.want, c.all)
+		}
+		// The same rows, decoded and measured by FitItems, fit alike.
+		n, _ := kit.FitItems([]string{"aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc"}, c.room)
+		if n != len(items) {
+			t.Errorf("room %d: FitArray kept %d, FitItems %d", c.room, len(items), n)
+		}
+	}
+	for _, empty := range []string{"", "null", "[]"} {
+		if items, all, err := kit.FitArray(json.RawMessage(empty), 100); err != nil || !all || items == nil || len(items) != 0 {
+			t.Errorf("%q: %v, %v, %v", empty, items, all, err)
+		}
+	}
+	if _, _, err := kit.FitArray(json.RawMessage(`{"a":1}`), 100); err == nil || !strings.Contains(err.Error(), "not a JSON array") {
+		t.Errorf("an object: %v", err)
 	}
 }
 

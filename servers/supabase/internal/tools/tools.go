@@ -9,6 +9,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -102,37 +104,56 @@ type rowsResult struct {
 	NextOffset *int `json:"next_offset,omitempty"`
 }
 
-// fitRows splits a JSON array of rows and keeps the rows, from the first,
-// that fit room (kit.FitItems); fit is false when some were left out. A
-// row costs at least twice its length, so decoding stops once the rows
-// decoded so far could not fit: a page of 1000 wide rows is not decoded
-// whole to return a dozen.
-func fitRows(raw json.RawMessage, room int) (rows []json.RawMessage, fit bool, err error) {
-	rows = []json.RawMessage{}
-	if len(raw) == 0 || string(raw) == "null" {
-		return rows, true, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return nil, false, fmt.Errorf("rows from the database are not a JSON array")
-	}
-	more, least := true, 0
-	for least <= room {
-		if more = dec.More(); !more {
-			break
-		}
-		var r json.RawMessage
-		if err := dec.Decode(&r); err != nil {
-			return nil, false, fmt.Errorf("rows from the database: %w", err)
-		}
-		rows = append(rows, r)
-		least += 2 * len(r)
-	}
-	n, err := kit.FitItems(rows, room)
+// AppendJSON encodes the result with its rows as the database encoded them:
+// encoding/json would scan every row again to compact it, a quarter of a
+// 100-row query's time. The kit checks what it appends against the tool's
+// outputSchema. TestRowsResultAppendsWhatJSONMarshals holds it to
+// json.Marshal's output.
+func (r rowsResult) AppendJSON(dst []byte) ([]byte, error) {
+	table, err := json.Marshal(r.Table)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	return rows[:n], n == len(rows) && !more, nil
+	size := len(table) + 128
+	for _, row := range r.Rows {
+		size += len(row) + 1
+	}
+	dst = slices.Grow(dst, size)
+	dst = append(append(dst, `{"table":`...), table...)
+	if r.Rows == nil {
+		dst = append(dst, `,"rows":null`...)
+	} else {
+		dst = append(dst, `,"rows":[`...)
+		for i, row := range r.Rows {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, row...)
+		}
+		dst = append(dst, ']')
+	}
+	dst = strconv.AppendInt(append(dst, `,"row_count":`...), int64(r.RowCount), 10)
+	if r.Count != nil {
+		dst = strconv.AppendInt(append(dst, `,"count":`...), *r.Count, 10)
+	}
+	if r.Truncated {
+		dst = append(dst, `,"truncated":true`...)
+	}
+	if r.NextOffset != nil {
+		dst = strconv.AppendInt(append(dst, `,"next_offset":`...), int64(*r.NextOffset), 10)
+	}
+	return append(dst, '}'), nil
+}
+
+// fitRows keeps the rows, from the first, of a JSON array of rows that fit
+// room (kit.FitArray: the rows are measured as the database encoded them,
+// not decoded); fit is false when some were left out.
+func fitRows(raw json.RawMessage, room int) (rows []json.RawMessage, fit bool, err error) {
+	rows, fit, err = kit.FitArray(raw, room)
+	if err != nil {
+		return nil, false, fmt.Errorf("rows from the database: %w", err)
+	}
+	return rows, fit, nil
 }
 
 // tooWide is the error for a first row that alone exceeds the result

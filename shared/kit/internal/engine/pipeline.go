@@ -216,7 +216,7 @@ func encodeResult(v any, output *validate.Schema) ([]byte, error) {
 			}
 			return textResult(untrusted.Fence(t.Source, str), nil), nil
 		}
-		b, err := json.Marshal(t.Value)
+		b, err := marshal(t.Value, output)
 		if err != nil {
 			return nil, err
 		}
@@ -230,7 +230,7 @@ func encodeResult(v any, output *validate.Schema) ([]byte, error) {
 		}
 		return textBytesResult(t, t), nil
 	}
-	b, err := json.Marshal(v)
+	b, err := marshal(v, output)
 	if err != nil {
 		return nil, err
 	}
@@ -238,6 +238,24 @@ func encodeResult(v any, output *validate.Schema) ([]byte, error) {
 		return nil, err
 	}
 	return textBytesResult(b, b), nil
+}
+
+// appender is a result that encodes itself, as a tool whose result holds
+// JSON already (rows as the database encoded them) does: encoding/json would
+// scan every byte of that JSON again to compact it. What it appends is
+// checked against the outputSchema like any result, which also proves it
+// well-formed.
+type appender interface {
+	AppendJSON(dst []byte) ([]byte, error)
+}
+
+// marshal encodes a result; a result that encodes itself does so only when
+// the tool has an outputSchema to check it against.
+func marshal(v any, output *validate.Schema) ([]byte, error) {
+	if a, ok := v.(appender); ok && output != nil {
+		return a.AppendJSON(nil)
+	}
+	return json.Marshal(v)
 }
 
 // checkOutput checks the encoded structuredContent b against the tool's

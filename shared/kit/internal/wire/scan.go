@@ -197,6 +197,40 @@ func Members(obj []byte, fn func(key string, value []byte) error) error {
 	}
 }
 
+// Elements calls fn for each element of the JSON array arr, in order, with
+// its raw bytes. It stops at fn's first error, which it returns; a value
+// that is not an array, or malformed, is a syntax error.
+func Elements(arr []byte, fn func(elem []byte) error) error {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return fmt.Errorf("%w: not an array", ErrSyntax)
+	}
+	i = skipSpace(arr, i+1)
+	if i < len(arr) && arr[i] == ']' {
+		return trailing(arr, i+1)
+	}
+	for {
+		end, err := skipValue(arr, i)
+		if err != nil {
+			return err
+		}
+		if err := fn(arr[i:end]); err != nil {
+			return err
+		}
+		i = skipSpace(arr, end)
+		if i >= len(arr) {
+			return syntaxErr(i, "unterminated array")
+		}
+		if arr[i] == ']' {
+			return trailing(arr, i+1)
+		}
+		if arr[i] != ',' {
+			return syntaxErr(i, "expected , or ]")
+		}
+		i = skipSpace(arr, i+1)
+	}
+}
+
 func trailing(b []byte, i int) error {
 	if i = skipSpace(b, i); i != len(b) {
 		return syntaxErr(i, "data after the value")

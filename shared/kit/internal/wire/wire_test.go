@@ -106,6 +106,29 @@ func TestMembers(t *testing.T) {
 	}
 }
 
+func TestElements(t *testing.T) {
+	var got []string
+	err := Elements([]byte(` [ 1 , "a,]" , {"b":[2,3]} ,null] `), func(el []byte) error {
+		got = append(got, string(el))
+		return nil
+	})
+	if err != nil || strings.Join(got, "|") != `1|"a,]"|{"b":[2,3]}|null` {
+		t.Fatalf("elements = %q, %v", got, err)
+	}
+	if err := Elements([]byte(`[]`), func([]byte) error { t.Fatal("called"); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("stop")
+	if err := Elements([]byte(`[1,2]`), func([]byte) error { return stop }); err != stop {
+		t.Fatalf("fn error not returned: %v", err)
+	}
+	for _, bad := range []string{`{}`, `[1`, `[1 2]`, `[1,]`, `[1]]`, `[,1]`, ``} {
+		if err := Elements([]byte(bad), func([]byte) error { return nil }); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
 func TestString(t *testing.T) {
 	for _, in := range []string{`"plain"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\u4e2d"`, `"\ud83d\ude00"`, `"\ud83d x"`, `"\ude00"`} {
 		got, err := String([]byte(in))
