@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/fakeavinode"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
 )
@@ -31,47 +31,6 @@ const (
 	hookUser   = "avinode-notifications"
 	hookSecret = "basic-secret-8c1f0e2b77"
 )
-
-// database is where a test's processes meet: an SQLite file, or a fresh
-// PostgreSQL database.
-type database struct {
-	env  []string
-	open func(t *testing.T) *store.Store
-}
-
-// onEachDatabase runs fn on SQLite and on PostgreSQL.
-func onEachDatabase(t *testing.T, fn func(t *testing.T, db database)) {
-	for _, name := range []string{"sqlite", "postgres"} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			var db database
-			if name == "sqlite" {
-				path := filepath.Join(t.TempDir(), "avinode.db")
-				db.env = []string{"AVINODE_DB_PATH=" + path}
-				db.open = func(t *testing.T) *store.Store {
-					st, err := store.OpenSQLite(context.Background(), path, store.Options{})
-					if err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(func() { _ = st.Close() })
-					return st
-				}
-			} else {
-				url := pgtest.URL(t)
-				db.env = []string{"DATABASE_URL=" + url}
-				db.open = func(t *testing.T) *store.Store {
-					st, err := store.OpenPostgres(context.Background(), url, store.Options{})
-					if err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(func() { _ = st.Close() })
-					return st
-				}
-			}
-			fn(t, db)
-		})
-	}
-}
 
 // logBuffer keeps a process's stderr and tells when a line appears.
 type logBuffer struct {
@@ -218,37 +177,16 @@ func deliver(t *testing.T, url string, body []byte, user, pass string) int {
 	return resp.StatusCode
 }
 
-// waitStatus polls the store until the event of Avinode id reaches status.
-func waitStatus(t *testing.T, st *store.Store, avinodeID, status string, within time.Duration) store.WebhookEvent {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		evs, err := st.WebhookEvents(context.Background(), store.EventFilter{Limit: 200})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range evs {
-			if e.AvinodeEventID == avinodeID && e.Status == status {
-				return e
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("event %s never reached %s: %+v", avinodeID, status, evs)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestWebhookService runs `avinode-mcp webhooks` on the fake Avinode: the
 // receiver refuses bad deliveries, stores a good one, the processor stores
 // the seller's message; /healthz and /metrics answer.
 func TestWebhookService(t *testing.T) {
-	onEachDatabase(t, func(t *testing.T, db database) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		l := newLiveAvinode(t)
-		st := db.open(t)
-		c := mcptest.StartStdio(t, binary(t), append(append([]string{}, l.env...), db.env...))
+		st := db.Open(t, store.Options{})
+		c := mcptest.StartStdio(t, binary(t), append(append([]string{}, l.env...), db.Env()...))
 		l.seed(t, c)
-		svc := startService(t, append(append([]string{"AVINODE_WEBHOOK_METRICS_TOKEN=metrics-token-0123456789"}, l.env...), db.env...))
+		svc := startService(t, append(append([]string{"AVINODE_WEBHOOK_METRICS_TOKEN=metrics-token-0123456789"}, l.env...), db.Env()...))
 		msg := l.fake.SellerMessage(l.rfq, "We can do it in the Phenom.")
 		body := pointerFor(l.fake, msg)
 		if code := deliver(t, svc.url, body, hookUser, "wrong"); code != http.StatusUnauthorized {
@@ -266,7 +204,7 @@ func TestWebhookService(t *testing.T) {
 		if code := deliver(t, svc.url, body, hookUser, hookSecret); code != http.StatusOK {
 			t.Fatalf("good delivery: %d", code)
 		}
-		ev := waitStatus(t, st, msg, store.EventCompleted, 20*time.Second)
+		ev := storetest.WaitEvent(t, st, msg, store.EventCompleted, 20*time.Second)
 		if ev.EventType != "message_received" || ev.TripID != l.tripID {
 			t.Errorf("event = %+v", ev)
 		}
@@ -320,19 +258,19 @@ func TestWebhookService(t *testing.T) {
 // fetches an event loses nothing: after its lease another worker process
 // takes the event and completes it.
 func TestWorkerKilledMidEvent(t *testing.T) {
-	onEachDatabase(t, func(t *testing.T, db database) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		l := newLiveAvinode(t)
-		st := db.open(t)
-		l.seed(t, mcptest.StartStdio(t, binary(t), append(append([]string{}, l.env...), db.env...)))
+		st := db.Open(t, store.Options{})
+		l.seed(t, mcptest.StartStdio(t, binary(t), append(append([]string{}, l.env...), db.Env()...)))
 		msg := l.fake.SellerMessage(l.rfq, "Confirmed for Tuesday.")
 		// The first fetch hangs: the worker is mid-event when it dies.
 		l.fake.Inject(fakeavinode.Fault{Method: http.MethodGet, Path: "/tripmsgs/" + msg, Delay: time.Hour})
-		receiver := startService(t, append(append([]string{}, l.env...), db.env...), "--role", "receiver")
+		receiver := startService(t, append(append([]string{}, l.env...), db.Env()...), "--role", "receiver")
 		if code := deliver(t, receiver.url, pointerFor(l.fake, msg), hookUser, hookSecret); code != 200 {
 			t.Fatalf("delivery: %d", code)
 		}
 		args := []string{"--role", "processor", "--lease", "4s", "--poll", "20ms", "--workers", "1"}
-		first := startService(t, append(append([]string{}, l.env...), db.env...), args...)
+		first := startService(t, append(append([]string{}, l.env...), db.Env()...), args...)
 		deadline := time.Now().Add(20 * time.Second)
 		for l.fake.Started(http.MethodGet, "/tripmsgs/"+msg) == 0 {
 			if time.Now().After(deadline) {
@@ -341,11 +279,11 @@ func TestWorkerKilledMidEvent(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 		first.kill()
-		if ev := waitStatus(t, st, msg, store.EventProcessing, time.Second); ev.LeaseOwner == "" {
+		if ev := storetest.WaitEvent(t, st, msg, store.EventProcessing, time.Second); ev.LeaseOwner == "" {
 			t.Fatalf("the killed worker's event = %+v", ev)
 		}
-		startService(t, append(append([]string{}, l.env...), db.env...), args...)
-		ev := waitStatus(t, st, msg, store.EventCompleted, 30*time.Second)
+		startService(t, append(append([]string{}, l.env...), db.Env()...), args...)
+		ev := storetest.WaitEvent(t, st, msg, store.EventCompleted, 30*time.Second)
 		if ev.RetryCount != 1 || !strings.Contains(ev.Error, "lease expired") || ev.EventType != "message_received" {
 			t.Errorf("reclaimed event = %+v", ev)
 		}
@@ -359,14 +297,10 @@ func TestWorkerKilledMidEvent(t *testing.T) {
 // share the events; each is processed exactly once.
 func TestThreeWorkersOnePostgres(t *testing.T) {
 	t.Parallel()
-	url := pgtest.URL(t)
-	st, err := store.OpenPostgres(context.Background(), url, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	db := storetest.NewDB(t, "postgres")
+	st := db.Open(t, store.Options{})
 	l := newLiveAvinode(t)
-	env := append(append([]string{}, l.env...), "DATABASE_URL="+url)
+	env := append(append([]string{}, l.env...), db.Env()...)
 	l.seed(t, mcptest.StartStdio(t, binary(t), env))
 	const n = 300
 	var ids []string
@@ -438,9 +372,9 @@ func TestThreeWorkersOnePostgres(t *testing.T) {
 // pointer to the webhook service, which stores the quote; an MCP client
 // subscribed through a different avinode-mcp process (stdio) hears of it.
 func TestOtherProcessHearsNewQuote(t *testing.T) {
-	onEachDatabase(t, func(t *testing.T, db database) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		l := newLiveAvinode(t)
-		env := append(append([]string{}, l.env...), db.env...)
+		env := append(append([]string{}, l.env...), db.Env()...)
 		c := mcptest.StartStdio(t, binary(t), env)
 		l.seed(t, c)
 		svc := startService(t, env)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/fakeavinode"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/retry"
@@ -279,11 +279,7 @@ func TestBackendSync(t *testing.T) {
 	ctx := context.Background()
 	fake := fakeavinode.New(t, fakeavinode.Config{APIToken: apiToken, AuthToken: authToken})
 	c := newClient(t, avinode.Config{BaseURL: fake.BaseURL(), APIToken: apiToken, AuthToken: authToken})
-	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "a.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.SQLite(t, store.Options{})
 	b := avinode.NewBackend(c, st)
 	if b.Mode() != market.ModeLive {
 		t.Error(b.Mode())
@@ -331,10 +327,7 @@ func TestBackendSync(t *testing.T) {
 
 func mustStore(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "b.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.SQLite(t, store.Options{})
 	t.Cleanup(func() { _ = st.Close() })
 	return st
 }

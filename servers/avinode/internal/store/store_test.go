@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
 	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
 )
 
@@ -38,37 +39,11 @@ func (c *changeLog) take() []store.Change {
 	return out
 }
 
-// backends opens the store on each database it supports.
-var backends = []struct {
-	name string
-	open func(t *testing.T, opts store.Options) *store.Store
-}{
-	{"sqlite", func(t *testing.T, opts store.Options) *store.Store {
-		s, err := store.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "avinode.db"), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	}},
-	{"postgres", func(t *testing.T, opts store.Options) *store.Store {
-		s, err := store.OpenPostgres(context.Background(), pgtest.URL(t), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	}},
-}
-
 func forEach(t *testing.T, fn func(t *testing.T, s *store.Store, log *changeLog)) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			log := &changeLog{}
-			fn(t, b.open(t, store.Options{OnChange: log.add}), log)
-		})
-	}
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		log := &changeLog{}
+		fn(t, db.Open(t, store.Options{OnChange: log.add}), log)
+	})
 }
 
 var t0 = time.Date(2030, 5, 1, 14, 0, 0, 0, time.UTC)

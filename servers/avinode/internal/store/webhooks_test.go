@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -15,41 +14,16 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the pgx database/sql driver, for an admin connection
 
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
 	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
 )
 
 // twoProcesses opens the store twice on one database, as two processes
 // would, on each database the store supports.
 func twoProcesses(t *testing.T, fn func(t *testing.T, a, b *store.Store)) {
-	for _, name := range []string{"sqlite", "postgres"} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			open := func() func(opts store.Options) *store.Store {
-				if name == "sqlite" {
-					path := filepath.Join(t.TempDir(), "avinode.db")
-					return func(opts store.Options) *store.Store {
-						s, err := store.OpenSQLite(ctx, path, opts)
-						if err != nil {
-							t.Fatal(err)
-						}
-						t.Cleanup(func() { _ = s.Close() })
-						return s
-					}
-				}
-				url := pgtest.URL(t)
-				return func(opts store.Options) *store.Store {
-					s, err := store.OpenPostgres(ctx, url, opts)
-					if err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(func() { _ = s.Close() })
-					return s
-				}
-			}()
-			fn(t, open(store.Options{}), open(store.Options{}))
-		})
-	}
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		fn(t, db.Open(t, store.Options{}), db.Open(t, store.Options{}))
+	})
 }
 
 func pointer(id string) store.Incoming {
