@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/retry"
+	"github.com/mcp-fleet/mcp-fleet/shared/retry/retrytest"
 )
 
 const (
@@ -30,24 +30,6 @@ const (
 )
 
 var fast = retry.Policy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}
-
-// clock is a settable clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 func newClient(t *testing.T, cfg avinode.Config) *avinode.Client {
 	t.Helper()
@@ -167,7 +149,7 @@ func TestStaleClock(t *testing.T) {
 }
 
 func TestOAuth(t *testing.T) {
-	clk := &clock{t: time.Now()}
+	clk := retrytest.NewClock(time.Now())
 	fake := fakeavinode.New(t, fakeavinode.Config{APIToken: apiToken, ClientID: clientID, ClientSecret: clientSecret,
 		TokenLife: 30 * time.Minute, Now: clk.Now})
 	var logs bytes.Buffer

@@ -19,26 +19,12 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
+	"github.com/mcp-fleet/mcp-fleet/shared/retry/retrytest"
 )
 
-// clock is a settable clock shared by the simulation and the tools.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2031, 3, 10, 9, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newClock is a settable clock shared by the simulation and the tools.
+func newClock() *retrytest.Clock {
+	return retrytest.NewClock(time.Date(2031, 3, 10, 9, 0, 0, 0, time.UTC))
 }
 
 // env is a server under test: its client, store and notifier.
@@ -46,7 +32,7 @@ type env struct {
 	c     *mcptest.Client
 	n     *kit.Notifier
 	st    *store.Store
-	clock *clock
+	clock *retrytest.Clock
 	m     *mock.Market
 	deps  tools.Deps
 }
@@ -335,7 +321,9 @@ func readResource(t *testing.T, c *mcptest.Client, uri string, v any) {
 	}
 }
 
-func futureDate(c *clock, d time.Duration) string { return c.Now().Add(d).Format(time.RFC3339) }
+func futureDate(c *retrytest.Clock, d time.Duration) string {
+	return c.Now().Add(d).Format(time.RFC3339)
+}
 
 // notifyChanges tells subscribers of a changed trip's resources — the
 // change listener of a store with one writer, as the tests run it (the
