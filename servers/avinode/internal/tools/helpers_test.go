@@ -147,6 +147,50 @@ type quoteRow struct {
 	} `json:"breakdown"`
 }
 
+// watchView is a watch as create_watch returns it, and delete_watch within
+// its result.
+type watchView struct {
+	ID       string `json:"watch_id"`
+	Name     string `json:"name"`
+	From     string `json:"departure_airport"`
+	Category string `json:"aircraft_category"`
+	DaysOut  int    `json:"days_out"`
+	Active   bool   `json:"active"`
+	Existed  bool   `json:"already_existed"`
+}
+
+type watchList struct {
+	Watches []watchView `json:"watches"`
+	Total   int         `json:"total"`
+}
+
+type deletedWatch struct {
+	Deleted       bool      `json:"deleted"`
+	AlreadyAbsent bool      `json:"already_absent"`
+	Watch         watchView `json:"watch"`
+}
+
+func createWatch(t *testing.T, c *mcptest.Client, args map[string]any) watchView {
+	t.Helper()
+	var w watchView
+	mcptest.OK(t, c.Call("create_watch", args), &w)
+	return w
+}
+
+func listWatches(t *testing.T, c *mcptest.Client) watchList {
+	t.Helper()
+	var l watchList
+	mcptest.OK(t, c.Call("list_watches", nil), &l)
+	return l
+}
+
+func deleteWatch(t *testing.T, c *mcptest.Client, id string) deletedWatch {
+	t.Helper()
+	var d deletedWatch
+	mcptest.OK(t, c.Call("delete_watch", map[string]any{"watch_id": id}), &d)
+	return d
+}
+
 type summary struct {
 	OperatorsAsked int      `json:"operators_asked"`
 	Responded      int      `json:"responded"`
