@@ -54,6 +54,15 @@ func sampleTrip(id string) store.Trip {
 		Links:    store.Links{SearchInAvinode: "https://example/search", ViewInAvinode: "https://example/view", Cancel: "https://example/cancel"}}
 }
 
+// saveTripRFQ saves the sample trip atrip-n with one unanswered RFQ, arfq-n.
+func saveTripRFQ(ctx context.Context, tx *store.Tx, n string) error {
+	if err := tx.SaveTrip(ctx, sampleTrip("atrip-"+n)); err != nil {
+		return err
+	}
+	_, err := tx.SaveRFQ(ctx, store.RFQ{ID: "arfq-" + n, TripID: "atrip-" + n, Status: store.RFQUnanswered})
+	return err
+}
+
 func update(t *testing.T, s *store.Store, fn func(tx *store.Tx) error) {
 	t.Helper()
 	if err := s.Update(context.Background(), fn); err != nil {
@@ -235,11 +244,7 @@ func TestMessages(t *testing.T) {
 	forEach(t, func(t *testing.T, s *store.Store, log *changeLog) {
 		ctx := context.Background()
 		update(t, s, func(tx *store.Tx) error {
-			if err := tx.SaveTrip(ctx, sampleTrip("atrip-9")); err != nil {
-				return err
-			}
-			_, err := tx.SaveRFQ(ctx, store.RFQ{ID: "arfq-9", TripID: "atrip-9", Status: store.RFQUnanswered})
-			return err
+			return saveTripRFQ(ctx, tx, "9")
 		})
 		log.take()
 		for i, text := range []string{"first", "second", "third"} {
@@ -325,10 +330,7 @@ func TestSequencesAndEvents(t *testing.T) {
 			t.Errorf("sequence = %v", seq)
 		}
 		update(t, s, func(tx *store.Tx) error {
-			if err := tx.SaveTrip(ctx, sampleTrip("atrip-5")); err != nil {
-				return err
-			}
-			if _, err := tx.SaveRFQ(ctx, store.RFQ{ID: "arfq-5", TripID: "atrip-5", Status: store.RFQUnanswered}); err != nil {
+			if err := saveTripRFQ(ctx, tx, "5"); err != nil {
 				return err
 			}
 			for i, due := range []time.Duration{time.Minute, 2 * time.Minute, time.Hour} {
@@ -428,10 +430,7 @@ func TestNotices(t *testing.T) {
 	forEach(t, func(t *testing.T, s *store.Store, _ *changeLog) {
 		ctx := context.Background()
 		update(t, s, func(tx *store.Tx) error {
-			if err := tx.SaveTrip(ctx, sampleTrip("atrip-7")); err != nil {
-				return err
-			}
-			if _, err := tx.SaveRFQ(ctx, store.RFQ{ID: "arfq-7", TripID: "atrip-7", Status: store.RFQUnanswered}); err != nil {
+			if err := saveTripRFQ(ctx, tx, "7"); err != nil {
 				return err
 			}
 			for i := range 2 {

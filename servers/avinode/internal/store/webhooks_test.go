@@ -450,10 +450,7 @@ func TestPublishedEvents(t *testing.T) {
 	forEach(t, func(t *testing.T, s *store.Store, _ *changeLog) {
 		ctx := context.Background()
 		update(t, s, func(tx *store.Tx) error {
-			if err := tx.SaveTrip(ctx, sampleTrip("atrip-40")); err != nil {
-				return err
-			}
-			if _, err := tx.SaveRFQ(ctx, store.RFQ{ID: "arfq-40", TripID: "atrip-40", Status: store.RFQUnanswered}); err != nil {
+			if err := saveTripRFQ(ctx, tx, "40"); err != nil {
 				return err
 			}
 			for i, due := range []time.Duration{time.Minute, time.Hour} {
@@ -612,13 +609,9 @@ func TestDeadlockRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for _, id := range []string{"atrip-61", "atrip-62"} {
+	for _, n := range []string{"61", "62"} {
 		update(t, s, func(tx *store.Tx) error {
-			if err := tx.SaveTrip(ctx, sampleTrip(id)); err != nil {
-				return err
-			}
-			_, err := tx.SaveRFQ(ctx, store.RFQ{ID: "arfq" + id[5:], TripID: id, Status: store.RFQUnanswered})
-			return err
+			return saveTripRFQ(ctx, tx, n)
 		})
 	}
 	var wg sync.WaitGroup
