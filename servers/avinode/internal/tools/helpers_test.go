@@ -147,6 +147,19 @@ type quoteRow struct {
 	} `json:"breakdown"`
 }
 
+// rfqView is what get_rfq returns.
+type rfqView struct {
+	RFQID         string     `json:"rfq_id"`
+	SellerName    string     `json:"seller_name"`
+	Status        string     `json:"status"`
+	DeclineReason string     `json:"decline_reason"`
+	LatestQuote   *quoteRow  `json:"latest_quote"`
+	Quotes        []quoteRow `json:"quotes"`
+	Lifts         []struct {
+		AircraftType string `json:"aircraft_type"`
+	} `json:"lifts"`
+}
+
 // watchView is a watch as create_watch returns it, and delete_watch within
 // its result.
 type watchView struct {

@@ -109,12 +109,7 @@ func TestLiveTools(t *testing.T) {
 		t.Errorf("get_quotes by quote = %+v", q)
 	}
 
-	var rfq struct {
-		Status        string    `json:"status"`
-		SellerName    string    `json:"seller_name"`
-		DeclineReason string    `json:"decline_reason"`
-		LatestQuote   *quoteRow `json:"latest_quote"`
-	}
+	var rfq rfqView
 	mcptest.Structured(t, c.Call("get_rfq", map[string]any{"rfq_id": rfqB}), &rfq)
 	if rfq.Status != "declined" || rfq.DeclineReason != "CABOTAGE" || rfq.LatestQuote != nil {
 		t.Errorf("get_rfq declined = %+v", rfq)

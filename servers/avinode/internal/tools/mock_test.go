@@ -126,16 +126,7 @@ func mockLifecycle(t *testing.T, e *env) {
 		}
 	}
 
-	var rfq struct {
-		RFQID       string     `json:"rfq_id"`
-		SellerName  string     `json:"seller_name"`
-		Status      string     `json:"status"`
-		LatestQuote *quoteRow  `json:"latest_quote"`
-		Quotes      []quoteRow `json:"quotes"`
-		Lifts       []struct {
-			AircraftType string `json:"aircraft_type"`
-		} `json:"lifts"`
-	}
+	var rfq rfqView
 	res := c.Call("get_rfq", map[string]any{"rfq_id": quotedRFQ})
 	mcptest.Structured(t, res, &rfq)
 	if rfq.Status != "quoted" || rfq.LatestQuote == nil || len(rfq.LatestQuote.Breakdown) == 0 || len(rfq.Quotes) != 1 || len(rfq.Lifts) != 1 {
