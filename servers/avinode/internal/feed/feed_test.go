@@ -116,13 +116,18 @@ func TestOtherProcessChanges(t *testing.T) {
 
 		// A message on the second trip: its trip resource, not quotes.
 		rfqs2, _ := writer.TripRFQs(ctx, trips[1].ID)
-		if err := writer.Update(ctx, func(tx *store.Tx) error {
-			_, err := tx.SaveMessage(ctx, store.Message{ID: "abuyermsg-9000000001", RFQID: rfqs2[0].ID, TripID: trips[1].ID,
-				Direction: store.FromBuyer, Text: "hello"})
-			return err
-		}); err != nil {
-			t.Fatal(err)
+		// say stores a buyer's message on the second trip, as the other
+		// process.
+		say := func(id, text string) {
+			t.Helper()
+			if err := writer.Update(ctx, func(tx *store.Tx) error {
+				_, err := tx.SaveMessage(ctx, store.Message{ID: id, RFQID: rfqs2[0].ID, TripID: trips[1].ID, Direction: store.FromBuyer, Text: text})
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
 		}
+		say("abuyermsg-9000000001", "hello")
 		u.wait(t, tripURI, 1)
 		if got := u.count(market.QuotesURI(trips[1].ID)); got != 0 {
 			t.Errorf("an unsubscribed resource was notified %d times", got)
@@ -148,13 +153,7 @@ func TestOtherProcessChanges(t *testing.T) {
 			}
 		}
 		// A change to the watched trip, heard after the ones above.
-		if err := writer.Update(ctx, func(tx *store.Tx) error {
-			_, err := tx.SaveMessage(ctx, store.Message{ID: "abuyermsg-9000000002", RFQID: rfqs2[0].ID, TripID: trips[1].ID,
-				Direction: store.FromBuyer, Text: "again"})
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		say("abuyermsg-9000000002", "again")
 		u.wait(t, tripURI, 2)
 		if got := u.count(quotesURI); got != before {
 			t.Errorf("notified %d times after unsubscribing", got-before)
