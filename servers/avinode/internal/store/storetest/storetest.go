@@ -13,8 +13,8 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
 )
 
-// Kinds are the databases the store supports, as Each runs them.
-var Kinds = []string{"sqlite", "postgres"}
+// kinds are the databases the store supports, as Each runs them.
+var kinds = []string{"sqlite", "postgres"}
 
 // DB is one database that several stores (or avinode-mcp processes) can
 // open at once, as processes sharing it would.
@@ -69,7 +69,7 @@ func SQLite(t testing.TB, opts store.Options) *store.Store {
 // Each runs fn on a new database of every kind, in parallel subtests named
 // after the kind.
 func Each(t *testing.T, fn func(t *testing.T, db DB)) {
-	for _, kind := range Kinds {
+	for _, kind := range kinds {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			fn(t, NewDB(t, kind))
