@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/mock"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/webhooks"
 	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
@@ -126,14 +126,7 @@ func TestServiceInProcess(t *testing.T) {
 	// A trip on the simulation; its answers published, their notifications
 	// posted to this service's own receiver (as Avinode would post them),
 	// stored and processed.
-	trip, err := svc.mock.CreateTrip(ctx, tripFor())
-	if err != nil {
-		t.Fatal(err)
-	}
-	published, err := svc.mock.Deliver(ctx, "")
-	if err != nil || published == 0 {
-		t.Fatalf("published %d, %v", published, err)
-	}
+	trip, published := answeredTrip(t, svc)
 	if n, err := svc.mock.SendNotices(ctx); n != 0 || err == nil {
 		t.Fatalf("posted %d before the receiver listened: %v", n, err)
 	}
@@ -205,6 +198,22 @@ func TestServiceInProcess(t *testing.T) {
 	}
 }
 
+// answeredTrip creates a trip on the service's simulated marketplace and
+// publishes its operators' answers, returning how many were published.
+func answeredTrip(t *testing.T, svc *service) (*store.Trip, int) {
+	t.Helper()
+	ctx := context.Background()
+	trip, err := svc.mock.CreateTrip(ctx, tripFor())
+	if err != nil {
+		t.Fatal(err)
+	}
+	published, err := svc.mock.Deliver(ctx, "")
+	if err != nil || published == 0 {
+		t.Fatalf("published %d, %v", published, err)
+	}
+	return trip, published
+}
+
 func tripFor() market.TripRequest {
 	return market.TripRequest{Segments: []store.Segment{{From: "KTEB", To: "KBOS", Departure: store.Now().Add(72 * time.Hour), Passengers: 3}}}
 }
@@ -214,11 +223,7 @@ func tripFor() market.TripRequest {
 func TestPublishWorker(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "a.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.SQLite(t, store.Options{})
 	m := mock.New(st, mock.Config{})
 	proc, err := webhooks.NewProcessor(webhooks.ProcessorConfig{Store: st, Resolver: m, Poll: time.Hour})
 	if err != nil {
@@ -278,14 +283,7 @@ func TestProcessorPostsToReceiver(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = psvc.st.Close() })
-	trip, err := psvc.mock.CreateTrip(ctx, tripFor())
-	if err != nil {
-		t.Fatal(err)
-	}
-	published, err := psvc.mock.Deliver(ctx, "")
-	if err != nil || published == 0 {
-		t.Fatalf("published %d, %v", published, err)
-	}
+	trip, published := answeredTrip(t, psvc)
 	if n, err := psvc.mock.SendNotices(ctx); n != published || err != nil {
 		t.Fatalf("posted %d of %d: %v", n, published, err)
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/fakeavinode"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
-	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
 )
 
 // Load run figures.
@@ -60,25 +60,15 @@ var loadWorkers = func() string {
 func BenchmarkWebhookLoad(b *testing.B) {
 	for _, name := range []string{"sqlite", "sqlite-one-process", "postgres"} {
 		b.Run(name, func(b *testing.B) {
-			var env []string
-			var open func() (*store.Store, error)
-			if strings.HasPrefix(name, "sqlite") {
-				path := filepath.Join(b.TempDir(), "avinode.db")
-				env = []string{"AVINODE_DB_PATH=" + path}
-				open = func() (*store.Store, error) { return store.OpenSQLite(context.Background(), path, store.Options{}) }
-			} else {
-				url := pgtest.URL(b)
-				env = []string{"DATABASE_URL=" + url}
-				open = func() (*store.Store, error) { return store.OpenPostgres(context.Background(), url, store.Options{}) }
-			}
+			db := storetest.NewDB(b, strings.TrimSuffix(name, "-one-process"))
 			for range b.N {
-				loadRun(b, env, open, name == "sqlite-one-process")
+				loadRun(b, db, name == "sqlite-one-process")
 			}
 		})
 	}
 }
 
-func loadRun(b *testing.B, dbEnv []string, open func() (*store.Store, error), oneProcess bool) {
+func loadRun(b *testing.B, db storetest.DB, oneProcess bool) {
 	ctx := context.Background()
 	fake := fakeavinode.New(b, fakeavinode.Config{APIToken: apiToken, AuthToken: authToken})
 	c, err := avinode.New(avinode.Config{BaseURL: fake.BaseURL(), APIToken: apiToken, AuthToken: authToken, Version: "load"})
@@ -113,7 +103,7 @@ func loadRun(b *testing.B, dbEnv []string, open func() (*store.Store, error), on
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	env := append([]string{"AVINODE_API_TOKEN=" + apiToken, "AVINODE_AUTH_TOKEN=" + authToken, "AVINODE_API_URL=" + fake.BaseURL(),
-		"AVINODE_WEBHOOK_CLIENT_ID=" + hookUser, "AVINODE_WEBHOOK_CLIENT_SECRET=" + hookSecret, "MCP_LOG_LEVEL=info"}, dbEnv...)
+		"AVINODE_WEBHOOK_CLIENT_ID=" + hookUser, "AVINODE_WEBHOOK_CLIENT_SECRET=" + hookSecret, "MCP_LOG_LEVEL=info"}, db.Env()...)
 	receiverArgs := []string{"--role", "receiver", "--listen", addr, "--rate-limit", "off"}
 	if oneProcess {
 		receiverArgs = []string{"--role", "all", "--listen", addr, "--rate-limit", "off", "--workers", loadWorkers, "--poll", "20ms"}
@@ -203,7 +193,7 @@ func loadRun(b *testing.B, dbEnv []string, open func() (*store.Store, error), on
 	}
 	b.StopTimer()
 
-	st, err := open()
+	st, err := db.Connect(ctx, store.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

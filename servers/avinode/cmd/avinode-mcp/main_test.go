@@ -268,38 +268,24 @@ func run(t *testing.T, env []string, args ...string) (stdout, stderr string, cod
 
 func TestCommandLine(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name   string
-		env    []string
-		args   []string
-		code   int
-		stdout []string
-		stderr []string
-	}{
-		{name: "--help", args: []string{"--help"}, stdout: []string{"avinode-mcp", "AVINODE_API_TOKEN", "AVINODE_API_KEY", "AVINODE_AUTH_TOKEN",
+	mcptest.CheckCLI(t, binary(t), []string{apiToken, authToken}, []mcptest.CLICase{
+		{Name: "--help", Args: []string{"--help"}, Stdout: []string{"avinode-mcp", "AVINODE_API_TOKEN", "AVINODE_API_KEY", "AVINODE_AUTH_TOKEN",
 			"AVINODE_CLIENT_ID", "AVINODE_CLIENT_SECRET", "AVINODE_API_URL", "AVINODE_MOCK_FIRST_RESPONSE", "--read-only", "MCP_ACL_FILE"}},
-		{name: "--version", args: []string{"--version"}, stdout: []string{"avinode-mcp dev (commit unknown)"}},
-		{name: "docs", args: []string{"docs"}, stdout: []string{"## avinode-mcp reference", "create_trip", "avinode://trips/{id}/quotes"}},
-		{name: "mock key and empty stdin", env: []string{"AVINODE_API_TOKEN=mock_demo"}},
-		{name: "api token without auth", env: []string{"AVINODE_API_TOKEN=" + apiToken}, code: 2, stderr: []string{"AVINODE_AUTH_TOKEN", "AVINODE_CLIENT_ID"}},
-		{name: "half OAuth", env: []string{"AVINODE_API_TOKEN=" + apiToken, "AVINODE_CLIENT_ID=id"}, code: 2, stderr: []string{"AVINODE_CLIENT_SECRET"}},
-		{name: "two different tokens", env: []string{"AVINODE_API_TOKEN=a-token", "AVINODE_API_KEY=b-token"}, code: 2, stderr: []string{"AVINODE_API_KEY"}},
-		{name: "plain http api url", env: []string{"AVINODE_API_TOKEN=" + apiToken, "AVINODE_AUTH_TOKEN=" + authToken, "AVINODE_API_URL=http://avinode.example.com/api"},
-			code: 2, stderr: []string{"https"}},
-		{name: "operators out of range", args: []string{"--mock-operators", "0"}, code: 2, stderr: []string{"mock-operators"}},
-		{name: "negative timeout", env: []string{"AVINODE_TIMEOUT=0s"}, code: 2, stderr: []string{"AVINODE_TIMEOUT"}},
-		{name: "bad duration", env: []string{"AVINODE_MOCK_FIRST_RESPONSE=3"}, code: 2, stderr: []string{"did you mean 3s"}},
-		{name: "unwritable store", args: []string{"--db-path", "/proc/avinode.db"}, code: 2, stderr: []string{"avinode store", "a path setting is wrong"}},
-		{name: "malformed DATABASE_URL", env: []string{"DATABASE_URL=postgres://fleet:hunter2-db-secret@127.0.0.1:notaport/avinode"}, code: 2,
-			stderr: []string{"DATABASE_URL is not a valid PostgreSQL URL"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			stdout, stderr, code := run(t, tc.env, tc.args...)
-			mcptest.Exit{Code: tc.code, Stdout: tc.stdout, Stderr: tc.stderr, Hidden: []string{apiToken, authToken}}.Check(t, stdout, stderr, code)
-		})
-	}
+		{Name: "--version", Args: []string{"--version"}, Stdout: []string{"avinode-mcp dev (commit unknown)"}},
+		{Name: "docs", Args: []string{"docs"}, Stdout: []string{"## avinode-mcp reference", "create_trip", "avinode://trips/{id}/quotes"}},
+		{Name: "mock key and empty stdin", Env: []string{"AVINODE_API_TOKEN=mock_demo"}},
+		{Name: "api token without auth", Env: []string{"AVINODE_API_TOKEN=" + apiToken}, Code: 2, Stderr: []string{"AVINODE_AUTH_TOKEN", "AVINODE_CLIENT_ID"}},
+		{Name: "half OAuth", Env: []string{"AVINODE_API_TOKEN=" + apiToken, "AVINODE_CLIENT_ID=id"}, Code: 2, Stderr: []string{"AVINODE_CLIENT_SECRET"}},
+		{Name: "two different tokens", Env: []string{"AVINODE_API_TOKEN=a-token", "AVINODE_API_KEY=b-token"}, Code: 2, Stderr: []string{"AVINODE_API_KEY"}},
+		{Name: "plain http api url", Env: []string{"AVINODE_API_TOKEN=" + apiToken, "AVINODE_AUTH_TOKEN=" + authToken, "AVINODE_API_URL=http://avinode.example.com/api"},
+			Code: 2, Stderr: []string{"https"}},
+		{Name: "operators out of range", Args: []string{"--mock-operators", "0"}, Code: 2, Stderr: []string{"mock-operators"}},
+		{Name: "negative timeout", Env: []string{"AVINODE_TIMEOUT=0s"}, Code: 2, Stderr: []string{"AVINODE_TIMEOUT"}},
+		{Name: "bad duration", Env: []string{"AVINODE_MOCK_FIRST_RESPONSE=3"}, Code: 2, Stderr: []string{"did you mean 3s"}},
+		{Name: "unwritable store", Args: []string{"--db-path", "/proc/avinode.db"}, Code: 2, Stderr: []string{"avinode store", "a path setting is wrong"}},
+		{Name: "malformed DATABASE_URL", Env: []string{"DATABASE_URL=postgres://fleet:hunter2-db-secret@127.0.0.1:notaport/avinode"}, Code: 2,
+			Stderr: []string{"DATABASE_URL is not a valid PostgreSQL URL"}},
+	})
 }
 
 // TestDocs keeps docs/avinode.md's reference in step with the definitions.

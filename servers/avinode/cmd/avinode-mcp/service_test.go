@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/fakeavinode"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
 )
@@ -31,47 +31,6 @@ const (
 	hookUser   = "avinode-notifications"
 	hookSecret = "basic-secret-8c1f0e2b77"
 )
-
-// database is where a test's processes meet: an SQLite file, or a fresh
-// PostgreSQL database.
-type database struct {
-	env  []string
-	open func(t *testing.T) *store.Store
-}
-
-// onEachDatabase runs fn on SQLite and on PostgreSQL.
-func onEachDatabase(t *testing.T, fn func(t *testing.T, db database)) {
-	for _, name := range []string{"sqlite", "postgres"} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			var db database
-			if name == "sqlite" {
-				path := filepath.Join(t.TempDir(), "avinode.db")
-				db.env = []string{"AVINODE_DB_PATH=" + path}
-				db.open = func(t *testing.T) *store.Store {
-					st, err := store.OpenSQLite(context.Background(), path, store.Options{})
-					if err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(func() { _ = st.Close() })
-					return st
-				}
-			} else {
-				url := pgtest.URL(t)
-				db.env = []string{"DATABASE_URL=" + url}
-				db.open = func(t *testing.T) *store.Store {
-					st, err := store.OpenPostgres(context.Background(), url, store.Options{})
-					if err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(func() { _ = st.Close() })
-					return st
-				}
-			}
-			fn(t, db)
-		})
-	}
-}
 
 // logBuffer keeps a process's stderr and tells when a line appears.
 type logBuffer struct {
@@ -218,37 +177,16 @@ func deliver(t *testing.T, url string, body []byte, user, pass string) int {
 	return resp.StatusCode
 }
 
-// waitStatus polls the store until the event of Avinode id reaches status.
-func waitStatus(t *testing.T, st *store.Store, avinodeID, status string, within time.Duration) store.WebhookEvent {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		evs, err := st.WebhookEvents(context.Background(), store.EventFilter{Limit: 200})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range evs {
-			if e.AvinodeEventID == avinodeID && e.Status == status {
-				return e
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("event %s never reached %s: %+v", avinodeID, status, evs)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestWebhookService runs `avinode-mcp webhooks` on the fake Avinode: the
 // receiver refuses bad deliveries, stores a good one, the processor stores
 // the seller's message; /healthz and /metrics answer.
 func TestWebhookService(t *testing.T) {
-	onEachDatabase(t, func(t *testing.T, db database) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		l := newLiveAvinode(t)
-		st := db.open(t)
-		c := mcptest.StartStdio(t, binary(t), append(append([]string{}, l.env...), db.env...))
+		st := db.Open(t, store.Options{})
+		c := mcptest.StartStdio(t, binary(t), append(append([]string{}, l.env...), db.Env()...))
 		l.seed(t, c)
-		svc := startService(t, append(append([]string{"AVINODE_WEBHOOK_METRICS_TOKEN=metrics-token-0123456789"}, l.env...), db.env...))
+		svc := startService(t, append(append([]string{"AVINODE_WEBHOOK_METRICS_TOKEN=metrics-token-0123456789"}, l.env...), db.Env()...))
 		msg := l.fake.SellerMessage(l.rfq, "We can do it in the Phenom.")
 		body := pointerFor(l.fake, msg)
 		if code := deliver(t, svc.url, body, hookUser, "wrong"); code != http.StatusUnauthorized {
@@ -266,7 +204,7 @@ func TestWebhookService(t *testing.T) {
 		if code := deliver(t, svc.url, body, hookUser, hookSecret); code != http.StatusOK {
 			t.Fatalf("good delivery: %d", code)
 		}
-		ev := waitStatus(t, st, msg, store.EventCompleted, 20*time.Second)
+		ev := storetest.WaitEvent(t, st, msg, store.EventCompleted, 20*time.Second)
 		if ev.EventType != "message_received" || ev.TripID != l.tripID {
 			t.Errorf("event = %+v", ev)
 		}
@@ -320,19 +258,19 @@ func TestWebhookService(t *testing.T) {
 // fetches an event loses nothing: after its lease another worker process
 // takes the event and completes it.
 func TestWorkerKilledMidEvent(t *testing.T) {
-	onEachDatabase(t, func(t *testing.T, db database) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		l := newLiveAvinode(t)
-		st := db.open(t)
-		l.seed(t, mcptest.StartStdio(t, binary(t), append(append([]string{}, l.env...), db.env...)))
+		st := db.Open(t, store.Options{})
+		l.seed(t, mcptest.StartStdio(t, binary(t), append(append([]string{}, l.env...), db.Env()...)))
 		msg := l.fake.SellerMessage(l.rfq, "Confirmed for Tuesday.")
 		// The first fetch hangs: the worker is mid-event when it dies.
 		l.fake.Inject(fakeavinode.Fault{Method: http.MethodGet, Path: "/tripmsgs/" + msg, Delay: time.Hour})
-		receiver := startService(t, append(append([]string{}, l.env...), db.env...), "--role", "receiver")
+		receiver := startService(t, append(append([]string{}, l.env...), db.Env()...), "--role", "receiver")
 		if code := deliver(t, receiver.url, pointerFor(l.fake, msg), hookUser, hookSecret); code != 200 {
 			t.Fatalf("delivery: %d", code)
 		}
 		args := []string{"--role", "processor", "--lease", "4s", "--poll", "20ms", "--workers", "1"}
-		first := startService(t, append(append([]string{}, l.env...), db.env...), args...)
+		first := startService(t, append(append([]string{}, l.env...), db.Env()...), args...)
 		deadline := time.Now().Add(20 * time.Second)
 		for l.fake.Started(http.MethodGet, "/tripmsgs/"+msg) == 0 {
 			if time.Now().After(deadline) {
@@ -341,11 +279,11 @@ func TestWorkerKilledMidEvent(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 		first.kill()
-		if ev := waitStatus(t, st, msg, store.EventProcessing, time.Second); ev.LeaseOwner == "" {
+		if ev := storetest.WaitEvent(t, st, msg, store.EventProcessing, time.Second); ev.LeaseOwner == "" {
 			t.Fatalf("the killed worker's event = %+v", ev)
 		}
-		startService(t, append(append([]string{}, l.env...), db.env...), args...)
-		ev := waitStatus(t, st, msg, store.EventCompleted, 30*time.Second)
+		startService(t, append(append([]string{}, l.env...), db.Env()...), args...)
+		ev := storetest.WaitEvent(t, st, msg, store.EventCompleted, 30*time.Second)
 		if ev.RetryCount != 1 || !strings.Contains(ev.Error, "lease expired") || ev.EventType != "message_received" {
 			t.Errorf("reclaimed event = %+v", ev)
 		}
@@ -359,14 +297,10 @@ func TestWorkerKilledMidEvent(t *testing.T) {
 // share the events; each is processed exactly once.
 func TestThreeWorkersOnePostgres(t *testing.T) {
 	t.Parallel()
-	url := pgtest.URL(t)
-	st, err := store.OpenPostgres(context.Background(), url, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	db := storetest.NewDB(t, "postgres")
+	st := db.Open(t, store.Options{})
 	l := newLiveAvinode(t)
-	env := append(append([]string{}, l.env...), "DATABASE_URL="+url)
+	env := append(append([]string{}, l.env...), db.Env()...)
 	l.seed(t, mcptest.StartStdio(t, binary(t), env))
 	const n = 300
 	var ids []string
@@ -438,9 +372,9 @@ func TestThreeWorkersOnePostgres(t *testing.T) {
 // pointer to the webhook service, which stores the quote; an MCP client
 // subscribed through a different avinode-mcp process (stdio) hears of it.
 func TestOtherProcessHearsNewQuote(t *testing.T) {
-	onEachDatabase(t, func(t *testing.T, db database) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		l := newLiveAvinode(t)
-		env := append(append([]string{}, l.env...), db.env...)
+		env := append(append([]string{}, l.env...), db.Env()...)
 		c := mcptest.StartStdio(t, binary(t), env)
 		l.seed(t, c)
 		svc := startService(t, env)
@@ -593,62 +527,47 @@ func TestWebhookCommandLine(t *testing.T) {
 	t.Parallel()
 	creds := []string{"AVINODE_WEBHOOK_CLIENT_ID=" + hookUser, "AVINODE_WEBHOOK_CLIENT_SECRET=" + hookSecret}
 	live := []string{"AVINODE_API_TOKEN=" + apiToken, "AVINODE_AUTH_TOKEN=" + authToken}
-	tests := []struct {
-		name   string
-		env    []string
-		args   []string
-		code   int
-		stdout []string
-		stderr []string
-	}{
-		{name: "webhooks --help", args: []string{"webhooks", "--help"}, stdout: []string{"AVINODE_WEBHOOK_ADDR", "AVINODE_WEBHOOK_CLIENT_SECRET",
+	mcptest.CheckCLI(t, binary(t), []string{hookSecret, apiToken, authToken, "hunter2-db-secret"}, []mcptest.CLICase{
+		{Name: "webhooks --help", Args: []string{"webhooks", "--help"}, Stdout: []string{"AVINODE_WEBHOOK_ADDR", "AVINODE_WEBHOOK_CLIENT_SECRET",
 			"AVINODE_WEBHOOK_SIGNING_SECRET", "--role", "--lease", "--max-retries", "--trusted-proxies", "DATABASE_URL"}},
-		{name: "server --help", args: []string{"--help"}, stdout: []string{"DATABASE_URL", "AVINODE_WEBHOOK_PROCESSING", "webhooks-register",
+		{Name: "server --help", Args: []string{"--help"}, Stdout: []string{"DATABASE_URL", "AVINODE_WEBHOOK_PROCESSING", "webhooks-register",
 			"webhooks-list", "webhooks-deactivate"}},
-		{name: "no credentials", args: []string{"webhooks"}, code: 2, stderr: []string{"AVINODE_WEBHOOK_CLIENT_ID", "--role processor"}},
-		{name: "short secret", env: []string{"AVINODE_WEBHOOK_CLIENT_ID=x", "AVINODE_WEBHOOK_CLIENT_SECRET=short"}, args: []string{"webhooks"},
-			code: 2, stderr: []string{"at least 16"}},
-		{name: "bad rate", env: creds, args: []string{"webhooks", "--rate-limit", "5"}, code: 2, stderr: []string{"--rate-limit"}},
-		{name: "bad network", env: creds, args: []string{"webhooks", "--allow-sources", "example.com"}, code: 2, stderr: []string{"--allow-sources"}},
-		{name: "bad proxy", env: creds, args: []string{"webhooks", "--trusted-proxies", "10.0.0.0/33"}, code: 2, stderr: []string{"--trusted-proxies"}},
-		{name: "short lease", env: creds, args: []string{"webhooks", "--lease", "10ms"}, code: 2, stderr: []string{"--lease"}},
-		{name: "bad role", env: creds, args: []string{"webhooks", "--role", "both"}, code: 2, stderr: []string{"--role"}},
-		{name: "bad workers", env: creds, args: []string{"webhooks", "--workers", "-1"}, code: 2, stderr: []string{"--workers"}},
-		{name: "bad retries", env: creds, args: []string{"webhooks", "--max-retries", "-1"}, code: 2, stderr: []string{"--max-retries"}},
-		{name: "tiny body cap", env: creds, args: []string{"webhooks", "--max-body", "10"}, code: 2, stderr: []string{"--max-body"}},
-		{name: "taken address", env: creds, args: []string{"webhooks", "--listen", "256.0.0.1:1"}, code: 1, stderr: []string{"listen"}},
-		{name: "both stores", env: []string{"DATABASE_URL=postgres://u@127.0.0.1:1/x", "AVINODE_DB_PATH=/tmp/x.db"}, code: 2,
-			stderr: []string{"set one"}},
-		{name: "unreachable PostgreSQL", env: []string{"DATABASE_URL=postgres://fleet:hunter2-db-secret@127.0.0.1:1/avinode?connect_timeout=2"},
-			code: 1, stderr: []string{"PostgreSQL"}},
-		{name: "bad processing mode", env: []string{"AVINODE_WEBHOOK_PROCESSING=both"}, code: 2, stderr: []string{"AVINODE_WEBHOOK_PROCESSING"}},
-		{name: "register without url", env: append(live, creds...), args: []string{"webhooks-register"}, code: 2, stderr: []string{"--url is required"}},
-		{name: "register over http", env: append(live, creds...), args: []string{"webhooks-register", "--url", "http://hooks.example.com/webhooks/avinode"},
-			code: 2, stderr: []string{"https"}},
-		{name: "register over http to a lookalike host", env: append(live, creds...), args: []string{"webhooks-register", "--url", "http://127.example.com/webhooks/avinode"},
-			code: 2, stderr: []string{"https"}},
-		{name: "register a bad url", env: append(live, creds...), args: []string{"webhooks-register", "--url", "::"}, code: 2, stderr: []string{"absolute"}},
-		{name: "register an unknown event", env: append(live, creds...), args: []string{"webhooks-register", "--url", "https://h.example.com/w",
-			"--events", "TripChatFromSeler"}, code: 2, stderr: []string{"TripChatFromSeller"}},
-		{name: "register without credentials", env: live, args: []string{"webhooks-register", "--url", "https://h.example.com/w"}, code: 2,
-			stderr: []string{"AVINODE_WEBHOOK_CLIENT_SECRET"}},
-		{name: "register a short secret", env: append(live, "AVINODE_WEBHOOK_CLIENT_ID=x", "AVINODE_WEBHOOK_CLIENT_SECRET=short"),
-			args: []string{"webhooks-register", "--url", "https://h.example.com/w"}, code: 2, stderr: []string{"at least 16"}},
-		{name: "register on the simulation", env: creds, args: []string{"webhooks-register", "--url", "https://h.example.com/w"}, code: 2,
-			stderr: []string{"needs Avinode's API"}},
-		{name: "list on the simulation", args: []string{"webhooks-list"}, code: 2, stderr: []string{"needs Avinode's API"}},
-		{name: "deactivate without id", env: live, args: []string{"webhooks-deactivate"}, code: 2, stderr: []string{"usage"}},
-		{name: "bad mock receiver url", env: creds, args: []string{"webhooks", "--mock-webhook-url", "avinode-webhooks:8090"}, code: 2,
-			stderr: []string{"--mock-webhook-url", "absolute http(s) URL"}},
-		{name: "mock receiver url without credentials", args: []string{"webhooks", "--role", "processor",
-			"--mock-webhook-url", "http://127.0.0.1:1/webhooks/avinode"}, code: 2, stderr: []string{"AVINODE_WEBHOOK_CLIENT_SECRET"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			stdout, stderr, code := run(t, tc.env, tc.args...)
-			mcptest.Exit{Code: tc.code, Stdout: tc.stdout, Stderr: tc.stderr,
-				Hidden: []string{hookSecret, apiToken, authToken, "hunter2-db-secret"}}.Check(t, stdout, stderr, code)
-		})
-	}
+		{Name: "no credentials", Args: []string{"webhooks"}, Code: 2, Stderr: []string{"AVINODE_WEBHOOK_CLIENT_ID", "--role processor"}},
+		{Name: "short secret", Env: []string{"AVINODE_WEBHOOK_CLIENT_ID=x", "AVINODE_WEBHOOK_CLIENT_SECRET=short"}, Args: []string{"webhooks"},
+			Code: 2, Stderr: []string{"at least 16"}},
+		{Name: "bad rate", Env: creds, Args: []string{"webhooks", "--rate-limit", "5"}, Code: 2, Stderr: []string{"--rate-limit"}},
+		{Name: "bad network", Env: creds, Args: []string{"webhooks", "--allow-sources", "example.com"}, Code: 2, Stderr: []string{"--allow-sources"}},
+		{Name: "bad proxy", Env: creds, Args: []string{"webhooks", "--trusted-proxies", "10.0.0.0/33"}, Code: 2, Stderr: []string{"--trusted-proxies"}},
+		{Name: "short lease", Env: creds, Args: []string{"webhooks", "--lease", "10ms"}, Code: 2, Stderr: []string{"--lease"}},
+		{Name: "bad role", Env: creds, Args: []string{"webhooks", "--role", "both"}, Code: 2, Stderr: []string{"--role"}},
+		{Name: "bad workers", Env: creds, Args: []string{"webhooks", "--workers", "-1"}, Code: 2, Stderr: []string{"--workers"}},
+		{Name: "bad retries", Env: creds, Args: []string{"webhooks", "--max-retries", "-1"}, Code: 2, Stderr: []string{"--max-retries"}},
+		{Name: "tiny body cap", Env: creds, Args: []string{"webhooks", "--max-body", "10"}, Code: 2, Stderr: []string{"--max-body"}},
+		{Name: "taken address", Env: creds, Args: []string{"webhooks", "--listen", "256.0.0.1:1"}, Code: 1, Stderr: []string{"listen"}},
+		{Name: "both stores", Env: []string{"DATABASE_URL=postgres://u@127.0.0.1:1/x", "AVINODE_DB_PATH=/tmp/x.db"}, Code: 2,
+			Stderr: []string{"set one"}},
+		{Name: "unreachable PostgreSQL", Env: []string{"DATABASE_URL=postgres://fleet:hunter2-db-secret@127.0.0.1:1/avinode?connect_timeout=2"},
+			Code: 1, Stderr: []string{"PostgreSQL"}},
+		{Name: "bad processing mode", Env: []string{"AVINODE_WEBHOOK_PROCESSING=both"}, Code: 2, Stderr: []string{"AVINODE_WEBHOOK_PROCESSING"}},
+		{Name: "register without url", Env: append(live, creds...), Args: []string{"webhooks-register"}, Code: 2, Stderr: []string{"--url is required"}},
+		{Name: "register over http", Env: append(live, creds...), Args: []string{"webhooks-register", "--url", "http://hooks.example.com/webhooks/avinode"},
+			Code: 2, Stderr: []string{"https"}},
+		{Name: "register over http to a lookalike host", Env: append(live, creds...), Args: []string{"webhooks-register", "--url", "http://127.example.com/webhooks/avinode"},
+			Code: 2, Stderr: []string{"https"}},
+		{Name: "register a bad url", Env: append(live, creds...), Args: []string{"webhooks-register", "--url", "::"}, Code: 2, Stderr: []string{"absolute"}},
+		{Name: "register an unknown event", Env: append(live, creds...), Args: []string{"webhooks-register", "--url", "https://h.example.com/w",
+			"--events", "TripChatFromSeler"}, Code: 2, Stderr: []string{"TripChatFromSeller"}},
+		{Name: "register without credentials", Env: live, Args: []string{"webhooks-register", "--url", "https://h.example.com/w"}, Code: 2,
+			Stderr: []string{"AVINODE_WEBHOOK_CLIENT_SECRET"}},
+		{Name: "register a short secret", Env: append(live, "AVINODE_WEBHOOK_CLIENT_ID=x", "AVINODE_WEBHOOK_CLIENT_SECRET=short"),
+			Args: []string{"webhooks-register", "--url", "https://h.example.com/w"}, Code: 2, Stderr: []string{"at least 16"}},
+		{Name: "register on the simulation", Env: creds, Args: []string{"webhooks-register", "--url", "https://h.example.com/w"}, Code: 2,
+			Stderr: []string{"needs Avinode's API"}},
+		{Name: "list on the simulation", Args: []string{"webhooks-list"}, Code: 2, Stderr: []string{"needs Avinode's API"}},
+		{Name: "deactivate without id", Env: live, Args: []string{"webhooks-deactivate"}, Code: 2, Stderr: []string{"usage"}},
+		{Name: "bad mock receiver url", Env: creds, Args: []string{"webhooks", "--mock-webhook-url", "avinode-webhooks:8090"}, Code: 2,
+			Stderr: []string{"--mock-webhook-url", "absolute http(s) URL"}},
+		{Name: "mock receiver url without credentials", Args: []string{"webhooks", "--role", "processor",
+			"--mock-webhook-url", "http://127.0.0.1:1/webhooks/avinode"}, Code: 2, Stderr: []string{"AVINODE_WEBHOOK_CLIENT_SECRET"}},
+	})
 }

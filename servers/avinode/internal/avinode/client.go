@@ -135,16 +135,7 @@ type tokenClock struct{ now func() time.Time }
 
 func (c tokenClock) Now() time.Time { return c.now() }
 
-func (c tokenClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (c tokenClock) Sleep(ctx context.Context, d time.Duration) error { return retry.Sleep(ctx, d) }
 
 // checkBaseURL: every request carries the API token and the bearer JWT.
 func checkBaseURL(raw string) error {

@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,9 +15,11 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/fakeavinode"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/retry"
+	"github.com/mcp-fleet/mcp-fleet/shared/retry/retrytest"
 )
 
 const (
@@ -30,24 +30,6 @@ const (
 )
 
 var fast = retry.Policy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}
-
-// clock is a settable clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 func newClient(t *testing.T, cfg avinode.Config) *avinode.Client {
 	t.Helper()
@@ -167,7 +149,7 @@ func TestStaleClock(t *testing.T) {
 }
 
 func TestOAuth(t *testing.T) {
-	clk := &clock{t: time.Now()}
+	clk := retrytest.NewClock(time.Now())
 	fake := fakeavinode.New(t, fakeavinode.Config{APIToken: apiToken, ClientID: clientID, ClientSecret: clientSecret,
 		TokenLife: 30 * time.Minute, Now: clk.Now})
 	var logs bytes.Buffer
@@ -279,11 +261,7 @@ func TestBackendSync(t *testing.T) {
 	ctx := context.Background()
 	fake := fakeavinode.New(t, fakeavinode.Config{APIToken: apiToken, AuthToken: authToken})
 	c := newClient(t, avinode.Config{BaseURL: fake.BaseURL(), APIToken: apiToken, AuthToken: authToken})
-	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "a.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.SQLite(t, store.Options{})
 	b := avinode.NewBackend(c, st)
 	if b.Mode() != market.ModeLive {
 		t.Error(b.Mode())
@@ -331,10 +309,7 @@ func TestBackendSync(t *testing.T) {
 
 func mustStore(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "b.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.SQLite(t, store.Options{})
 	t.Cleanup(func() { _ = st.Close() })
 	return st
 }

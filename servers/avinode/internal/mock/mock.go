@@ -37,6 +37,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/airports"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/shared/retry"
 )
 
 // Defaults of Config.
@@ -104,14 +105,7 @@ func (m *Market) pause(ctx context.Context) error {
 	if m.cfg.Latency <= 0 {
 		return nil
 	}
-	t := time.NewTimer(m.cfg.Latency)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return retry.Sleep(ctx, m.cfg.Latency)
 }
 
 // Event kinds.

@@ -3,13 +3,13 @@ package mock
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
 )
 
 var departure = time.Date(2031, 5, 1, 14, 0, 0, 0, time.UTC)
@@ -132,11 +132,7 @@ func TestDisplayID(t *testing.T) {
 }
 
 func TestLatency(t *testing.T) {
-	st, err := store.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "a.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.SQLite(t, store.Options{})
 	m := New(st, Config{Latency: time.Millisecond, Operators: 99})
 	if m.cfg.Operators != MaxOperators {
 		t.Errorf("operators %d", m.cfg.Operators)

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
 )
 
 // postbox records what Notify posted, failing while broken is set.
@@ -39,11 +39,7 @@ func (p *postbox) notify(_ context.Context, body []byte) error {
 // post keeps it for the next round; a posted one is never posted again.
 func TestNoticesGoThroughNotify(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "a.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.SQLite(t, store.Options{})
 	now := departure.Add(-72 * time.Hour)
 	clock := func() time.Time { return now }
 	box := &postbox{broken: true}
@@ -88,11 +84,7 @@ func TestNoticesGoThroughNotify(t *testing.T) {
 // nothing, however due the answers are; the publisher then does.
 func TestNoPublish(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "a.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.SQLite(t, store.Options{})
 	now := departure.Add(-72 * time.Hour)
 	clock := func() time.Time { return now }
 	reader := New(st, Config{Now: clock, NoPublish: true})

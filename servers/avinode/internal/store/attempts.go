@@ -116,30 +116,13 @@ type TripFilter struct {
 // ones): what a caller checks before creating a trip again.
 func (s *Store) FindTrips(ctx context.Context, f TripFilter) ([]Trip, []TripAttempt, error) {
 	q := s.reader()
-	where, args := "WHERE 1 = 1", []any{}
-	if f.Reference != "" {
-		where += " AND external_reference = ?"
-		args = append(args, f.Reference)
-	}
-	if !f.Since.IsZero() {
-		where += " AND created_at >= ?"
-		args = append(args, ts(f.Since))
-	}
+	where, args := f.where("WHERE 1 = 1", "external_reference")
 	trips, err := q.trips(ctx, `SELECT `+tripColumns+` FROM trips `+where+` ORDER BY created_at DESC, id DESC LIMIT ?`,
 		append(args, f.Limit)...)
 	if err != nil {
 		return nil, nil, err
 	}
-	where = "WHERE NOT EXISTS (SELECT 1 FROM trips WHERE trips.external_reference = trip_attempts.reference)"
-	args = args[:0]
-	if f.Reference != "" {
-		where += " AND reference = ?"
-		args = append(args, f.Reference)
-	}
-	if !f.Since.IsZero() {
-		where += " AND created_at >= ?"
-		args = append(args, ts(f.Since))
-	}
+	where, args = f.where("WHERE NOT EXISTS (SELECT 1 FROM trips WHERE trips.external_reference = trip_attempts.reference)", "reference")
 	attempts, err := q.tripAttempts(ctx, `SELECT reference, state, trip_id, segments, detail, created_at, updated_at
 		FROM trip_attempts `+where+` ORDER BY created_at DESC, reference DESC LIMIT ?`, append(args, f.Limit)...)
 	if err != nil {
@@ -148,24 +131,28 @@ func (s *Store) FindTrips(ctx context.Context, f TripFilter) ([]Trip, []TripAtte
 	return trips, attempts, nil
 }
 
+// where adds f's conditions to the WHERE clause base, the reference being
+// in the column refColumn.
+func (f TripFilter) where(base, refColumn string) (string, []any) {
+	where, args := base, []any{}
+	if f.Reference != "" {
+		where += " AND " + refColumn + " = ?"
+		args = append(args, f.Reference)
+	}
+	if !f.Since.IsZero() {
+		where += " AND created_at >= ?"
+		args = append(args, ts(f.Since))
+	}
+	return where, args
+}
+
 func (q querier) tripAttempt(ctx context.Context, ref string) (*TripAttempt, error) {
-	as, err := q.tripAttempts(ctx, `SELECT reference, state, trip_id, segments, detail, created_at, updated_at
-		FROM trip_attempts WHERE reference = ?`, ref)
-	if err != nil {
-		return nil, err
-	}
-	if len(as) == 0 {
-		return nil, ErrNotFound
-	}
-	return &as[0], nil
+	return only(q.tripAttempts(ctx, `SELECT reference, state, trip_id, segments, detail, created_at, updated_at
+		FROM trip_attempts WHERE reference = ?`, ref))
 }
 
 func (q querier) tripAttempts(ctx context.Context, query string, args ...any) ([]TripAttempt, error) {
-	rows, err := q.query(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: reading trip attempts: %w", err)
-	}
-	return scanRows(rows, "trip attempts", func(rows *sql.Rows, a *TripAttempt) error {
+	return selectRows(ctx, q, "trip attempts", query, args, func(rows *sql.Rows, a *TripAttempt) error {
 		var segs string
 		if err := rows.Scan(&a.Reference, &a.State, &a.TripID, &segs, &a.Detail, stamp(&a.CreatedAt), stamp(&a.UpdatedAt)); err != nil {
 			return err

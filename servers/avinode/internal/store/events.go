@@ -88,37 +88,28 @@ func (s *Store) HasPublished(ctx context.Context, f PublishedFilter) (bool, erro
 func (s *Store) ApplyPublished(ctx context.Context, f PublishedFilter, now time.Time, apply func(ctx context.Context, tx *Tx, e Event) error) (int, error) {
 	applied := 0
 	err := s.Update(ctx, func(tx *Tx) error {
-		applied = 0
 		cond, arg := f.where()
-		rows, err := tx.q.query(ctx, `SELECT id, trip_id, rfq_id, kind, due_at, ref, payload FROM mock_events WHERE `+cond+
-			` AND done_at IS NOT NULL AND applied_at IS NULL ORDER BY due_at, id`, arg)
-		if err != nil {
-			return fmt.Errorf("store: reading events: %w", err)
-		}
-		evs, err := scanEvents(rows)
-		if err != nil {
-			return err
-		}
-		for _, e := range evs {
-			res, err := tx.q.exec(ctx, `UPDATE mock_events SET applied_at = ? WHERE id = ? AND applied_at IS NULL`, ts(now), e.ID)
-			if err != nil {
-				return fmt.Errorf("store: applying event %s: %w", e.ID, err)
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				continue
-			}
-			if err := apply(ctx, tx, e); err != nil {
-				return fmt.Errorf("applying event %s: %w", e.ID, err)
-			}
-			applied++
-		}
-		return nil
+		var err error
+		applied, err = tx.takeEvents(ctx, now, eventStep{"applied_at", "applying", "applying"}, apply,
+			`SELECT `+mockEventColumns+` FROM mock_events WHERE `+cond+` AND done_at IS NOT NULL AND applied_at IS NULL ORDER BY due_at, id`, arg)
+		return err
 	})
 	return applied, err
 }
 
-func scanEvents(rows *sql.Rows) ([]Event, error) {
-	return scanRows(rows, "events", func(rows *sql.Rows, e *Event) error {
+const mockEventColumns = `id, trip_id, rfq_id, kind, due_at, ref, payload`
+
+// eventStep is what takeEvents does to each event: the column it sets once,
+// and the words its errors use for setting it and for applying the event.
+type eventStep struct{ column, marking, applying string }
+
+// takeEvents reads the events query selects and, one by one, sets step's
+// column to now where it is still unset, then applies the event; one that
+// another transaction took first is skipped, so each is applied once. It
+// returns how many it applied.
+func (t *Tx) takeEvents(ctx context.Context, now time.Time, step eventStep, apply func(ctx context.Context, tx *Tx, e Event) error,
+	query string, args ...any) (int, error) {
+	evs, err := selectRows(ctx, t.q, "events", query, args, func(rows *sql.Rows, e *Event) error {
 		var payload string
 		if err := rows.Scan(&e.ID, &e.TripID, &e.RFQID, &e.Kind, stamp(&e.DueAt), &e.Ref, &payload); err != nil {
 			return err
@@ -126,6 +117,24 @@ func scanEvents(rows *sql.Rows) ([]Event, error) {
 		e.Payload = json.RawMessage(payload)
 		return nil
 	})
+	if err != nil {
+		return 0, err
+	}
+	applied := 0
+	for _, e := range evs {
+		res, err := t.q.exec(ctx, `UPDATE mock_events SET `+step.column+` = ? WHERE id = ? AND `+step.column+` IS NULL`, ts(now), e.ID)
+		if err != nil {
+			return applied, fmt.Errorf("store: %s event %s: %w", step.marking, e.ID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			continue // another process took it
+		}
+		if err := apply(ctx, t, e); err != nil {
+			return applied, fmt.Errorf("%s event %s: %w", step.applying, e.ID, err)
+		}
+		applied++
+	}
+	return applied, nil
 }
 
 // HasDueEvents reports, from the read pool, whether any event is due, so a
@@ -157,35 +166,16 @@ func (s *Store) HasDueEventsOf(ctx context.Context, now time.Time, tripID string
 func (s *Store) DeliverDue(ctx context.Context, now time.Time, tripID string, limit int, apply func(ctx context.Context, tx *Tx, e Event) error) (int, error) {
 	applied := 0
 	err := s.Update(ctx, func(tx *Tx) error {
-		applied = 0
-		query := `SELECT id, trip_id, rfq_id, kind, due_at, ref, payload FROM mock_events WHERE done_at IS NULL AND due_at <= ?`
+		query := `SELECT ` + mockEventColumns + ` FROM mock_events WHERE done_at IS NULL AND due_at <= ?`
 		args := []any{ts(now)}
 		if tripID != "" {
 			query += ` AND trip_id = ?`
 			args = append(args, tripID)
 		}
-		rows, err := tx.q.query(ctx, query+` ORDER BY due_at, id LIMIT ?`, append(args, limit)...)
-		if err != nil {
-			return fmt.Errorf("store: reading events: %w", err)
-		}
-		due, err := scanEvents(rows)
-		if err != nil {
-			return err
-		}
-		for _, e := range due {
-			res, err := tx.q.exec(ctx, `UPDATE mock_events SET done_at = ? WHERE id = ? AND done_at IS NULL`, ts(now), e.ID)
-			if err != nil {
-				return fmt.Errorf("store: claiming event %s: %w", e.ID, err)
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				continue // another process delivered it
-			}
-			if err := apply(ctx, tx, e); err != nil {
-				return fmt.Errorf("delivering event %s: %w", e.ID, err)
-			}
-			applied++
-		}
-		return nil
+		var err error
+		applied, err = tx.takeEvents(ctx, now, eventStep{"done_at", "claiming", "delivering"}, apply,
+			query+` ORDER BY due_at, id LIMIT ?`, append(args, limit)...)
+		return err
 	})
 	return applied, err
 }
@@ -208,26 +198,15 @@ type Notice struct {
 // PendingNotices returns up to limit notifications not posted yet, oldest
 // first.
 func (s *Store) PendingNotices(ctx context.Context, limit int) ([]Notice, error) {
-	rows, err := s.reader().query(ctx, `SELECT id, notice FROM mock_events WHERE notice IS NOT NULL AND noticed_at IS NULL
-		ORDER BY due_at, id LIMIT ?`, limit)
-	if err != nil {
-		return nil, fmt.Errorf("store: reading notices: %w", err)
-	}
-	defer rows.Close()
-	var out []Notice
-	for rows.Next() {
-		var n Notice
+	return selectRows(ctx, s.reader(), "notices", `SELECT id, notice FROM mock_events WHERE notice IS NOT NULL AND noticed_at IS NULL
+		ORDER BY due_at, id LIMIT ?`, []any{limit}, func(rows *sql.Rows, n *Notice) error {
 		var body string
 		if err := rows.Scan(&n.EventID, &body); err != nil {
-			return nil, fmt.Errorf("store: reading notices: %w", err)
+			return err
 		}
 		n.Body = []byte(body)
-		out = append(out, n)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: reading notices: %w", err)
-	}
-	return out, nil
+		return nil
+	})
 }
 
 // MarkNoticed records that an event's notification was posted.

@@ -63,29 +63,11 @@ func (s *Store) Message(ctx context.Context, id string) (*Message, error) {
 // Messages returns an RFQ's thread, oldest first, at most limit messages
 // (the most recent ones).
 func (s *Store) Messages(ctx context.Context, rfqID string, limit int) ([]Message, error) {
-	rows, err := s.reader().query(ctx, `SELECT id, rfq_id, trip_id, direction, sender, body, sent_at FROM (
+	return selectRows(ctx, s.reader(), "messages", `SELECT id, rfq_id, trip_id, direction, sender, body, sent_at FROM (
 			SELECT * FROM messages WHERE rfq_id = ? ORDER BY sent_at DESC, id DESC LIMIT ?
-		) recent ORDER BY sent_at, id`, rfqID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("store: reading messages: %w", err)
-	}
-	defer rows.Close()
-	var out []Message
-	for rows.Next() {
-		var m Message
-		var sent string
-		if err := rows.Scan(&m.ID, &m.RFQID, &m.TripID, &m.Direction, &m.Sender, &m.Text, &sent); err != nil {
-			return nil, fmt.Errorf("store: reading messages: %w", err)
-		}
-		if m.SentAt, err = parseTS(sent); err != nil {
-			return nil, fmt.Errorf("store: message %s: %w", m.ID, err)
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: reading messages: %w", err)
-	}
-	return out, nil
+		) recent ORDER BY sent_at, id`, []any{rfqID, limit}, func(rows *sql.Rows, m *Message) error {
+		return rows.Scan(&m.ID, &m.RFQID, &m.TripID, &m.Direction, &m.Sender, &m.Text, stamp(&m.SentAt))
+	})
 }
 
 // MessageCounts returns the number of messages of each RFQ of a trip.

@@ -132,14 +132,7 @@ func (s *Store) RFQ(ctx context.Context, id string) (*RFQ, error) { return s.rea
 func (t *Tx) RFQ(ctx context.Context, id string) (*RFQ, error) { return t.q.rfq(ctx, id) }
 
 func (q querier) rfq(ctx context.Context, id string) (*RFQ, error) {
-	out, err := q.rfqs(ctx, `SELECT `+rfqColumns+` FROM rfqs WHERE id = ?`, id)
-	if err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, ErrNotFound
-	}
-	return &out[0], nil
+	return only(q.rfqs(ctx, `SELECT `+rfqColumns+` FROM rfqs WHERE id = ?`, id))
 }
 
 // TripRFQs returns a trip's RFQs in the order they were sent.
@@ -148,11 +141,7 @@ func (s *Store) TripRFQs(ctx context.Context, tripID string) ([]RFQ, error) {
 }
 
 func (q querier) rfqs(ctx context.Context, query string, args ...any) ([]RFQ, error) {
-	rows, err := q.query(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: reading RFQs: %w", err)
-	}
-	return scanRows(rows, "RFQs", func(rows *sql.Rows, r *RFQ) error {
+	return selectRows(ctx, q, "RFQs", query, args, func(rows *sql.Rows, r *RFQ) error {
 		var lifts string
 		if err := rows.Scan(&r.ID, &r.TripID, &r.SellerID, &r.SellerName, &r.SellerCountry, &r.Status, &r.DeclineReason,
 			&r.DeclineMessage, &lifts, stamp(&r.CreatedAt), optStamp(&r.RespondedAt), stamp(&r.UpdatedAt)); err != nil {
@@ -186,11 +175,8 @@ func (s *Store) Quotes(ctx context.Context, f QuoteFilter, now time.Time) ([]Quo
 	default:
 		return nil, errors.New("store: a quote filter needs a trip, RFQ or quote id")
 	}
-	rows, err := s.reader().query(ctx, `SELECT `+quoteColumns+` FROM quotes WHERE `+where+` ORDER BY received_at, id`, arg)
-	if err != nil {
-		return nil, fmt.Errorf("store: reading quotes: %w", err)
-	}
-	return scanRows(rows, "quotes", func(rows *sql.Rows, q *Quote) error {
+	query := `SELECT ` + quoteColumns + ` FROM quotes WHERE ` + where + ` ORDER BY received_at, id`
+	return selectRows(ctx, s.reader(), "quotes", query, []any{arg}, func(rows *sql.Rows, q *Quote) error {
 		var base, taxes, total int64
 		var breakdown string
 		if err := rows.Scan(&q.ID, &q.RFQID, &q.TripID, &q.LiftID, &q.OperatorID, &q.OperatorName, &q.AircraftType,

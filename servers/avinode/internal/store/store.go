@@ -374,9 +374,24 @@ func stampText(src any) (string, bool, error) {
 	return "", false, fmt.Errorf("store: a timestamp column holds %T", src)
 }
 
-// scanRows reads every row with scan into a fresh T, then closes rows; what
-// names the rows in errors ("RFQs").
-func scanRows[T any](rows *sql.Rows, what string, scan func(*sql.Rows, *T) error) ([]T, error) {
+// only is the one row a read by key found, or ErrNotFound.
+func only[T any](rows []T, err error) (*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, ErrNotFound
+	}
+	return &rows[0], nil
+}
+
+// selectRows runs query on q and reads every row with scan into a fresh T;
+// what names the rows in errors ("RFQs").
+func selectRows[T any](ctx context.Context, q querier, what, query string, args []any, scan func(*sql.Rows, *T) error) ([]T, error) {
+	rows, err := q.query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: reading %s: %w", what, err)
+	}
 	defer rows.Close()
 	var out []T
 	for rows.Next() {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
 	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
 )
 
@@ -38,37 +39,11 @@ func (c *changeLog) take() []store.Change {
 	return out
 }
 
-// backends opens the store on each database it supports.
-var backends = []struct {
-	name string
-	open func(t *testing.T, opts store.Options) *store.Store
-}{
-	{"sqlite", func(t *testing.T, opts store.Options) *store.Store {
-		s, err := store.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "avinode.db"), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	}},
-	{"postgres", func(t *testing.T, opts store.Options) *store.Store {
-		s, err := store.OpenPostgres(context.Background(), pgtest.URL(t), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	}},
-}
-
 func forEach(t *testing.T, fn func(t *testing.T, s *store.Store, log *changeLog)) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			log := &changeLog{}
-			fn(t, b.open(t, store.Options{OnChange: log.add}), log)
-		})
-	}
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		log := &changeLog{}
+		fn(t, db.Open(t, store.Options{OnChange: log.add}), log)
+	})
 }
 
 var t0 = time.Date(2030, 5, 1, 14, 0, 0, 0, time.UTC)
@@ -77,6 +52,15 @@ func sampleTrip(id string) store.Trip {
 	return store.Trip{ID: id, DisplayID: "QQ263P", Status: store.TripOpen, AircraftCategory: "midsize",
 		Segments: []store.Segment{{From: "KTEB", To: "KVNY", Departure: t0, Passengers: 6}},
 		Links:    store.Links{SearchInAvinode: "https://example/search", ViewInAvinode: "https://example/view", Cancel: "https://example/cancel"}}
+}
+
+// saveTripRFQ saves the sample trip atrip-n with one unanswered RFQ, arfq-n.
+func saveTripRFQ(ctx context.Context, tx *store.Tx, n string) error {
+	if err := tx.SaveTrip(ctx, sampleTrip("atrip-"+n)); err != nil {
+		return err
+	}
+	_, err := tx.SaveRFQ(ctx, store.RFQ{ID: "arfq-" + n, TripID: "atrip-" + n, Status: store.RFQUnanswered})
+	return err
 }
 
 func update(t *testing.T, s *store.Store, fn func(tx *store.Tx) error) {
@@ -260,11 +244,7 @@ func TestMessages(t *testing.T) {
 	forEach(t, func(t *testing.T, s *store.Store, log *changeLog) {
 		ctx := context.Background()
 		update(t, s, func(tx *store.Tx) error {
-			if err := tx.SaveTrip(ctx, sampleTrip("atrip-9")); err != nil {
-				return err
-			}
-			_, err := tx.SaveRFQ(ctx, store.RFQ{ID: "arfq-9", TripID: "atrip-9", Status: store.RFQUnanswered})
-			return err
+			return saveTripRFQ(ctx, tx, "9")
 		})
 		log.take()
 		for i, text := range []string{"first", "second", "third"} {
@@ -350,10 +330,7 @@ func TestSequencesAndEvents(t *testing.T) {
 			t.Errorf("sequence = %v", seq)
 		}
 		update(t, s, func(tx *store.Tx) error {
-			if err := tx.SaveTrip(ctx, sampleTrip("atrip-5")); err != nil {
-				return err
-			}
-			if _, err := tx.SaveRFQ(ctx, store.RFQ{ID: "arfq-5", TripID: "atrip-5", Status: store.RFQUnanswered}); err != nil {
+			if err := saveTripRFQ(ctx, tx, "5"); err != nil {
 				return err
 			}
 			for i, due := range []time.Duration{time.Minute, 2 * time.Minute, time.Hour} {
@@ -453,10 +430,7 @@ func TestNotices(t *testing.T) {
 	forEach(t, func(t *testing.T, s *store.Store, _ *changeLog) {
 		ctx := context.Background()
 		update(t, s, func(tx *store.Tx) error {
-			if err := tx.SaveTrip(ctx, sampleTrip("atrip-7")); err != nil {
-				return err
-			}
-			if _, err := tx.SaveRFQ(ctx, store.RFQ{ID: "arfq-7", TripID: "atrip-7", Status: store.RFQUnanswered}); err != nil {
+			if err := saveTripRFQ(ctx, tx, "7"); err != nil {
 				return err
 			}
 			for i := range 2 {

@@ -100,14 +100,7 @@ func (s *Store) Trip(ctx context.Context, id string) (*Trip, error) {
 func (t *Tx) Trip(ctx context.Context, id string) (*Trip, error) { return t.q.trip(ctx, id) }
 
 func (q querier) trip(ctx context.Context, id string) (*Trip, error) {
-	trips, err := q.trips(ctx, `SELECT `+tripColumns+` FROM trips WHERE id = ?`, id)
-	if err != nil {
-		return nil, err
-	}
-	if len(trips) == 0 {
-		return nil, ErrNotFound
-	}
-	return &trips[0], nil
+	return only(q.trips(ctx, `SELECT `+tripColumns+` FROM trips WHERE id = ?`, id))
 }
 
 // RecentTrips returns up to limit trips, newest first.
@@ -116,11 +109,7 @@ func (s *Store) RecentTrips(ctx context.Context, limit int) ([]Trip, error) {
 }
 
 func (q querier) trips(ctx context.Context, query string, args ...any) ([]Trip, error) {
-	rows, err := q.query(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: reading trips: %w", err)
-	}
-	return scanRows(rows, "trips", func(rows *sql.Rows, tr *Trip) error {
+	return selectRows(ctx, q, "trips", query, args, func(rows *sql.Rows, tr *Trip) error {
 		var segs, links string
 		if err := rows.Scan(&tr.ID, &tr.DisplayID, &tr.ExternalReference, &tr.Status, &tr.AircraftCategory, &tr.Notes,
 			&segs, &links, &tr.CancelReason, &tr.CancelMessage, stamp(&tr.CreatedAt), stamp(&tr.UpdatedAt)); err != nil {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 )
 
@@ -38,39 +39,20 @@ func (t *Tx) DeleteWatch(ctx context.Context, id string) (bool, error) {
 
 // Watch reads one watch; ErrNotFound if unknown.
 func (s *Store) Watch(ctx context.Context, id string) (*Watch, error) {
-	ws, err := s.watches(ctx, `WHERE id = ?`, id)
-	if err != nil {
-		return nil, err
-	}
-	if len(ws) == 0 {
-		return nil, ErrNotFound
-	}
-	return &ws[0], nil
+	return only(s.watches(ctx, `WHERE id = ?`, id))
 }
 
 // Watches returns every watch, oldest first.
 func (s *Store) Watches(ctx context.Context) ([]Watch, error) { return s.watches(ctx, "") }
 
 func (s *Store) watches(ctx context.Context, where string, args ...any) ([]Watch, error) {
-	rows, err := s.reader().query(ctx, `SELECT id, name, departure_airport, arrival_airport, aircraft_category, days_out, active, created_at
-		FROM watches `+where+` ORDER BY created_at, id`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: reading watches: %w", err)
-	}
-	defer rows.Close()
-	var out []Watch
-	for rows.Next() {
-		var w Watch
+	return selectRows(ctx, s.reader(), "watches", `SELECT id, name, departure_airport, arrival_airport, aircraft_category, days_out, active, created_at
+		FROM watches `+where+` ORDER BY created_at, id`, args, func(rows *sql.Rows, w *Watch) error {
 		var active int
-		var created string
-		if err := rows.Scan(&w.ID, &w.Name, &w.From, &w.To, &w.AircraftCategory, &w.DaysOut, &active, &created); err != nil {
-			return nil, fmt.Errorf("store: reading watches: %w", err)
+		if err := rows.Scan(&w.ID, &w.Name, &w.From, &w.To, &w.AircraftCategory, &w.DaysOut, &active, stamp(&w.CreatedAt)); err != nil {
+			return err
 		}
 		w.Active = active != 0
-		if w.CreatedAt, err = parseTS(created); err != nil {
-			return nil, fmt.Errorf("store: watch %s: %w", w.ID, err)
-		}
-		out = append(out, w)
-	}
-	return out, rows.Err()
+		return nil
+	})
 }

@@ -215,14 +215,7 @@ func (t *Tx) receive(ctx context.Context, in Incoming) (Received, error) {
 
 // WebhookEvent reads one event by its own id; ErrNotFound if unknown.
 func (s *Store) WebhookEvent(ctx context.Context, id string) (*WebhookEvent, error) {
-	evs, err := s.reader().events(ctx, `SELECT `+eventColumns+` FROM avinode_webhook_events WHERE id = ?`, id)
-	if err != nil {
-		return nil, err
-	}
-	if len(evs) == 0 {
-		return nil, ErrNotFound
-	}
-	return &evs[0], nil
+	return only(s.reader().events(ctx, `SELECT `+eventColumns+` FROM avinode_webhook_events WHERE id = ?`, id))
 }
 
 // EventFilter selects webhook events, newest first.
@@ -529,11 +522,7 @@ func (s *Store) RequeueWebhookEvent(ctx context.Context, id string, now time.Tim
 }
 
 func (q querier) events(ctx context.Context, query string, args ...any) ([]WebhookEvent, error) {
-	rows, err := q.query(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: reading webhook events: %w", err)
-	}
-	return scanRows(rows, "webhook events", func(rows *sql.Rows, e *WebhookEvent) error {
+	return selectRows(ctx, q, "webhook events", query, args, func(rows *sql.Rows, e *WebhookEvent) error {
 		var verified int
 		var parsed sql.NullString
 		var dur sql.NullInt64

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -15,41 +14,16 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the pgx database/sql driver, for an admin connection
 
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
 	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
 )
 
 // twoProcesses opens the store twice on one database, as two processes
 // would, on each database the store supports.
 func twoProcesses(t *testing.T, fn func(t *testing.T, a, b *store.Store)) {
-	for _, name := range []string{"sqlite", "postgres"} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			open := func() func(opts store.Options) *store.Store {
-				if name == "sqlite" {
-					path := filepath.Join(t.TempDir(), "avinode.db")
-					return func(opts store.Options) *store.Store {
-						s, err := store.OpenSQLite(ctx, path, opts)
-						if err != nil {
-							t.Fatal(err)
-						}
-						t.Cleanup(func() { _ = s.Close() })
-						return s
-					}
-				}
-				url := pgtest.URL(t)
-				return func(opts store.Options) *store.Store {
-					s, err := store.OpenPostgres(ctx, url, opts)
-					if err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(func() { _ = s.Close() })
-					return s
-				}
-			}()
-			fn(t, open(store.Options{}), open(store.Options{}))
-		})
-	}
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		fn(t, db.Open(t, store.Options{}), db.Open(t, store.Options{}))
+	})
 }
 
 func pointer(id string) store.Incoming {
@@ -476,10 +450,7 @@ func TestPublishedEvents(t *testing.T) {
 	forEach(t, func(t *testing.T, s *store.Store, _ *changeLog) {
 		ctx := context.Background()
 		update(t, s, func(tx *store.Tx) error {
-			if err := tx.SaveTrip(ctx, sampleTrip("atrip-40")); err != nil {
-				return err
-			}
-			if _, err := tx.SaveRFQ(ctx, store.RFQ{ID: "arfq-40", TripID: "atrip-40", Status: store.RFQUnanswered}); err != nil {
+			if err := saveTripRFQ(ctx, tx, "40"); err != nil {
 				return err
 			}
 			for i, due := range []time.Duration{time.Minute, time.Hour} {
@@ -638,13 +609,9 @@ func TestDeadlockRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for _, id := range []string{"atrip-61", "atrip-62"} {
+	for _, n := range []string{"61", "62"} {
 		update(t, s, func(tx *store.Tx) error {
-			if err := tx.SaveTrip(ctx, sampleTrip(id)); err != nil {
-				return err
-			}
-			_, err := tx.SaveRFQ(ctx, store.RFQ{ID: "arfq" + id[5:], TripID: id, Status: store.RFQUnanswered})
-			return err
+			return saveTripRFQ(ctx, tx, n)
 		})
 	}
 	var wg sync.WaitGroup

@@ -30,11 +30,7 @@ type emptyLegsArgs struct {
 
 // Validate: the search is near at least one airport.
 func (a *emptyLegsArgs) Validate() error {
-	if a.DepartureAirport == "" && a.ArrivalAirport == "" {
-		return mcperr.Invalid("departure_airport", nil, "departure_airport, arrival_airport or both",
-			"give at least one airport to search near")
-	}
-	return nil
+	return needAnEnd(a.DepartureAirport, a.ArrivalAirport, "give at least one airport to search near")
 }
 
 type emptyLegsResult struct {
@@ -86,6 +82,15 @@ func searchEmptyLegs(d Deps) kit.Tool {
 	})
 }
 
+// needAnEnd refuses, with msg, a route with neither a departure nor an
+// arrival airport.
+func needAnEnd(from, to, msg string) error {
+	if from == "" && to == "" {
+		return mcperr.Invalid("departure_airport", nil, "departure_airport, arrival_airport or both", "%s", msg)
+	}
+	return nil
+}
+
 // resolveEnds checks that the given airports (either may be empty) exist.
 func (d Deps) resolveEnds(ctx context.Context, from, to string) error {
 	for _, e := range []struct{ field, code string }{{"departure_airport", from}, {"arrival_airport", to}} {
@@ -109,11 +114,7 @@ type createWatchArgs struct {
 
 // Validate: a watch needs at least one airport.
 func (a *createWatchArgs) Validate() error {
-	if a.DepartureAirport == "" && a.ArrivalAirport == "" {
-		return mcperr.Invalid("departure_airport", nil, "departure_airport, arrival_airport or both",
-			"a watch needs at least one airport")
-	}
-	return nil
+	return needAnEnd(a.DepartureAirport, a.ArrivalAirport, "a watch needs at least one airport")
 }
 
 func createWatch(d Deps) kit.Tool {

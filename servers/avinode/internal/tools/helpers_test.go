@@ -19,26 +19,12 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
+	"github.com/mcp-fleet/mcp-fleet/shared/retry/retrytest"
 )
 
-// clock is a settable clock shared by the simulation and the tools.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2031, 3, 10, 9, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newClock is a settable clock shared by the simulation and the tools.
+func newClock() *retrytest.Clock {
+	return retrytest.NewClock(time.Date(2031, 3, 10, 9, 0, 0, 0, time.UTC))
 }
 
 // env is a server under test: its client, store and notifier.
@@ -46,7 +32,7 @@ type env struct {
 	c     *mcptest.Client
 	n     *kit.Notifier
 	st    *store.Store
-	clock *clock
+	clock *retrytest.Clock
 	m     *mock.Market
 	deps  tools.Deps
 }
@@ -159,6 +145,63 @@ type quoteRow struct {
 		Kind   string  `json:"kind"`
 		Amount float64 `json:"amount"`
 	} `json:"breakdown"`
+}
+
+// rfqView is what get_rfq returns.
+type rfqView struct {
+	RFQID         string     `json:"rfq_id"`
+	SellerName    string     `json:"seller_name"`
+	Status        string     `json:"status"`
+	DeclineReason string     `json:"decline_reason"`
+	LatestQuote   *quoteRow  `json:"latest_quote"`
+	Quotes        []quoteRow `json:"quotes"`
+	Lifts         []struct {
+		AircraftType string `json:"aircraft_type"`
+	} `json:"lifts"`
+}
+
+// watchView is a watch as create_watch returns it, and delete_watch within
+// its result.
+type watchView struct {
+	ID       string `json:"watch_id"`
+	Name     string `json:"name"`
+	From     string `json:"departure_airport"`
+	Category string `json:"aircraft_category"`
+	DaysOut  int    `json:"days_out"`
+	Active   bool   `json:"active"`
+	Existed  bool   `json:"already_existed"`
+}
+
+type watchList struct {
+	Watches []watchView `json:"watches"`
+	Total   int         `json:"total"`
+}
+
+type deletedWatch struct {
+	Deleted       bool      `json:"deleted"`
+	AlreadyAbsent bool      `json:"already_absent"`
+	Watch         watchView `json:"watch"`
+}
+
+func createWatch(t *testing.T, c *mcptest.Client, args map[string]any) watchView {
+	t.Helper()
+	var w watchView
+	mcptest.OK(t, c.Call("create_watch", args), &w)
+	return w
+}
+
+func listWatches(t *testing.T, c *mcptest.Client) watchList {
+	t.Helper()
+	var l watchList
+	mcptest.OK(t, c.Call("list_watches", nil), &l)
+	return l
+}
+
+func deleteWatch(t *testing.T, c *mcptest.Client, id string) deletedWatch {
+	t.Helper()
+	var d deletedWatch
+	mcptest.OK(t, c.Call("delete_watch", map[string]any{"watch_id": id}), &d)
+	return d
 }
 
 type summary struct {
@@ -335,7 +378,9 @@ func readResource(t *testing.T, c *mcptest.Client, uri string, v any) {
 	}
 }
 
-func futureDate(c *clock, d time.Duration) string { return c.Now().Add(d).Format(time.RFC3339) }
+func futureDate(c *retrytest.Clock, d time.Duration) string {
+	return c.Now().Add(d).Format(time.RFC3339)
+}
 
 // notifyChanges tells subscribers of a changed trip's resources — the
 // change listener of a store with one writer, as the tests run it (the

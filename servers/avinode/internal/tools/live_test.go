@@ -109,12 +109,7 @@ func TestLiveTools(t *testing.T) {
 		t.Errorf("get_quotes by quote = %+v", q)
 	}
 
-	var rfq struct {
-		Status        string    `json:"status"`
-		SellerName    string    `json:"seller_name"`
-		DeclineReason string    `json:"decline_reason"`
-		LatestQuote   *quoteRow `json:"latest_quote"`
-	}
+	var rfq rfqView
 	mcptest.Structured(t, c.Call("get_rfq", map[string]any{"rfq_id": rfqB}), &rfq)
 	if rfq.Status != "declined" || rfq.DeclineReason != "CABOTAGE" || rfq.LatestQuote != nil {
 		t.Errorf("get_rfq declined = %+v", rfq)
@@ -232,38 +227,19 @@ func TestLiveAirportsEmptyLegsAndWatches(t *testing.T) {
 		t.Errorf("after a retried 503: %+v", legs)
 	}
 
-	var w struct {
-		ID     string `json:"watch_id"`
-		Name   string `json:"name"`
-		Active bool   `json:"active"`
-		Cat    string `json:"aircraft_category"`
-	}
-	mcptest.OK(t, c.Call("create_watch", map[string]any{"departure_airport": "EGGW", "arrival_airport": "LFMN", "aircraft_category": "light",
-		"name": "Luton to Nice"}), &w)
-	if !strings.HasPrefix(w.ID, "aemptylegwatch-") || w.Name != "Luton to Nice" || !w.Active || w.Cat != "light" {
+	w := createWatch(t, c, map[string]any{"departure_airport": "EGGW", "arrival_airport": "LFMN", "aircraft_category": "light",
+		"name": "Luton to Nice"})
+	if !strings.HasPrefix(w.ID, "aemptylegwatch-") || w.Name != "Luton to Nice" || !w.Active || w.Category != "light" {
 		t.Fatalf("create_watch = %+v", w)
 	}
-	var list struct {
-		Watches []struct {
-			ID string `json:"watch_id"`
-		} `json:"watches"`
-	}
-	mcptest.OK(t, c.Call("list_watches", nil), &list)
-	if len(list.Watches) != 1 || list.Watches[0].ID != w.ID {
+	if list := listWatches(t, c); len(list.Watches) != 1 || list.Watches[0].ID != w.ID {
 		t.Errorf("list_watches = %+v", list)
 	}
-	var del struct {
-		Deleted bool `json:"deleted"`
-		Watch   struct {
-			Active bool `json:"active"`
-		} `json:"watch"`
-	}
-	mcptest.OK(t, c.Call("delete_watch", map[string]any{"watch_id": w.ID}), &del)
+	del := deleteWatch(t, c, w.ID)
 	if name, active, ok := fake.Watch(w.ID); !ok || active || name != "Luton to Nice" || !del.Deleted || del.Watch.Active {
 		t.Errorf("after delete: fake %q %v %v, result %+v", name, active, ok, del)
 	}
-	mcptest.OK(t, c.Call("list_watches", nil), &list)
-	if len(list.Watches) != 1 {
+	if list := listWatches(t, c); len(list.Watches) != 1 {
 		t.Errorf("Avinode still lists the deactivated watch; the store should follow: %+v", list)
 	}
 }

@@ -126,16 +126,7 @@ func mockLifecycle(t *testing.T, e *env) {
 		}
 	}
 
-	var rfq struct {
-		RFQID       string     `json:"rfq_id"`
-		SellerName  string     `json:"seller_name"`
-		Status      string     `json:"status"`
-		LatestQuote *quoteRow  `json:"latest_quote"`
-		Quotes      []quoteRow `json:"quotes"`
-		Lifts       []struct {
-			AircraftType string `json:"aircraft_type"`
-		} `json:"lifts"`
-	}
+	var rfq rfqView
 	res := c.Call("get_rfq", map[string]any{"rfq_id": quotedRFQ})
 	mcptest.Structured(t, res, &rfq)
 	if rfq.Status != "quoted" || rfq.LatestQuote == nil || len(rfq.LatestQuote.Breakdown) == 0 || len(rfq.Quotes) != 1 || len(rfq.Lifts) != 1 {
@@ -418,39 +409,17 @@ func TestAirportsAndEmptyLegs(t *testing.T) {
 	}
 
 	// Watches: create, list, delete.
-	var w struct {
-		ID     string `json:"watch_id"`
-		Name   string `json:"name"`
-		From   string `json:"departure_airport"`
-		Active bool   `json:"active"`
-		Days   int    `json:"days_out"`
-	}
-	mcptest.OK(t, c.Call("create_watch", map[string]any{"departure_airport": "EGGW", "aircraft_category": "midsize"}), &w)
-	if !strings.HasPrefix(w.ID, "awatch-") || !w.Active || w.Days != 7 || !strings.Contains(w.Name, "EGGW") {
+	w := createWatch(t, c, map[string]any{"departure_airport": "EGGW", "aircraft_category": "midsize"})
+	if !strings.HasPrefix(w.ID, "awatch-") || !w.Active || w.DaysOut != 7 || !strings.Contains(w.Name, "EGGW") {
 		t.Fatalf("create_watch = %+v", w)
 	}
-	var list struct {
-		Watches []struct {
-			ID string `json:"watch_id"`
-		} `json:"watches"`
-		Total int `json:"total"`
-	}
-	mcptest.OK(t, c.Call("list_watches", nil), &list)
-	if list.Total != 1 || list.Watches[0].ID != w.ID {
+	if list := listWatches(t, c); list.Total != 1 || list.Watches[0].ID != w.ID {
 		t.Errorf("list_watches = %+v", list)
 	}
-	var del struct {
-		Deleted bool `json:"deleted"`
-		Watch   struct {
-			Active bool `json:"active"`
-		} `json:"watch"`
-	}
-	mcptest.OK(t, c.Call("delete_watch", map[string]any{"watch_id": w.ID}), &del)
-	if !del.Deleted || del.Watch.Active {
+	if del := deleteWatch(t, c, w.ID); !del.Deleted || del.Watch.Active {
 		t.Errorf("deleted watch still active: %+v", del)
 	}
-	mcptest.OK(t, c.Call("list_watches", map[string]any{}), &list)
-	if list.Total != 0 {
+	if list := listWatches(t, c); list.Total != 0 {
 		t.Errorf("after delete: %+v", list)
 	}
 }

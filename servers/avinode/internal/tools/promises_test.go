@@ -210,45 +210,27 @@ func TestWatchesIdempotent(t *testing.T) {
 			} else {
 				c = newLiveEnv(t, nil).c
 			}
-			var w1, w2 struct {
-				ID      string `json:"watch_id"`
-				Existed bool   `json:"already_existed"`
-			}
 			args := map[string]any{"departure_airport": "EGGW", "arrival_airport": "LFMN", "aircraft_category": "light", "name": "Luton to Nice"}
-			mcptest.OK(t, c.Call("create_watch", args), &w1)
-			mcptest.OK(t, c.Call("create_watch", args), &w2)
+			w1, w2 := createWatch(t, c, args), createWatch(t, c, args)
 			if w1.ID == "" || w2.ID != w1.ID || w1.Existed || !w2.Existed {
 				t.Errorf("identical creates: %+v then %+v", w1, w2)
 			}
-			var list struct {
-				Total int `json:"total"`
-			}
-			mcptest.OK(t, c.Call("list_watches", nil), &list)
-			if list.Total != 1 {
+			if list := listWatches(t, c); list.Total != 1 {
 				t.Errorf("%d watches after two identical creates", list.Total)
 			}
 			failField(t, c.Call("create_watch", map[string]any{"departure_airport": "EGGW", "arrival_airport": "LFMN",
 				"aircraft_category": "midsize", "name": "Luton to Nice"}), mcperr.Conflict, "name")
 			// Default names carry the category: these are two watches.
-			var d1, d2 struct {
-				ID string `json:"watch_id"`
-			}
-			mcptest.OK(t, c.Call("create_watch", map[string]any{"departure_airport": "KTEB", "aircraft_category": "light"}), &d1)
-			mcptest.OK(t, c.Call("create_watch", map[string]any{"departure_airport": "KTEB", "aircraft_category": "heavy"}), &d2)
+			d1 := createWatch(t, c, map[string]any{"departure_airport": "KTEB", "aircraft_category": "light"})
+			d2 := createWatch(t, c, map[string]any{"departure_airport": "KTEB", "aircraft_category": "heavy"})
 			if d1.ID == d2.ID {
 				t.Errorf("watches of two categories got one id %s", d1.ID)
 			}
 
-			var del struct {
-				Deleted       bool `json:"deleted"`
-				AlreadyAbsent bool `json:"already_absent"`
-			}
-			mcptest.OK(t, c.Call("delete_watch", map[string]any{"watch_id": w1.ID}), &del)
-			if !del.Deleted || del.AlreadyAbsent {
+			if del := deleteWatch(t, c, w1.ID); !del.Deleted || del.AlreadyAbsent {
 				t.Errorf("first delete %+v", del)
 			}
-			mcptest.OK(t, c.Call("delete_watch", map[string]any{"watch_id": w1.ID}), &del)
-			if del.Deleted || !del.AlreadyAbsent {
+			if del := deleteWatch(t, c, w1.ID); del.Deleted || !del.AlreadyAbsent {
 				t.Errorf("second delete %+v", del)
 			}
 		})

@@ -20,13 +20,6 @@ const recentTrips = 20
 // message of the trip is stored, from any source (with Deps.Watch, from any
 // process).
 func Templates(d Deps) []kit.ResourceTemplate {
-	readID := func(r *kit.ReadRequest) (string, error) {
-		id := r.Vars["id"]
-		if !tripIDRE.MatchString(id) {
-			return "", mcperr.New(mcperr.NotFound, "no such trip resource")
-		}
-		return id, nil
-	}
 	return []kit.ResourceTemplate{
 		// The longer template first: "{id}" alone would also match
 		// "atrip-1/quotes".
@@ -34,41 +27,15 @@ func Templates(d Deps) []kit.ResourceTemplate {
 			URITemplate: "avinode://trips/{id}/quotes", Name: "trip_quotes", Title: "A trip's quotes",
 			Description: "Every quote received for the trip and how the operators have answered (what get_quotes returns for the trip). Subscribe to hear of each new quote, decline or status change.",
 			MIMEType:    "application/json", Tools: []string{"get_quotes", "get_rfq"}, Watch: d.Watch,
-			Read: func(ctx context.Context, r *kit.ReadRequest) ([]kit.Contents, error) {
-				id, err := readID(r)
-				if err != nil {
-					return nil, err
-				}
-				v, err := d.quotesView(ctx, quotesArgs{TripID: id})
-				if err != nil {
-					return nil, err
-				}
-				text, err := jsonText(v)
-				if err != nil {
-					return nil, err
-				}
-				return []kit.Contents{{URI: r.URI, MIMEType: "application/json", Text: text}}, nil
-			},
+			Read: readTrip(func(ctx context.Context, id string) (*quotesView, error) {
+				return d.quotesView(ctx, quotesArgs{TripID: id})
+			}),
 		},
 		{
 			URITemplate: "avinode://trips/{id}", Name: "trip", Title: "A trip",
 			Description: "The trip, its RFQs and a summary of the answers (what get_trip returns). Subscribe to hear of every change to it.",
 			MIMEType:    "application/json", Tools: []string{"get_trip", "get_quotes", "get_rfq"}, Watch: d.Watch,
-			Read: func(ctx context.Context, r *kit.ReadRequest) ([]kit.Contents, error) {
-				id, err := readID(r)
-				if err != nil {
-					return nil, err
-				}
-				v, err := d.tripView(ctx, id)
-				if err != nil {
-					return nil, err
-				}
-				text, err := jsonText(v)
-				if err != nil {
-					return nil, err
-				}
-				return []kit.Contents{{URI: r.URI, MIMEType: "application/json", Text: text}}, nil
-			},
+			Read: readTrip(d.tripView),
 			List: func(ctx context.Context, _ string) ([]kit.ResourceInfo, error) {
 				trips, err := d.Store.RecentTrips(ctx, recentTrips)
 				if err != nil {
@@ -86,5 +53,25 @@ func Templates(d Deps) []kit.ResourceTemplate {
 				return out, nil
 			},
 		},
+	}
+}
+
+// readTrip serves reads of a trip resource: view of the trip the URI names,
+// as JSON.
+func readTrip[V any](view func(ctx context.Context, id string) (V, error)) func(context.Context, *kit.ReadRequest) ([]kit.Contents, error) {
+	return func(ctx context.Context, r *kit.ReadRequest) ([]kit.Contents, error) {
+		id := r.Vars["id"]
+		if !tripIDRE.MatchString(id) {
+			return nil, mcperr.New(mcperr.NotFound, "no such trip resource")
+		}
+		v, err := view(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		text, err := jsonText(v)
+		if err != nil {
+			return nil, err
+		}
+		return []kit.Contents{{URI: r.URI, MIMEType: "application/json", Text: text}}, nil
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/fakeavinode"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/market"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/webhooks"
 	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
 	"github.com/mcp-fleet/mcp-fleet/shared/retry"
@@ -30,24 +30,7 @@ const (
 
 // onEachStore runs fn on a fresh SQLite store and a fresh PostgreSQL one.
 func onEachStore(t *testing.T, fn func(t *testing.T, st *store.Store)) {
-	for _, name := range []string{"sqlite", "postgres"} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			var st *store.Store
-			var err error
-			if name == "sqlite" {
-				st, err = store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "avinode.db"), store.Options{})
-			} else {
-				st, err = store.OpenPostgres(ctx, pgtest.URL(t), store.Options{})
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
-			fn(t, st)
-		})
-	}
+	storetest.Each(t, func(t *testing.T, db storetest.DB) { fn(t, db.Open(t, store.Options{})) })
 }
 
 // live is Avinode (the fake) with a trip and an RFQ, the client and backend
@@ -177,22 +160,7 @@ func runProcessor(t *testing.T, p *webhooks.Processor) {
 // waitEvent polls the store until the event of Avinode id reaches status.
 func waitEvent(t *testing.T, st *store.Store, avinodeID, status string) store.WebhookEvent {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		evs, err := st.WebhookEvents(context.Background(), store.EventFilter{Limit: 200})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range evs {
-			if e.AvinodeEventID == avinodeID && e.Status == status {
-				return e
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("event %s never reached %s: %+v", avinodeID, status, evs)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	return storetest.WaitEvent(t, st, avinodeID, status, 20*time.Second)
 }
 
 // tripRequest is a trip the simulated operators answer: New York to

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/fakeavinode"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/mock"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/webhooks"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
@@ -249,10 +249,7 @@ func TestMockPointers(t *testing.T) {
 // TestProcessorHealth: a store that cannot be worked marks /healthz after
 // three failures in a row; Run still returns only when stopped.
 func TestProcessorHealth(t *testing.T) {
-	st, err := store.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "a.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.SQLite(t, store.Options{})
 	h := kit.NewHealth()
 	p := newProcessor(t, st, mock.New(st, mock.Config{}), func(c *webhooks.ProcessorConfig) { c.Health = h; c.Workers = 1 })
 	_ = st.Close()
@@ -360,11 +357,7 @@ func TestManyWorkersFirstSight(t *testing.T) {
 	onEachStore(t, func(t *testing.T, st *store.Store) {
 		l := newLive(t, st, webhooks.ReceiverConfig{})
 		// A trip made by another client of the account: unknown here.
-		other, err := store.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "other.db"), store.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer other.Close()
+		other := storetest.SQLite(t, store.Options{})
 		trip, err := avinode.NewBackend(l.client, other).CreateTrip(context.Background(), tripRequest())
 		if err != nil {
 			t.Fatal(err)

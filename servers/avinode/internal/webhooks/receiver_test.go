@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/webhooks"
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 	"github.com/mcp-fleet/mcp-fleet/shared/ratelimit"
@@ -220,11 +221,7 @@ func TestSameEventTwentyTimes(t *testing.T) {
 }
 
 func TestReceiverConfig(t *testing.T) {
-	st, err := store.OpenSQLite(context.Background(), t.TempDir()+"/a.db", store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.SQLite(t, store.Options{})
 	for _, cfg := range []webhooks.ReceiverConfig{
 		{ClientID: user, ClientSecret: secret},
 		{Store: st, ClientSecret: secret},
