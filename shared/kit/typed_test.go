@@ -1,6 +1,7 @@
 package kit_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -243,6 +244,8 @@ func TestResultMustMatchOutputSchema(t *testing.T) {
 		{"encodes itself, fenced", kit.Untrusted{Source: "x", Value: appends(`{"n":5}`)}, true},
 		{"encodes itself wrongly", appends(`{"n":"4"}`), false},
 		{"encodes itself malformed", appends(`{"n":4`), false},
+		{"encodes itself over lines", appends("{\n \"n\": 6\r\n}"), true},
+		{"encodes itself malformed over lines", appends("{\"n\":\n6"), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -260,7 +263,9 @@ func TestResultMustMatchOutputSchema(t *testing.T) {
 				t.Fatalf("a mismatch is an internal error: %s", mcptest.Text(res))
 			}
 			if a, ok := tc.out.(appends); ok && tc.ok {
-				if got, _ := json.Marshal(res.StructuredContent); string(got) != string(a) {
+				var want bytes.Buffer
+				_ = json.Compact(&want, []byte(a))
+				if got, _ := json.Marshal(res.StructuredContent); string(got) != want.String() {
 					t.Fatalf("structuredContent %s, want %s as the result appended it", got, a)
 				}
 			}

@@ -6,13 +6,14 @@
 package backend
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/query"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
@@ -150,29 +151,22 @@ func RowsJSON(objs [][]byte) json.RawMessage {
 }
 
 // TrimRows cuts a JSON array of rows to limit elements (limit <= 0: all)
-// and reports the count kept and whether elements were cut.
+// and reports the count kept and whether elements were cut. The rows are
+// split by the kit's scanner, which checks them well-formed, and joined
+// again without the line breaks PostgreSQL's json_agg puts between them;
+// they are not decoded.
 func TrimRows(rows json.RawMessage, limit int) (json.RawMessage, int, bool, error) {
-	var elems []json.RawMessage
-	if err := json.Unmarshal(rows, &elems); err != nil {
+	elems, _, err := kit.FitArray(rows, math.MaxInt)
+	if err != nil {
 		return nil, 0, false, fmt.Errorf("rows are not a JSON array: %w", err)
 	}
-	if elems == nil {
-		elems = []json.RawMessage{}
+	more := limit > 0 && len(elems) > limit
+	if more {
+		elems = elems[:limit]
 	}
-	if limit <= 0 || len(elems) <= limit {
-		if len(elems) == 0 {
-			return json.RawMessage("[]"), 0, false, nil
-		}
-		// PostgreSQL's json_agg puts a line break between elements.
-		var b bytes.Buffer
-		if err := json.Compact(&b, rows); err != nil {
-			return nil, 0, false, err
-		}
-		return b.Bytes(), len(elems), false, nil
+	objs := make([][]byte, len(elems))
+	for i, e := range elems {
+		objs[i] = e
 	}
-	objs := make([][]byte, limit)
-	for i := range objs {
-		objs[i] = elems[i]
-	}
-	return RowsJSON(objs), limit, true, nil
+	return RowsJSON(objs), len(objs), more, nil
 }

@@ -225,6 +225,10 @@ func encodeResult(v any, output *validate.Schema) ([]byte, error) {
 		}
 		return textResult(untrusted.Fence(t.Source, string(b)), b), nil
 	case json.RawMessage:
+		t, err := oneLine(t)
+		if err != nil {
+			return nil, err
+		}
 		if err := checkOutput(t, output); err != nil {
 			return nil, err
 		}
@@ -253,9 +257,29 @@ type appender interface {
 // the tool has an outputSchema to check it against.
 func marshal(v any, output *validate.Schema) ([]byte, error) {
 	if a, ok := v.(appender); ok && output != nil {
-		return a.AppendJSON(nil)
+		b, err := a.AppendJSON(nil)
+		if err != nil {
+			return nil, err
+		}
+		return oneLine(b)
 	}
 	return json.Marshal(v)
+}
+
+// oneLine removes the line breaks of JSON a tool encoded itself (PostgreSQL's
+// json_agg puts one between elements): a message is one line on stdio. A
+// line break in JSON can only be white space (inside a string it is
+// escaped), so only the white space goes; JSON with a line break that is
+// not well-formed is refused.
+func oneLine(b []byte) ([]byte, error) {
+	if bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0 {
+		return b, nil
+	}
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		return nil, fmt.Errorf("the result is not well-formed JSON: %w", err)
+	}
+	return out.Bytes(), nil
 }
 
 // checkOutput checks the encoded structuredContent b against the tool's
