@@ -9,9 +9,11 @@ import (
 	"go/token"
 	"go/types"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -136,7 +138,7 @@ func TestKitFilesHaveNoCircles(t *testing.T) {
 	for _, circle := range circles(deps) {
 		t.Errorf("files of shared/kit reach each other: %s", strings.Join(circle, " → "))
 		for _, f := range circle[:len(circle)-1] {
-			t.Logf("  %s uses %s", f, strings.Join(sortedKeys(deps[f]), ", "))
+			t.Logf("  %s uses %s", f, strings.Join(slices.Sorted(maps.Keys(deps[f])), ", "))
 		}
 	}
 }
@@ -168,7 +170,7 @@ func circles(deps map[string]map[string]bool) [][]string {
 		n++
 		stack = append(stack, v)
 		onStack[v] = true
-		for _, w := range sortedKeys(deps[v]) {
+		for _, w := range slices.Sorted(maps.Keys(deps[v])) {
 			if _, seen := index[w]; !seen {
 				visit(w)
 				low[v] = min(low[v], low[w])
@@ -193,19 +195,10 @@ func circles(deps map[string]map[string]bool) [][]string {
 			}
 		}
 	}
-	for _, v := range sortedKeys(deps) {
+	for _, v := range slices.Sorted(maps.Keys(deps)) {
 		if _, seen := index[v]; !seen {
 			visit(v)
 		}
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
