@@ -1,0 +1,71 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/testenv"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
+)
+
+// benchRows is the table the stdio benchmarks read: 100 rows of the shape
+// an agent's error log has, all of agent_type "bench".
+func benchRows() string {
+	var rows []string
+	for i := range 100 {
+		rows = append(rows, fmt.Sprintf(`[{"column":"agent_type","value":"bench"},{"column":"error_type","value":"timeout"},`+
+			`{"column":"task_id","value":"task-%03d"},{"column":"error_message","value":"API request timed out after 30s"},`+
+			`{"column":"retry_count","value":%d},{"column":"stack_trace","value":"Error: timeout\n    at search (avinode.ts:42)"}]`, i, i%4))
+	}
+	return `{"name":"supabase_insert","arguments":{"table":"agent_errors","select":"id","data":[` + strings.Join(rows, ",") + `]}}`
+}
+
+const (
+	// query100 reads the 100 rows, ordered.
+	query100 = `{"name":"supabase_query","arguments":{"table":"agent_errors","filters":[{"column":"agent_type","op":"eq","value":"bench"}],` +
+		`"orderBy":[{"column":"task_id"}],"limit":100}}`
+	// pointLookup reads one row by a unique value.
+	pointLookup = `{"name":"supabase_query","arguments":{"table":"agent_errors","filters":[{"column":"task_id","op":"eq","value":"task-042"}]}}`
+)
+
+// benchProc starts the built server on a backend with the 100 rows in it.
+func benchProc(b *testing.B, backend string) *mcptest.Proc {
+	env := []string{"MCP_DATA_DIR=" + b.TempDir()}
+	if backend == "postgres" {
+		_, app := testenv.PostgresURLs(b)
+		env = append(env, "DATABASE_URL="+app)
+	}
+	p := mcptest.StartProc(b, mcptest.Build(b, pkg), env)
+	b.Cleanup(p.Stop)
+	p.Initialize(b)
+	p.Call(b, benchRows())
+	var res struct {
+		Result struct {
+			StructuredContent struct {
+				RowCount int `json:"row_count"`
+			} `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(p.Call(b, query100), &res); err != nil || res.Result.StructuredContent.RowCount != 100 {
+		b.Fatalf("the 100 rows: %d, %v", res.Result.StructuredContent.RowCount, err)
+	}
+	return p
+}
+
+// BenchmarkStdioQuery is supabase_query through the built binary over
+// stdio, as a client sees it (pipes, JSON-RPC, the kit, the backend, the
+// fenced answer): 100 rows, and a point lookup, on the embedded database
+// and on PostgreSQL (a least-privilege role on a throwaway cluster).
+// mcptest.Measure reports p50/p95/p99.
+func BenchmarkStdioQuery(b *testing.B) {
+	for _, backend := range []string{"embedded", "postgres"} {
+		for _, q := range []struct{ name, call string }{{"100rows", query100}, {"point", pointLookup}} {
+			b.Run(backend+"/"+q.name, func(b *testing.B) {
+				p := benchProc(b, backend)
+				mcptest.Measure(b, func() { p.Call(b, q.call) })
+			})
+		}
+	}
+}
