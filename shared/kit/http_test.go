@@ -547,69 +547,59 @@ func TestHTTPDNSRebinding(t *testing.T) {
 			t.Errorf("/healthz with a foreign host: %d, want 403", r.Status)
 		}
 	})
-	t.Run("allowed origins and hosts extend the loopback set", func(t *testing.T) {
-		base := startHTTP(t, s, kit.HTTPOptions{Addr: "127.0.0.1:0", AuthToken: httpToken,
-			AllowedOrigins: []string{"https://app.example/"}, AllowedHosts: []string{"mcp.example"}})
-		cases := []struct {
-			hdr  map[string]string
-			want int
-		}{
-			{map[string]string{"Origin": "https://app.example"}, http.StatusOK},
-			{map[string]string{"Origin": "https://APP.example"}, http.StatusOK},
-			{map[string]string{"Origin": "http://app.example"}, http.StatusForbidden},
-			{map[string]string{"Origin": "http://localhost:1234"}, http.StatusOK},
-			{map[string]string{"Host": "mcp.example:8443"}, http.StatusOK},
-			{map[string]string{"Host": "localhost"}, http.StatusOK},
-			{map[string]string{"Host": "other.example"}, http.StatusForbidden},
-		}
-		for _, tc := range cases {
-			if got := metricsGET(t, base, tc.hdr); got != tc.want {
-				t.Errorf("%v: status %d, want %d", tc.hdr, got, tc.want)
-			}
-		}
-	})
-	t.Run("all-interfaces listener", func(t *testing.T) {
+	// Each listener set-up, the Host and Origin headers it accepts (200 on
+	// /metrics) and refuses (403).
+	type hostCase struct {
+		hdr  map[string]string
+		want int
+	}
+	for _, tc := range []struct {
+		name  string
+		o     kit.HTTPOptions
+		cases []hostCase
+	}{
+		{"allowed origins and hosts extend the loopback set",
+			kit.HTTPOptions{Addr: "127.0.0.1:0", AllowedOrigins: []string{"https://app.example/"}, AllowedHosts: []string{"mcp.example"}},
+			[]hostCase{
+				{map[string]string{"Origin": "https://app.example"}, http.StatusOK},
+				{map[string]string{"Origin": "https://APP.example"}, http.StatusOK},
+				{map[string]string{"Origin": "http://app.example"}, http.StatusForbidden},
+				{map[string]string{"Origin": "http://localhost:1234"}, http.StatusOK},
+				{map[string]string{"Host": "mcp.example:8443"}, http.StatusOK},
+				{map[string]string{"Host": "localhost"}, http.StatusOK},
+				{map[string]string{"Host": "other.example"}, http.StatusForbidden},
+			}},
 		// The handler is mounted on a loopback test listener, but configured
 		// as if listening on 0.0.0.0.
-		base := startHTTP(t, s, kit.HTTPOptions{Addr: "0.0.0.0:8080", AuthToken: httpToken})
-		cases := []struct {
-			hdr  map[string]string
-			want int
-		}{
-			{map[string]string{"Host": "mcp.internal:8080"}, http.StatusOK},
-			{map[string]string{"Origin": "http://localhost:1234"}, http.StatusForbidden},
-		}
-		for _, tc := range cases {
-			if got := metricsGET(t, base, tc.hdr); got != tc.want {
-				t.Errorf("%v: status %d, want %d", tc.hdr, got, tc.want)
+		{"all-interfaces listener", kit.HTTPOptions{Addr: "0.0.0.0:8080"},
+			[]hostCase{
+				{map[string]string{"Host": "mcp.internal:8080"}, http.StatusOK},
+				{map[string]string{"Origin": "http://localhost:1234"}, http.StatusForbidden},
+			}},
+		{"all-interfaces listener with allowed hosts", kit.HTTPOptions{Addr: "0.0.0.0:8080", AllowedHosts: []string{"mcp.internal"}},
+			[]hostCase{
+				{map[string]string{"Host": "mcp.internal:8080"}, http.StatusOK},
+				{map[string]string{"Host": "evil.example"}, http.StatusForbidden},
+			}},
+		// The listen host itself is always accepted; AllowedHosts adds to it.
+		{"specific non-loopback listener", kit.HTTPOptions{Addr: "10.1.2.3:8080", AllowedHosts: []string{"mcp.example"}},
+			[]hostCase{
+				{map[string]string{"Host": "10.1.2.3:8080"}, http.StatusOK},
+				{map[string]string{"Host": "mcp.example"}, http.StatusOK},
+				{map[string]string{"Host": "localhost:8080"}, http.StatusForbidden},
+				{map[string]string{"Host": "evil.example"}, http.StatusForbidden},
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.o.AuthToken = httpToken
+			base := startHTTP(t, s, tc.o)
+			for _, c := range tc.cases {
+				if got := metricsGET(t, base, c.hdr); got != c.want {
+					t.Errorf("%v: status %d, want %d", c.hdr, got, c.want)
+				}
 			}
-		}
-		restricted := startHTTP(t, s, kit.HTTPOptions{Addr: "0.0.0.0:8080", AuthToken: httpToken, AllowedHosts: []string{"mcp.internal"}})
-		if got := metricsGET(t, restricted, map[string]string{"Host": "mcp.internal:8080"}); got != http.StatusOK {
-			t.Errorf("allowed host: %d", got)
-		}
-		if got := metricsGET(t, restricted, map[string]string{"Host": "evil.example"}); got != http.StatusForbidden {
-			t.Errorf("host outside AllowedHosts: %d, want 403", got)
-		}
-	})
-	t.Run("specific non-loopback listener", func(t *testing.T) {
-		base := startHTTP(t, s, kit.HTTPOptions{Addr: "10.1.2.3:8080", AuthToken: httpToken, AllowedHosts: []string{"mcp.example"}})
-		cases := []struct {
-			hdr  map[string]string
-			want int
-		}{
-			// The listen host itself is always accepted; AllowedHosts adds to it.
-			{map[string]string{"Host": "10.1.2.3:8080"}, http.StatusOK},
-			{map[string]string{"Host": "mcp.example"}, http.StatusOK},
-			{map[string]string{"Host": "localhost:8080"}, http.StatusForbidden},
-			{map[string]string{"Host": "evil.example"}, http.StatusForbidden},
-		}
-		for _, tc := range cases {
-			if got := metricsGET(t, base, tc.hdr); got != tc.want {
-				t.Errorf("%v: status %d, want %d", tc.hdr, got, tc.want)
-			}
-		}
-	})
+		})
+	}
 }
 
 func TestHTTPBodyLimit(t *testing.T) {
