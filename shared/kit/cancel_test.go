@@ -160,14 +160,7 @@ func TestSSECancelledRequestGetsNoAnswer(t *testing.T) {
 	base := startHTTP(t, s, kit.HTTPOptions{AuthToken: httpToken, SSE: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/sse", nil)
-	req.Header.Set("Authorization", "Bearer "+httpToken)
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp := openEventStream(ctx, t, base+"/sse", httpToken, "")
 	events := make(chan string, 16)
 	go func() {
 		defer close(events)

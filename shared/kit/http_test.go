@@ -401,18 +401,7 @@ func TestHTTPSessionBinding(t *testing.T) {
 	t.Run("the owner can listen on its session", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/mcp", nil)
-		req.Header.Set("Authorization", "Bearer "+readerToken)
-		req.Header.Set("Mcp-Session-Id", sidA)
-		req.Header.Set("Accept", "text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-			t.Fatalf("GET: status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
-		}
+		openEventStream(ctx, t, base+"/mcp", readerToken, sidA)
 	})
 	t.Run("another agent cannot delete the session", func(t *testing.T) {
 		r := do(t, http.MethodDelete, base+"/mcp", writerToken, sidA, "", nil)
@@ -600,6 +589,27 @@ func TestHTTPDNSRebinding(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openEventStream GETs url as an event stream (with a session id when sid
+// is set), checks that one opened, and closes it when the test ends.
+func openEventStream(ctx context.Context, t *testing.T, url, token, sid string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Accept", "text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("GET %s: status %d, content type %q", url, resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	return resp
 }
 
 func TestHTTPBodyLimit(t *testing.T) {
@@ -889,17 +899,7 @@ func TestHTTPSSE(t *testing.T) {
 
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/sse", nil)
-		req.Header.Set("Authorization", "Bearer "+httpToken)
-		req.Header.Set("Accept", "text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-			t.Fatalf("/sse: status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
-		}
+		resp := openEventStream(ctx, t, base+"/sse", httpToken, "")
 		var event []string
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
