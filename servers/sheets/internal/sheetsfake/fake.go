@@ -1045,32 +1045,27 @@ type parser struct {
 	i int
 }
 
-func (p *parser) sum() (float64, bool) {
-	v, ok := p.product()
-	for ok && p.i < len(p.s) && (p.s[p.i] == '+' || p.s[p.i] == '-') {
-		op := p.s[p.i]
-		p.i++
-		var w float64
-		w, ok = p.product()
-		if op == '+' {
-			v += w
-		} else {
-			v -= w
-		}
-	}
-	return v, ok
-}
+func (p *parser) sum() (float64, bool) { return p.chain("+-", p.product) }
 
-func (p *parser) product() (float64, bool) {
-	v, ok := p.atom()
-	for ok && p.i < len(p.s) && (p.s[p.i] == '*' || p.s[p.i] == '/') {
+func (p *parser) product() (float64, bool) { return p.chain("*/", p.atom) }
+
+// chain reads operands with operand joined by any of the operators ops,
+// left to right.
+func (p *parser) chain(ops string, operand func() (float64, bool)) (float64, bool) {
+	v, ok := operand()
+	for ok && p.i < len(p.s) && strings.IndexByte(ops, p.s[p.i]) >= 0 {
 		op := p.s[p.i]
 		p.i++
 		var w float64
-		w, ok = p.atom()
-		if op == '*' {
+		w, ok = operand()
+		switch op {
+		case '+':
+			v += w
+		case '-':
+			v -= w
+		case '*':
 			v *= w
-		} else {
+		case '/':
 			v /= w
 		}
 	}
