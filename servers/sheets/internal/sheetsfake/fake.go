@@ -332,6 +332,16 @@ func (s *Server) OnRequest(f func(op string)) {
 	s.hook = f
 }
 
+// runHook runs the OnRequest function before op, outside the lock.
+func (s *Server) runHook(op string) {
+	s.mu.Lock()
+	hook := s.hook
+	s.mu.Unlock()
+	if hook != nil {
+		hook(op)
+	}
+}
+
 // Requests returns the requests served so far, in order.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
@@ -445,13 +455,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	s.mu.Lock()
-	hook := s.hook
-	s.mu.Unlock()
-	if hook != nil {
-		hook(op)
-	}
-
+	s.runHook(op)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q := r.URL.Query()

@@ -75,12 +75,7 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(map[string]string{"error": code, "error_description": desc})
 	}
-	s.mu.Lock()
-	hook := s.hook
-	s.mu.Unlock()
-	if hook != nil {
-		hook(OpToken)
-	}
+	s.runHook(OpToken)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if f := s.takeFault(OpToken, false); f != nil {
