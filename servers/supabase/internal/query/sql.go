@@ -532,14 +532,7 @@ func SQLUpdate(d *Dialect, p *WritePlan, q *Update) (Statement, error) {
 		}
 	}
 	s.w(" WHERE ")
-	if err := s.where(t, q.Where); err != nil {
-		return Statement{}, err
-	}
-	s.returning(t, p.Returning)
-	if d.Postgres {
-		pgWrap(s, q.MaxAffected)
-	}
-	return s.stmt(), nil
+	return s.guarded(p, q.Where, q.MaxAffected)
 }
 
 // SQLDelete renders a delete, like SQLUpdate.
@@ -547,15 +540,21 @@ func SQLDelete(d *Dialect, p *WritePlan, q *Delete) (Statement, error) {
 	if err := RequireFilter(q.Where); err != nil {
 		return Statement{}, err
 	}
-	t := p.Table
 	s := &sqlb{d: d}
-	s.w("DELETE FROM ", s.table(t), " AS _t WHERE ")
-	if err := s.where(t, q.Where); err != nil {
+	s.w("DELETE FROM ", s.table(p.Table), " AS _t WHERE ")
+	return s.guarded(p, q.Where, q.MaxAffected)
+}
+
+// guarded ends an update or delete: its conditions, the rows it returns
+// and, on PostgreSQL, the count of changed rows checked against
+// maxAffected.
+func (s *sqlb) guarded(p *WritePlan, where Group, maxAffected int) (Statement, error) {
+	if err := s.where(p.Table, where); err != nil {
 		return Statement{}, err
 	}
-	s.returning(t, p.Returning)
-	if d.Postgres {
-		pgWrap(s, q.MaxAffected)
+	s.returning(p.Table, p.Returning)
+	if s.d.Postgres {
+		pgWrap(s, maxAffected)
 	}
 	return s.stmt(), nil
 }

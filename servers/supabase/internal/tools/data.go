@@ -2,9 +2,9 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
+	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/backend"
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/query"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
@@ -79,13 +79,40 @@ func queryTool(d Deps) kit.Tool {
 }
 
 // written is the result of a write: the rows it returns, as many as fit
-// (the write itself is whole either way).
-func written(c *kit.Call, schema, table string, raw json.RawMessage, count int) (kit.Fenced[rowsResult], error) {
-	rows, fit, err := fitRows(raw, c.Room())
+// (the write itself is whole either way) — or err, when it failed.
+func written(c *kit.Call, schema, table string, res *backend.Result, err error) (kit.Fenced[rowsResult], error) {
 	if err != nil {
 		return kit.Fenced[rowsResult]{}, err
 	}
-	return kit.Fenced[rowsResult]{Source: source(schema, table), Value: rowsResult{Table: table, Rows: rows, RowCount: count, Truncated: !fit}}, nil
+	rows, fit, err := fitRows(res.Rows, c.Room())
+	if err != nil {
+		return kit.Fenced[rowsResult]{}, err
+	}
+	return kit.Fenced[rowsResult]{Source: source(schema, table), Value: rowsResult{Table: table, Rows: rows, RowCount: res.RowCount, Truncated: !fit}}, nil
+}
+
+// returning reads the select of a write: the columns of the written rows
+// to return (default *); related tables cannot be embedded there.
+func returning(sel string) ([]query.Item, error) {
+	items, err := selectItems(sel)
+	if err != nil {
+		return nil, err
+	}
+	return items, query.ColumnsOnly("select", items)
+}
+
+// filtered resolves the table of an update or delete and the conditions
+// that select its rows, of which there must be at least one.
+func (d Deps) filtered(schemaArg, table string, filters []condition, or [][]condition) (string, query.Group, error) {
+	s, err := d.target(schemaArg, table)
+	if err != nil {
+		return "", query.Group{}, err
+	}
+	where, err := d.where(filters, or)
+	if err != nil {
+		return "", query.Group{}, err
+	}
+	return s, where, query.RequireFilter(where)
 }
 
 // writtenHelp says what a write returns when its rows do not all fit.
@@ -160,17 +187,11 @@ func insertTool(d Deps) kit.Tool {
 		} else if a.IgnoreDuplicates {
 			return none, mcperr.Invalid("ignoreDuplicates", true, "onConflict", "ignoreDuplicates needs onConflict")
 		}
-		if q.Returning, err = query.ParseSelect("select", a.Select); err != nil {
-			return none, err
-		}
-		if err := query.ColumnsOnly("select", q.Returning); err != nil {
+		if q.Returning, err = returning(a.Select); err != nil {
 			return none, err
 		}
 		res, err := d.Backend.Insert(ctx, q)
-		if err != nil {
-			return none, err
-		}
-		return written(c, s, a.Table, res.Rows, res.RowCount)
+		return written(c, s, a.Table, res, err)
 	})
 }
 
@@ -200,34 +221,22 @@ func updateTool(d Deps) kit.Tool {
 		AuditOmit:  []string{"data"},
 	}, func(ctx context.Context, c *kit.Call, a updateArgs) (kit.Fenced[rowsResult], error) {
 		var none kit.Fenced[rowsResult]
-		s, err := d.target(a.Schema, a.Table)
+		s, where, err := d.filtered(a.Schema, a.Table, a.Filters, a.Or)
 		if err != nil {
 			return none, err
 		}
-		q := &query.Update{Schema: s, Table: a.Table, MaxAffected: d.Limits.MaxAffected}
-		if q.Where, err = d.where(a.Filters, a.Or); err != nil {
-			return none, err
-		}
-		if err := query.RequireFilter(q.Where); err != nil {
-			return none, err
-		}
+		q := &query.Update{Schema: s, Table: a.Table, Where: where, MaxAffected: d.Limits.MaxAffected}
 		if len(a.Data) == 0 {
 			return none, mcperr.Invalid("data", nil, "at least one column", "data names no column to change")
 		}
 		if q.Set, err = row("data", a.Data); err != nil {
 			return none, err
 		}
-		if q.Returning, err = query.ParseSelect("select", a.Select); err != nil {
-			return none, err
-		}
-		if err := query.ColumnsOnly("select", q.Returning); err != nil {
+		if q.Returning, err = returning(a.Select); err != nil {
 			return none, err
 		}
 		res, err := d.Backend.Update(ctx, q)
-		if err != nil {
-			return none, err
-		}
-		return written(c, s, a.Table, res.Rows, res.RowCount)
+		return written(c, s, a.Table, res, err)
 	})
 }
 
@@ -254,27 +263,15 @@ func deleteTool(d Deps) kit.Tool {
 		Timeout:    d.timeout(),
 	}, func(ctx context.Context, c *kit.Call, a deleteArgs) (kit.Fenced[rowsResult], error) {
 		var none kit.Fenced[rowsResult]
-		s, err := d.target(a.Schema, a.Table)
+		s, where, err := d.filtered(a.Schema, a.Table, a.Filters, a.Or)
 		if err != nil {
 			return none, err
 		}
-		q := &query.Delete{Schema: s, Table: a.Table, MaxAffected: d.Limits.MaxAffected}
-		if q.Where, err = d.where(a.Filters, a.Or); err != nil {
-			return none, err
-		}
-		if err := query.RequireFilter(q.Where); err != nil {
-			return none, err
-		}
-		if q.Returning, err = query.ParseSelect("select", a.Select); err != nil {
-			return none, err
-		}
-		if err := query.ColumnsOnly("select", q.Returning); err != nil {
+		q := &query.Delete{Schema: s, Table: a.Table, Where: where, MaxAffected: d.Limits.MaxAffected}
+		if q.Returning, err = returning(a.Select); err != nil {
 			return none, err
 		}
 		res, err := d.Backend.Delete(ctx, q)
-		if err != nil {
-			return none, err
-		}
-		return written(c, s, a.Table, res.Rows, res.RowCount)
+		return written(c, s, a.Table, res, err)
 	})
 }
