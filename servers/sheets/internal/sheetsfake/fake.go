@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/a1"
+	"github.com/mcp-fleet/mcp-fleet/shared/googleauth/googleauthtest"
 )
 
 // Default grid of a new tab, as in Google Sheets.
@@ -60,7 +61,7 @@ type Server struct {
 	books    map[string]*book
 	tokens   map[string]bool
 	denied   map[string]bool
-	accounts map[string]*account
+	accounts googleauthtest.ServiceAccounts
 	faults   []*fault
 	hook     func(op string)
 	requests []Request
@@ -116,8 +117,7 @@ type cell struct {
 
 // New starts a fake with no spreadsheets; it stops with the test.
 func New(t testing.TB) *Server {
-	s := &Server{books: map[string]*book{}, tokens: map[string]bool{}, denied: map[string]bool{},
-		accounts: map[string]*account{}, now: time.Now}
+	s := &Server{books: map[string]*book{}, tokens: map[string]bool{}, denied: map[string]bool{}, now: time.Now}
 	s.ts = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.ts.URL
 	t.Cleanup(s.ts.Close)
