@@ -13,14 +13,11 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/gmailfake"
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/tools"
-	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/googleauth"
 	"github.com/mcp-fleet/mcp-fleet/shared/googleauth/googleauthtest"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
-	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
-	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 	gmail "google.golang.org/api/gmail/v1"
 )
 
@@ -143,19 +140,7 @@ func TestAuthThenServe(t *testing.T) {
 // setup parses env the way Main does and runs Setup.
 func setup(t *testing.T, args []string, env map[string]string) ([]kit.Tool, *kit.Env, error) {
 	t.Helper()
-	s := spec()
-	fl := cli.NewFlags("gmail-mcp")
-	s.Flags(fl)
-	if err := fl.Parse(args, func(k string) string { return env[k] }); err != nil {
-		return nil, nil, err
-	}
-	e := &kit.Env{Info: s.Info, Metrics: metrics.New("gmail"), Notifier: kit.NewNotifier(), Health: kit.NewHealth(),
-		Getenv: func(k string) string { return env[k] }, Redactor: logging.NewRedactor()}
-	ts, cleanup, err := s.Setup(context.Background(), e)
-	if cleanup != nil {
-		t.Cleanup(cleanup)
-	}
-	return ts, e, err
+	return mcptest.Setup(t, spec(), args, env)
 }
 
 // TestServiceAccountDelegation: GMAIL_USER is the mailbox a service

@@ -11,12 +11,9 @@ import (
 	"testing"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/sheetsfake"
-	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
-	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
-	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 )
 
 const pkg = "github.com/mcp-fleet/mcp-fleet/servers/sheets/cmd/sheets-mcp"
@@ -204,25 +201,7 @@ func TestTemplateIsSampleHeader(t *testing.T) {
 // setup parses env the way Main does and runs Setup.
 func setup(t *testing.T, args []string, env map[string]string) ([]kit.Tool, *kit.Env, error) {
 	t.Helper()
-	s := spec()
-	fl := cli.NewFlags("sheets-mcp")
-	s.Flags(fl)
-	if err := fl.Parse(args, func(k string) string { return env[k] }); err != nil {
-		return nil, nil, err
-	}
-	data := t.TempDir()
-	e := &kit.Env{Info: s.Info, Metrics: metrics.New("sheets"), Notifier: kit.NewNotifier(), Health: kit.NewHealth(),
-		Getenv: func(k string) string {
-			if k == "MCP_DATA_DIR" {
-				return data
-			}
-			return env[k]
-		}, Redactor: logging.NewRedactor()}
-	tools, cleanup, err := s.Setup(context.Background(), e)
-	if cleanup != nil {
-		t.Cleanup(cleanup)
-	}
-	return tools, e, err
+	return mcptest.Setup(t, spec(), args, env)
 }
 
 func TestSetupInProcess(t *testing.T) {
