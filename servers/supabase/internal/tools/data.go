@@ -23,7 +23,7 @@ type queryArgs struct {
 }
 
 func queryTool(d Deps) kit.Tool {
-	return kit.NewTool(kit.Tool{
+	return kit.NewTool(d.tool(kit.Tool{
 		Name:  "supabase_query",
 		Title: "Query rows",
 		Description: "Read rows of a table or view: the columns in select, the rows that match filters (and or), in orderBy order, " +
@@ -31,12 +31,9 @@ func queryTool(d Deps) kit.Tool {
 			"row_count, count when asked, and truncated and next_offset when more rows match or the page was cut to fit the result: " +
 			"call again with offset next_offset for the rest. " + d.backendLine() +
 			" Call supabase_list_tables and supabase_describe_table to learn the tables and columns.",
-		Vars:      d.vars(),
-		Paging:    "page with limit and offset (next_offset), or select fewer columns",
-		Effect:    kit.ReadOnly,
-		OpenWorld: d.openWorld(),
-		Timeout:   d.timeout(),
-	}, func(ctx context.Context, c *kit.Call, a queryArgs) (kit.Fenced[rowsResult], error) {
+		Paging: "page with limit and offset (next_offset), or select fewer columns",
+		Effect: kit.ReadOnly,
+	}), func(ctx context.Context, c *kit.Call, a queryArgs) (kit.Fenced[rowsResult], error) {
 		var none kit.Fenced[rowsResult]
 		s, err := d.target(a.Schema, a.Table)
 		if err != nil {
@@ -129,7 +126,7 @@ type insertArgs struct {
 }
 
 func insertTool(d Deps) kit.Tool {
-	return kit.NewTool(kit.Tool{
+	return kit.NewTool(d.tool(kit.Tool{
 		Name:  "supabase_insert",
 		Title: "Insert rows",
 		Description: d.text("Insert rows (at most {maxRows}) in one transaction and return them. Each row is a list of {column, value}: " +
@@ -138,13 +135,10 @@ func insertTool(d Deps) kit.Tool {
 			"With onConflict (a unique column such as email) it upserts: a row whose value already exists is updated with the new " +
 			"values (or kept, with ignoreDuplicates); every row of an upsert must name the same columns. A duplicate without " +
 			"onConflict is CONFLICT. " + writtenHelp + " " + d.backendLine()),
-		Vars:      d.vars(),
 		Paging:    "select fewer columns of the inserted rows",
 		Effect:    kit.Additive,
-		OpenWorld: d.openWorld(),
-		Timeout:   d.timeout(),
 		AuditOmit: []string{"data"},
-	}, func(ctx context.Context, c *kit.Call, a insertArgs) (kit.Fenced[rowsResult], error) {
+	}), func(ctx context.Context, c *kit.Call, a insertArgs) (kit.Fenced[rowsResult], error) {
 		var none kit.Fenced[rowsResult]
 		s, err := d.target(a.Schema, a.Table)
 		if err != nil {
@@ -205,21 +199,18 @@ type updateArgs struct {
 }
 
 func updateTool(d Deps) kit.Tool {
-	return kit.NewTool(kit.Tool{
+	return kit.NewTool(d.tool(kit.Tool{
 		Name:  "supabase_update",
 		Title: "Update rows",
 		Description: d.text("Set the columns in data on the rows that filters (and or) select, and return the updated rows. A condition is " +
 			"required: an update without one is refused. An update that would change more than {maxAffected} rows is refused and " +
 			"changes nothing; narrow the filters. " + filtersHelp + " data: [{column, value}] or {column, json} for json/jsonb. " +
 			writtenHelp + " " + d.backendLine()),
-		Vars:       d.vars(),
 		Paging:     "select fewer columns of the updated rows",
 		Effect:     kit.Destructive,
 		Idempotent: true,
-		OpenWorld:  d.openWorld(),
-		Timeout:    d.timeout(),
 		AuditOmit:  []string{"data"},
-	}, func(ctx context.Context, c *kit.Call, a updateArgs) (kit.Fenced[rowsResult], error) {
+	}), func(ctx context.Context, c *kit.Call, a updateArgs) (kit.Fenced[rowsResult], error) {
 		var none kit.Fenced[rowsResult]
 		s, where, err := d.filtered(a.Schema, a.Table, a.Filters, a.Or)
 		if err != nil {
@@ -249,19 +240,16 @@ type deleteArgs struct {
 }
 
 func deleteTool(d Deps) kit.Tool {
-	return kit.NewTool(kit.Tool{
+	return kit.NewTool(d.tool(kit.Tool{
 		Name:  "supabase_delete",
 		Title: "Delete rows",
 		Description: d.text("Delete the rows that filters (and or) select and return them. A condition is required: a delete without one is " +
 			"refused. A delete that would remove more than {maxAffected} rows is refused and removes nothing. " + filtersHelp + " " +
 			writtenHelp + " " + d.backendLine()),
-		Vars:       d.vars(),
 		Paging:     "select fewer columns of the deleted rows",
 		Effect:     kit.Destructive,
 		Idempotent: true,
-		OpenWorld:  d.openWorld(),
-		Timeout:    d.timeout(),
-	}, func(ctx context.Context, c *kit.Call, a deleteArgs) (kit.Fenced[rowsResult], error) {
+	}), func(ctx context.Context, c *kit.Call, a deleteArgs) (kit.Fenced[rowsResult], error) {
 		var none kit.Fenced[rowsResult]
 		s, where, err := d.filtered(a.Schema, a.Table, a.Filters, a.Or)
 		if err != nil {
