@@ -10,17 +10,12 @@ package googleauthtest
 
 import (
 	"bufio"
-	"crypto"
 	"crypto/rand"
-	"crypto/rsa"
 	"crypto/sha256"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -67,7 +62,7 @@ type Server struct {
 	codes     map[string]*authCode
 	refresh   map[string]Grant // live refresh tokens
 	access    map[string]Grant
-	accounts  map[string]*serviceAccount
+	accounts  ServiceAccounts
 	delegates map[string]map[string]bool // service account → users it may act for
 	faults    []fault
 	lastAuth  url.Values
@@ -83,11 +78,6 @@ type authCode struct {
 	used                          bool
 }
 
-type serviceAccount struct {
-	keyID string
-	pub   *rsa.PublicKey
-}
-
 type fault struct {
 	status int
 	code   string
@@ -98,7 +88,7 @@ func New(t testing.TB) *Server {
 	s := &Server{ClientID: "1234567890-fake.apps.googleusercontent.com", ClientSecret: "GOCSPX-fake-client-secret",
 		email: "jane@example.com", accessTTL: time.Hour,
 		codes: map[string]*authCode{}, refresh: map[string]Grant{}, access: map[string]Grant{},
-		accounts: map[string]*serviceAccount{}, delegates: map[string]map[string]bool{}}
+		delegates: map[string]map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/o/oauth2/v2/auth", s.serveAuth)
 	mux.HandleFunc("/token", s.serveToken)
@@ -245,28 +235,7 @@ func (s *Server) BrowsePrinted(r io.Reader, before func(authURL string)) <-chan 
 // (token_uri pointing at the fake).
 func (s *Server) ServiceAccountKey(t testing.TB, email string) []byte {
 	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.mu.Lock()
-	keyID := fmt.Sprintf("fake-key-%d", len(s.accounts)+1)
-	s.accounts[email] = &serviceAccount{keyID: keyID, pub: &key.PublicKey}
-	s.mu.Unlock()
-	out, err := json.MarshalIndent(map[string]string{
-		"type": "service_account", "project_id": "mcp-fleet-test", "private_key_id": keyID,
-		"private_key":  string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
-		"client_email": email, "client_id": "100000000000000000001",
-		"auth_uri": "https://accounts.google.com/o/oauth2/auth", "token_uri": s.TokenURL,
-	}, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return s.accounts.Key(t, email, s.TokenURL)
 }
 
 // AllowDelegation lets the service account act for user (a Workspace
@@ -432,60 +401,20 @@ func (s *Server) issue(w http.ResponseWriter, g Grant, rt string) {
 // serveJWT is the JWT bearer grant (RFC 7523) of service accounts. Called
 // with s.mu held.
 func (s *Server) serveJWT(w http.ResponseWriter, assertion string) {
-	parts := strings.Split(assertion, ".")
-	if len(parts) != 3 {
-		tokenError(w, 400, "invalid_grant", "the assertion is not a JWT")
+	a, fail := s.accounts.Verify(assertion, s.TokenURL, time.Now())
+	if fail != nil {
+		tokenError(w, 400, fail.Code, fail.Description)
 		return
 	}
-	var head struct{ Alg, Kid string }
-	var claims struct {
-		Iss   string `json:"iss"`
-		Sub   string `json:"sub"`
-		Scope string `json:"scope"`
-		Aud   string `json:"aud"`
-		Exp   int64  `json:"exp"`
-		Iat   int64  `json:"iat"`
-	}
-	if decodeSegment(parts[0], &head) != nil || decodeSegment(parts[1], &claims) != nil {
-		tokenError(w, 400, "invalid_grant", "undecodable assertion")
-		return
-	}
-	acct := s.accounts[claims.Iss]
-	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
-	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	if acct == nil || head.Alg != "RS256" || head.Kid != acct.keyID || err != nil || rsa.VerifyPKCS1v15(acct.pub, crypto.SHA256, sum[:], sig) != nil {
-		tokenError(w, 400, "invalid_grant", "Invalid JWT Signature.")
-		return
-	}
-	now := time.Now().Unix()
-	switch {
-	case claims.Aud != s.TokenURL:
-		tokenError(w, 400, "invalid_grant", "Invalid JWT: audience")
-		return
-	case claims.Scope == "":
-		tokenError(w, 400, "invalid_scope", "Invalid OAuth scope or ID token audience provided.")
-		return
-	case claims.Exp < now || claims.Iat > now+300 || claims.Exp-claims.Iat > 3600:
-		tokenError(w, 400, "invalid_grant", "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.")
-		return
-	}
-	g := Grant{Email: claims.Iss, Scopes: strings.Fields(claims.Scope), ServiceAccount: claims.Iss}
-	if claims.Sub != "" {
-		if !s.delegates[claims.Iss][strings.ToLower(claims.Sub)] {
+	g := Grant{Email: a.Issuer, Scopes: strings.Fields(a.Scope), ServiceAccount: a.Issuer}
+	if a.Subject != "" {
+		if !s.delegates[a.Issuer][strings.ToLower(a.Subject)] {
 			tokenError(w, 401, "unauthorized_client", "Client is unauthorized to retrieve access tokens using this method, or client not authorized for any of the scopes requested.")
 			return
 		}
-		g.Email = claims.Sub
+		g.Email = a.Subject
 	}
 	s.issue(w, g, "")
-}
-
-func decodeSegment(seg string, v any) error {
-	b, err := base64.RawURLEncoding.DecodeString(seg)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, v)
 }
 
 func token() string {

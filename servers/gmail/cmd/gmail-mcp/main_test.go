@@ -13,14 +13,11 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/gmailfake"
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/tools"
-	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/googleauth"
 	"github.com/mcp-fleet/mcp-fleet/shared/googleauth/googleauthtest"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
-	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
-	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 	gmail "google.golang.org/api/gmail/v1"
 )
 
@@ -143,19 +140,7 @@ func TestAuthThenServe(t *testing.T) {
 // setup parses env the way Main does and runs Setup.
 func setup(t *testing.T, args []string, env map[string]string) ([]kit.Tool, *kit.Env, error) {
 	t.Helper()
-	s := spec()
-	fl := cli.NewFlags("gmail-mcp")
-	s.Flags(fl)
-	if err := fl.Parse(args, func(k string) string { return env[k] }); err != nil {
-		return nil, nil, err
-	}
-	e := &kit.Env{Info: s.Info, Metrics: metrics.New("gmail"), Notifier: kit.NewNotifier(), Health: kit.NewHealth(),
-		Getenv: func(k string) string { return env[k] }, Redactor: logging.NewRedactor()}
-	ts, cleanup, err := s.Setup(context.Background(), e)
-	if cleanup != nil {
-		t.Cleanup(cleanup)
-	}
-	return ts, e, err
+	return mcptest.Setup(t, spec(), args, env)
 }
 
 // TestServiceAccountDelegation: GMAIL_USER is the mailbox a service
@@ -237,41 +222,23 @@ func TestSetupLocal(t *testing.T) {
 	}
 }
 
-// run executes the binary to completion with empty stdin.
-func run(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	return mcptest.Run(t, mcptest.Build(t, pkg), env, args...)
-}
-
 func TestCommandLine(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name   string
-		env    []string
-		args   []string
-		code   int
-		stdout []string
-		stderr []string
-	}{
-		{name: "--help", args: []string{"--help"}, stdout: []string{"GMAIL_USER", "GMAIL_CLIENT_ID", "GOOGLE_REFRESH_TOKEN", "GMAIL_CONFIRM_SEND", "GMAIL_ALLOWED_RECIPIENTS", "auth"}},
-		{name: "--version", args: []string{"--version"}, stdout: []string{"gmail-mcp dev (commit unknown)"}},
-		{name: "auth --help", args: []string{"auth", "--help"}, stdout: []string{"--read-only", "GMAIL_CLIENT_SECRET", "--open-browser"}},
-		{name: "key without user", env: []string{"GMAIL_SERVICE_ACCOUNT_KEY_PATH=/k.json"}, code: 2, stderr: []string{"GMAIL_USER"}},
-		{name: "bad user", env: []string{"GMAIL_USER=not an address"}, code: 2, stderr: []string{"GMAIL_USER"}},
-		{name: "bad allowlist", env: []string{"GMAIL_ALLOWED_RECIPIENTS=example"}, code: 2, stderr: []string{"GMAIL_ALLOWED_RECIPIENTS"}},
-		{name: "bad attachment cap", args: []string{"--max-attachment-bytes", "0"}, code: 2, stderr: []string{"max-attachment-bytes"}},
-		{name: "templates dir missing", args: []string{"--templates-dir", "/nonexistent/templates"}, code: 2, stderr: []string{"/nonexistent/templates", "a path setting is wrong"}},
-		{name: "auth without client", args: []string{"auth"}, code: 2, stderr: []string{"GMAIL_CLIENT_ID or GOOGLE_CLIENT_ID"}},
-		{name: "auth for no tools", env: []string{"GMAIL_CLIENT_ID=x", "GMAIL_CLIENT_SECRET=y"}, args: []string{"auth", "--tools", "list_templates"}, code: 1, stderr: []string{"no Google access"}},
-		{name: "agent not in the ACL", env: []string{"MCP_ACL_FILE=" + mcptest.RepoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, code: 2, stderr: []string{"nosuch"}},
-		{name: "docs", args: []string{"docs"}, stdout: []string{"## gmail-mcp reference", "send_template_email"}},
-		{name: "empty stdin is a clean exit"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			stdout, stderr, code := run(t, tc.env, tc.args...)
-			mcptest.Exit{Code: tc.code, Stdout: tc.stdout, Stderr: tc.stderr}.Check(t, stdout, stderr, code)
-		})
-	}
+	mcptest.CheckInvocations(t, mcptest.Build(t, pkg), []mcptest.Invocation{
+		{Name: "--help", Args: []string{"--help"}, Exit: mcptest.Exit{Stdout: []string{"GMAIL_USER", "GMAIL_CLIENT_ID", "GOOGLE_REFRESH_TOKEN", "GMAIL_CONFIRM_SEND", "GMAIL_ALLOWED_RECIPIENTS", "auth"}}},
+		{Name: "--version", Args: []string{"--version"}, Exit: mcptest.Exit{Stdout: []string{"gmail-mcp dev (commit unknown)"}}},
+		{Name: "auth --help", Args: []string{"auth", "--help"}, Exit: mcptest.Exit{Stdout: []string{"--read-only", "GMAIL_CLIENT_SECRET", "--open-browser"}}},
+		{Name: "key without user", Env: []string{"GMAIL_SERVICE_ACCOUNT_KEY_PATH=/k.json"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"GMAIL_USER"}}},
+		{Name: "bad user", Env: []string{"GMAIL_USER=not an address"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"GMAIL_USER"}}},
+		{Name: "bad allowlist", Env: []string{"GMAIL_ALLOWED_RECIPIENTS=example"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"GMAIL_ALLOWED_RECIPIENTS"}}},
+		{Name: "bad attachment cap", Args: []string{"--max-attachment-bytes", "0"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"max-attachment-bytes"}}},
+		{Name: "templates dir missing", Args: []string{"--templates-dir", "/nonexistent/templates"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"/nonexistent/templates", "a path setting is wrong"}}},
+		{Name: "auth without client", Args: []string{"auth"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"GMAIL_CLIENT_ID or GOOGLE_CLIENT_ID"}}},
+		{Name: "auth for no tools", Env: []string{"GMAIL_CLIENT_ID=x", "GMAIL_CLIENT_SECRET=y"}, Args: []string{"auth", "--tools", "list_templates"}, Exit: mcptest.Exit{Code: 1, Stderr: []string{"no Google access"}}},
+		{Name: "agent not in the ACL", Env: []string{"MCP_ACL_FILE=" + mcptest.RepoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"nosuch"}}},
+		{Name: "docs", Args: []string{"docs"}, Exit: mcptest.Exit{Stdout: []string{"## gmail-mcp reference", "send_template_email"}}},
+		{Name: "empty stdin is a clean exit"},
+	})
 }
 
 // TestStdioLocal: the binary with nothing configured keeps mail as .eml

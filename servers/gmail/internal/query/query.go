@@ -129,10 +129,10 @@ func (p *parser) fail(format string, a ...any) error {
 	return mcperr.Invalid("query", p.q, "Gmail search syntax this mailbox understands", "the search %q cannot be read: "+format, append([]any{p.q}, a...)...)
 }
 
-// all reads terms up to the closing bracket close ("" for the end) and
-// returns their conjunction.
-func (p *parser) all(key string) (node, error) {
-	var out allOf
+// terms reads terms, each with the terms joined to it by OR, up to the
+// closing bracket (or the end).
+func (p *parser) terms(key string) ([]node, error) {
+	var out []node
 	for p.i < len(p.toks) && p.toks[p.i].kind != tClose {
 		n, err := p.or(key)
 		if err != nil {
@@ -140,10 +140,20 @@ func (p *parser) all(key string) (node, error) {
 		}
 		out = append(out, n)
 	}
+	return out, nil
+}
+
+// all reads terms up to the closing bracket (or the end) and returns
+// their conjunction.
+func (p *parser) all(key string) (node, error) {
+	out, err := p.terms(key)
+	if err != nil {
+		return nil, err
+	}
 	if len(out) == 1 {
 		return out[0], nil
 	}
-	return out, nil
+	return allOf(out), nil
 }
 
 // or reads one term and the terms joined to it by OR.
@@ -196,20 +206,14 @@ func (p *parser) unary(key string) (node, error) {
 		var n node
 		var err error
 		if t.val == "{" {
-			var alts anyOf
-			for p.i < len(p.toks) && p.toks[p.i].kind != tClose {
-				m, err := p.or(key)
-				if err != nil {
-					return nil, err
-				}
-				alts = append(alts, m)
-			}
-			n = alts
+			var alts []node
+			alts, err = p.terms(key)
+			n = anyOf(alts)
 		} else {
 			n, err = p.all(key)
-			if err != nil {
-				return nil, err
-			}
+		}
+		if err != nil {
+			return nil, err
 		}
 		want := map[string]string{"(": ")", "{": "}"}[t.val]
 		if p.i >= len(p.toks) || p.toks[p.i].val != want {

@@ -1,12 +1,10 @@
 package tools_test
 
 import (
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/gmail/internal/tools"
-	"github.com/mcp-fleet/mcp-fleet/shared/acl"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 )
@@ -17,11 +15,7 @@ import (
 // configs/acl.d/communication-mailbox.yaml — the error monitor may send
 // (and list templates), and no other agent sees or calls any gmail tool.
 func TestShippedPolicy(t *testing.T) {
-	configs := filepath.Join("..", "..", "..", "..", "configs")
-	p, err := acl.Load(filepath.Join(configs, "acl.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mcptest.ShippedPolicy(t)
 	s := localServer(t)
 	want := map[string][]string{
 		"communication": {"create_draft", "get_email", "list_templates", "send_email", "send_template_email"},
@@ -31,10 +25,7 @@ func TestShippedPolicy(t *testing.T) {
 	for _, tool := range []string{"search_emails", "get_thread_history", "get_attachment"} {
 		mcptest.FailCode(t, c.Call(tool, map[string]any{"query": "x", "thread_id": "x", "message_id": "x", "attachment_id": "x"}), mcperr.PermissionDeny)
 	}
-	wide, err := acl.Load(filepath.Join(configs, "acl.yaml"), filepath.Join(configs, "acl.d", "communication-mailbox.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wide := mcptest.ShippedPolicy(t, "communication-mailbox.yaml")
 	if got := s.connect(t, wide, "communication").ToolNames(); !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(tools.Names))) {
 		t.Errorf("communication with the mailbox grant sees %v, want every gmail tool", got)
 	}

@@ -165,3 +165,12 @@ func pairs(m map[string]any) []map[string]string {
 	}
 	return out
 }
+
+// onEveryBackend runs test once per backend, each in a subtest with a
+// fresh server.
+func onEveryBackend(t *testing.T, test func(t *testing.T, s *server)) {
+	t.Helper()
+	for name, open := range backends() {
+		t.Run(name, func(t *testing.T) { test(t, open(t)) })
+	}
+}

@@ -23,150 +23,131 @@ func bigText(n int) string {
 }
 
 func TestGetEmailPagesAHugeBody(t *testing.T) {
-	for name, open := range backends() {
-		t.Run(name, func(t *testing.T) {
-			s := open(t)
-			s.maxResult = mcptest.MinBudget
-			c := s.connect(t, nil, "")
-			body := bigText(60000)
-			out := send(t, c, "send_email", map[string]any{"to": "a@client.example", "subject": "Big", "body": body, "body_type": "text"})
-			var got strings.Builder
-			offset, calls := 0, 0
-			for {
-				var page struct {
-					Body           string `json:"body"`
-					BodyOffset     int    `json:"body_offset"`
-					BodyTotalChars int    `json:"body_total_chars"`
-					Truncated      bool   `json:"truncated"`
-					NextOffset     *int   `json:"next_offset"`
-				}
-				mcptest.Sized(t, c, mcptest.MinBudget, "get_email", map[string]any{"message_id": out.ID, "offset": offset, "max_chars": 100000}, &page)
-				calls++
-				if page.BodyOffset != offset || page.Truncated != (page.NextOffset != nil) || page.Body == "" {
-					t.Fatalf("page at %d: offset %d, truncated %v, next %v, %d chars", offset, page.BodyOffset, page.Truncated, page.NextOffset, len(page.Body))
-				}
-				got.WriteString(page.Body)
-				if page.NextOffset == nil {
-					if n := utf8.RuneCountInString(got.String()); page.BodyTotalChars != n {
-						t.Errorf("total %d, read %d", page.BodyTotalChars, n)
-					}
-					break
-				}
-				offset = *page.NextOffset
+	onEveryBackend(t, func(t *testing.T, s *server) {
+		s.maxResult = mcptest.MinBudget
+		c := s.connect(t, nil, "")
+		body := bigText(60000)
+		out := send(t, c, "send_email", map[string]any{"to": "a@client.example", "subject": "Big", "body": body, "body_type": "text"})
+		type page struct {
+			Body           string `json:"body"`
+			BodyOffset     int    `json:"body_offset"`
+			BodyTotalChars int    `json:"body_total_chars"`
+			Truncated      bool   `json:"truncated"`
+			NextOffset     *int   `json:"next_offset"`
+		}
+		pages := mcptest.Pages(t, c, mcptest.MinBudget, "get_email", map[string]any{"message_id": out.ID, "offset": 0, "max_chars": 100000},
+			"offset", func(p page) (any, bool) { return mcptest.Offset(p.NextOffset) }, 100)
+		var got strings.Builder
+		offset := 0
+		for _, p := range pages {
+			if p.BodyOffset != offset || p.Truncated != (p.NextOffset != nil) || p.Body == "" {
+				t.Fatalf("page at %d: offset %d, truncated %v, next %v, %d chars", offset, p.BodyOffset, p.Truncated, p.NextOffset, len(p.Body))
 			}
-			if strings.TrimSpace(strings.ReplaceAll(got.String(), "\r\n", "\n")) != strings.TrimSpace(body) {
-				t.Errorf("the pages do not add up to the body")
+			got.WriteString(p.Body)
+			if p.NextOffset != nil {
+				offset = *p.NextOffset
 			}
-			if calls < 5 {
-				t.Errorf("a 60000-character body came in %d results of at most %d bytes", calls, mcptest.MinBudget)
-			}
-			t.Logf("%s: 60000 characters in %d results of at most %d bytes", name, calls, mcptest.MinBudget)
-		})
-	}
+		}
+		if last, n := pages[len(pages)-1], utf8.RuneCountInString(got.String()); last.BodyTotalChars != n {
+			t.Errorf("total %d, read %d", last.BodyTotalChars, n)
+		}
+		if strings.TrimSpace(strings.ReplaceAll(got.String(), "\r\n", "\n")) != strings.TrimSpace(body) {
+			t.Errorf("the pages do not add up to the body")
+		}
+		if len(pages) < 5 {
+			t.Errorf("a 60000-character body came in %d results of at most %d bytes", len(pages), mcptest.MinBudget)
+		}
+		t.Logf("%s: 60000 characters in %d results of at most %d bytes", s.name, len(pages), mcptest.MinBudget)
+	})
 }
 
 func TestThreadHistoryPagesWithinTheBudget(t *testing.T) {
-	for name, open := range backends() {
-		t.Run(name, func(t *testing.T) {
-			s := open(t)
-			s.maxResult = mcptest.MinBudget
-			c := s.connect(t, nil, "")
-			first := send(t, c, "send_email", map[string]any{"to": "a@client.example", "subject": "Trip", "body": bigText(1000), "body_type": "text"})
-			ids := []string{first.ID}
-			for i := 1; i < 12; i++ {
-				r := send(t, c, "send_email", map[string]any{"to": "a@client.example", "reply_to_message_id": first.ID,
-					"body": fmt.Sprintf("reply %d\n%s", i, bigText(1000)), "body_type": "text"})
-				ids = append(ids, r.ID)
+	onEveryBackend(t, func(t *testing.T, s *server) {
+		s.maxResult = mcptest.MinBudget
+		c := s.connect(t, nil, "")
+		first := send(t, c, "send_email", map[string]any{"to": "a@client.example", "subject": "Trip", "body": bigText(1000), "body_type": "text"})
+		ids := []string{first.ID}
+		for i := 1; i < 12; i++ {
+			r := send(t, c, "send_email", map[string]any{"to": "a@client.example", "reply_to_message_id": first.ID,
+				"body": fmt.Sprintf("reply %d\n%s", i, bigText(1000)), "body_type": "text"})
+			ids = append(ids, r.ID)
+		}
+		type page struct {
+			MessageCount   int  `json:"message_count"`
+			EarlierOmitted int  `json:"earlier_omitted"`
+			Truncated      bool `json:"truncated"`
+			NextOffset     *int `json:"next_offset"`
+			Messages       []struct {
+				ID string `json:"id"`
+			} `json:"messages"`
+		}
+		pages := mcptest.Pages(t, c, mcptest.MinBudget, "get_thread_history", map[string]any{"thread_id": first.ThreadID, "max_messages": 50, "offset": 0},
+			"offset", func(p page) (any, bool) { return mcptest.Offset(p.NextOffset) }, 12)
+		var seen []string
+		offset := 0
+		for _, p := range pages {
+			if p.MessageCount != 12 || len(p.Messages) == 0 {
+				t.Fatalf("page at %d: %+v", offset, p)
 			}
-			var seen []string
-			offset, calls := 0, 0
-			for {
-				var page struct {
-					MessageCount   int  `json:"message_count"`
-					EarlierOmitted int  `json:"earlier_omitted"`
-					Truncated      bool `json:"truncated"`
-					NextOffset     *int `json:"next_offset"`
-					Messages       []struct {
-						ID string `json:"id"`
-					} `json:"messages"`
-				}
-				mcptest.Sized(t, c, mcptest.MinBudget, "get_thread_history", map[string]any{"thread_id": first.ThreadID, "max_messages": 50, "offset": offset}, &page)
-				calls++
-				if page.MessageCount != 12 || len(page.Messages) == 0 {
-					t.Fatalf("page at %d: %+v", offset, page)
-				}
-				var ids []string
-				for _, m := range page.Messages {
-					ids = append(ids, m.ID)
-				}
-				seen = append(ids, seen...) // older pages come before
-				if page.EarlierOmitted != 12-len(seen) {
-					t.Errorf("earlier_omitted %d after %d messages", page.EarlierOmitted, len(seen))
-				}
-				if page.NextOffset == nil {
-					break
-				}
-				if !page.Truncated || *page.NextOffset != len(seen) {
-					t.Fatalf("truncated %v, next_offset %d after %d messages", page.Truncated, *page.NextOffset, len(seen))
-				}
-				offset = *page.NextOffset
+			var ids []string
+			for _, m := range p.Messages {
+				ids = append(ids, m.ID)
 			}
-			if strings.Join(seen, ",") != strings.Join(ids, ",") {
-				t.Errorf("pages gave %v, the thread is %v", seen, ids)
+			seen = append(ids, seen...) // older pages come before
+			if p.EarlierOmitted != 12-len(seen) {
+				t.Errorf("earlier_omitted %d after %d messages", p.EarlierOmitted, len(seen))
 			}
-			if calls < 3 {
-				t.Errorf("12 messages of 1000 characters came in %d results", calls)
+			if p.NextOffset == nil {
+				break
 			}
-			t.Logf("%s: 12 messages of 1000 characters in %d results of at most %d bytes", name, calls, mcptest.MinBudget)
-		})
-	}
+			if !p.Truncated || *p.NextOffset != len(seen) {
+				t.Fatalf("truncated %v, next_offset %d after %d messages", p.Truncated, *p.NextOffset, len(seen))
+			}
+			offset = *p.NextOffset
+		}
+		if strings.Join(seen, ",") != strings.Join(ids, ",") {
+			t.Errorf("pages gave %v, the thread is %v", seen, ids)
+		}
+		if len(pages) < 3 {
+			t.Errorf("12 messages of 1000 characters came in %d results", len(pages))
+		}
+		t.Logf("%s: 12 messages of 1000 characters in %d results of at most %d bytes", s.name, len(pages), mcptest.MinBudget)
+	})
 }
 
 func TestSearchPagesWithinTheBudget(t *testing.T) {
-	for name, open := range backends() {
-		t.Run(name, func(t *testing.T) {
-			s := open(t)
-			s.maxResult = mcptest.MinBudget
-			c := s.connect(t, nil, "")
-			want := map[string]bool{}
-			for i := range 30 {
-				subject := fmt.Sprintf("Quote %d %s", i, strings.Repeat("<long & \"quoted\"> subject ", 30))
-				want[send(t, c, "send_email", map[string]any{"to": "a@client.example", "subject": subject, "body": "b", "body_type": "text"}).ID] = true
+	onEveryBackend(t, func(t *testing.T, s *server) {
+		s.maxResult = mcptest.MinBudget
+		c := s.connect(t, nil, "")
+		want := map[string]bool{}
+		for i := range 30 {
+			subject := fmt.Sprintf("Quote %d %s", i, strings.Repeat("<long & \"quoted\"> subject ", 30))
+			want[send(t, c, "send_email", map[string]any{"to": "a@client.example", "subject": subject, "body": "b", "body_type": "text"}).ID] = true
+		}
+		type page struct {
+			Messages []struct {
+				ID string `json:"id"`
+			} `json:"messages"`
+			NextPageToken string `json:"next_page_token"`
+			Truncated     bool   `json:"truncated"`
+		}
+		pages := mcptest.Pages(t, c, mcptest.MinBudget, "search_emails", map[string]any{"query": "Quote", "max_results": 50},
+			"page_token", func(p page) (any, bool) { return mcptest.Token(p.NextPageToken) }, 31)
+		got, cut := map[string]bool{}, false
+		for _, p := range pages {
+			cut = cut || p.Truncated
+			for _, m := range p.Messages {
+				if got[m.ID] {
+					t.Errorf("%s came twice", m.ID)
+				}
+				got[m.ID] = true
 			}
-			got := map[string]bool{}
-			token, calls, cut := "", 0, false
-			for {
-				var page struct {
-					Messages []struct {
-						ID string `json:"id"`
-					} `json:"messages"`
-					NextPageToken string `json:"next_page_token"`
-					Truncated     bool   `json:"truncated"`
-				}
-				args := map[string]any{"query": "Quote", "max_results": 50}
-				if token != "" {
-					args["page_token"] = token
-				}
-				mcptest.Sized(t, c, mcptest.MinBudget, "search_emails", args, &page)
-				calls++
-				cut = cut || page.Truncated
-				for _, m := range page.Messages {
-					if got[m.ID] {
-						t.Errorf("%s came twice", m.ID)
-					}
-					got[m.ID] = true
-				}
-				if page.NextPageToken == "" || calls > 30 {
-					break
-				}
-				token = page.NextPageToken
-			}
-			if len(got) != len(want) || !cut {
-				t.Errorf("%d of %d messages found in %d pages (cut %v)", len(got), len(want), calls, cut)
-			}
-			t.Logf("%s: 30 results of 1 KB in %d pages of at most %d bytes", name, calls, mcptest.MinBudget)
-		})
-	}
+		}
+		if len(got) != len(want) || !cut {
+			t.Errorf("%d of %d messages found in %d pages (cut %v)", len(got), len(want), len(pages), cut)
+		}
+		t.Logf("%s: 30 results of 1 KB in %d pages of at most %d bytes", s.name, len(pages), mcptest.MinBudget)
+	})
 }
 
 func TestBase64AttachmentOverTheBudget(t *testing.T) {

@@ -139,13 +139,7 @@ func sendEmail(d Deps) kit.Tool {
 		Timeout:       2 * time.Minute,
 		MaxConcurrent: 4,
 		AuditOmit:     []string{"body", "attachments"},
-	}, func(ctx context.Context, c *kit.Call, a sendArgs) (*sentResult, error) {
-		p, err := compose(ctx, d, a.Common, a.Subject, a.Body, a.BodyType, "")
-		if err != nil {
-			return nil, err
-		}
-		return deliver(ctx, c, d, p, false)
-	}))
+	}, composed(d, false)))
 }
 
 func createDraft(d Deps) kit.Tool {
@@ -159,13 +153,19 @@ func createDraft(d Deps) kit.Tool {
 		OpenWorld: d.OpenWorld,
 		Timeout:   2 * time.Minute,
 		AuditOmit: []string{"body", "attachments"},
-	}, func(ctx context.Context, c *kit.Call, a sendArgs) (*sentResult, error) {
+	}, composed(d, true)))
+}
+
+// composed is the handler of send_email (draft false) and create_draft:
+// the message as given, sent now or saved as a draft.
+func composed(d Deps, draft bool) func(context.Context, *kit.Call, sendArgs) (*sentResult, error) {
+	return func(ctx context.Context, c *kit.Call, a sendArgs) (*sentResult, error) {
 		p, err := compose(ctx, d, a.Common, a.Subject, a.Body, a.BodyType, "")
 		if err != nil {
 			return nil, err
 		}
-		return deliver(ctx, c, d, p, true)
-	}))
+		return deliver(ctx, c, d, p, draft)
+	}
 }
 
 // prepared is a message ready to go.

@@ -11,12 +11,9 @@ import (
 	"testing"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/sheetsfake"
-	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
-	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
-	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 )
 
 const pkg = "github.com/mcp-fleet/mcp-fleet/servers/sheets/cmd/sheets-mcp"
@@ -156,36 +153,23 @@ func TestStdioACL(t *testing.T) {
 func TestCommandLine(t *testing.T) {
 	t.Parallel()
 	f, keyPath, _ := googleSetup(t)
-	tests := []struct {
-		name   string
-		env    []string
-		args   []string
-		code   int
-		stdout []string
-		stderr []string
-	}{
-		{name: "--help", args: []string{"--help"}, stdout: []string{"sheets-mcp", "GOOGLE_SHEETS_CLIENT_DATABASE_ID", "CLIENT_DATABASE_SHEET_ID", "GOOGLE_SERVICE_ACCOUNT_KEY_PATH", "SHEETS_WORKBOOK_DIR", "init"}},
-		{name: "--version", args: []string{"--version"}, stdout: []string{"sheets-mcp dev (commit unknown)"}},
-		{name: "init --help", args: []string{"init", "--help"}, stdout: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH"}},
-		{name: "spreadsheet without credentials", env: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID=" + sid}, code: 2, stderr: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH", "sheets-mcp auth"}},
-		{name: "auth --help", args: []string{"auth", "--help"}, stdout: []string{"GOOGLE_SHEETS_CLIENT_ID", "--read-only", "--open-browser"}},
-		{name: "auth without a client", args: []string{"auth"}, code: 2, stderr: []string{"GOOGLE_SHEETS_CLIENT_ID or GOOGLE_CLIENT_ID"}},
-		{name: "key without spreadsheet", env: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH=" + keyPath}, code: 2, stderr: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID"}},
-		{name: "bad spreadsheet id", env: []string{"CLIENT_DATABASE_SHEET_ID=not an id", "GOOGLE_SERVICE_ACCOUNT_KEY_PATH=" + keyPath}, code: 2, stderr: []string{"not an id"}},
-		{name: "missing key file", env: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID=" + sid, "GOOGLE_SERVICE_ACCOUNT_KEY_PATH=/nonexistent/key.json"}, code: 2, stderr: []string{"/nonexistent/key.json", "no such file"}},
-		{name: "bad max rows", args: []string{"--max-rows", "0"}, code: 2, stderr: []string{"max-rows"}},
-		{name: "workbook dir is a file", args: []string{"--workbook-dir", keyPath}, code: 2, stderr: []string{keyPath, "not a directory", "a path setting is wrong"}},
-		{name: "bad tab", args: []string{"--clients-tab", "a/b"}, code: 2, stderr: []string{"clients-tab"}},
-		{name: "agent not in the ACL", env: []string{"MCP_ACL_FILE=" + mcptest.RepoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, code: 2, stderr: []string{"nosuch", "client_data"}},
-		{name: "init on the fake", env: googleEnv(f, keyPath), args: []string{"init"}, stdout: []string{"added tab Clients", "ready"}},
-		{name: "empty stdin is a clean exit"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			stdout, stderr, code := run(t, tc.env, tc.args...)
-			mcptest.Exit{Code: tc.code, Stdout: tc.stdout, Stderr: tc.stderr, QuietStdout: tc.code != 0}.Check(t, stdout, stderr, code)
-		})
-	}
+	mcptest.CheckInvocations(t, mcptest.Build(t, pkg), []mcptest.Invocation{
+		{Name: "--help", Args: []string{"--help"}, Exit: mcptest.Exit{Stdout: []string{"sheets-mcp", "GOOGLE_SHEETS_CLIENT_DATABASE_ID", "CLIENT_DATABASE_SHEET_ID", "GOOGLE_SERVICE_ACCOUNT_KEY_PATH", "SHEETS_WORKBOOK_DIR", "init"}}},
+		{Name: "--version", Args: []string{"--version"}, Exit: mcptest.Exit{Stdout: []string{"sheets-mcp dev (commit unknown)"}}},
+		{Name: "init --help", Args: []string{"init", "--help"}, Exit: mcptest.Exit{Stdout: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH"}}},
+		{Name: "spreadsheet without credentials", Env: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID=" + sid}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH", "sheets-mcp auth"}, QuietStdout: true}},
+		{Name: "auth --help", Args: []string{"auth", "--help"}, Exit: mcptest.Exit{Stdout: []string{"GOOGLE_SHEETS_CLIENT_ID", "--read-only", "--open-browser"}}},
+		{Name: "auth without a client", Args: []string{"auth"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"GOOGLE_SHEETS_CLIENT_ID or GOOGLE_CLIENT_ID"}, QuietStdout: true}},
+		{Name: "key without spreadsheet", Env: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH=" + keyPath}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID"}, QuietStdout: true}},
+		{Name: "bad spreadsheet id", Env: []string{"CLIENT_DATABASE_SHEET_ID=not an id", "GOOGLE_SERVICE_ACCOUNT_KEY_PATH=" + keyPath}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"not an id"}, QuietStdout: true}},
+		{Name: "missing key file", Env: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID=" + sid, "GOOGLE_SERVICE_ACCOUNT_KEY_PATH=/nonexistent/key.json"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"/nonexistent/key.json", "no such file"}, QuietStdout: true}},
+		{Name: "bad max rows", Args: []string{"--max-rows", "0"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"max-rows"}, QuietStdout: true}},
+		{Name: "workbook dir is a file", Args: []string{"--workbook-dir", keyPath}, Exit: mcptest.Exit{Code: 2, Stderr: []string{keyPath, "not a directory", "a path setting is wrong"}, QuietStdout: true}},
+		{Name: "bad tab", Args: []string{"--clients-tab", "a/b"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"clients-tab"}, QuietStdout: true}},
+		{Name: "agent not in the ACL", Env: []string{"MCP_ACL_FILE=" + mcptest.RepoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"nosuch", "client_data"}, QuietStdout: true}},
+		{Name: "init on the fake", Env: googleEnv(f, keyPath), Args: []string{"init"}, Exit: mcptest.Exit{Stdout: []string{"added tab Clients", "ready"}}},
+		{Name: "empty stdin is a clean exit"},
+	})
 }
 
 // The tests below run spec() in this process.
@@ -217,25 +201,7 @@ func TestTemplateIsSampleHeader(t *testing.T) {
 // setup parses env the way Main does and runs Setup.
 func setup(t *testing.T, args []string, env map[string]string) ([]kit.Tool, *kit.Env, error) {
 	t.Helper()
-	s := spec()
-	fl := cli.NewFlags("sheets-mcp")
-	s.Flags(fl)
-	if err := fl.Parse(args, func(k string) string { return env[k] }); err != nil {
-		return nil, nil, err
-	}
-	data := t.TempDir()
-	e := &kit.Env{Info: s.Info, Metrics: metrics.New("sheets"), Notifier: kit.NewNotifier(), Health: kit.NewHealth(),
-		Getenv: func(k string) string {
-			if k == "MCP_DATA_DIR" {
-				return data
-			}
-			return env[k]
-		}, Redactor: logging.NewRedactor()}
-	tools, cleanup, err := s.Setup(context.Background(), e)
-	if cleanup != nil {
-		t.Cleanup(cleanup)
-	}
-	return tools, e, err
+	return mcptest.Setup(t, spec(), args, env)
 }
 
 func TestSetupInProcess(t *testing.T) {

@@ -198,6 +198,18 @@ func envs() map[string]func(testing.TB, ...func(*clientdb.Options)) *env {
 	return map[string]func(testing.TB, ...func(*clientdb.Options)) *env{"google": googleEnv, "local": localEnv}
 }
 
+// inEveryWorkbook runs test once per workbook, each in a subtest with a
+// fresh database (made with opts) whose must failures fail the subtest.
+func inEveryWorkbook(t *testing.T, test func(t *testing.T, e *env), opts ...func(*clientdb.Options)) {
+	t.Helper()
+	for name, mk := range envs() {
+		t.Run(name, func(t *testing.T) {
+			defer catch(t)
+			test(t, mk(t, opts...))
+		})
+	}
+}
+
 func code(err error) mcperr.Code {
 	var e *mcperr.Error
 	if errors.As(err, &e) {

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/a1"
+	"github.com/mcp-fleet/mcp-fleet/shared/googleauth/googleauthtest"
 )
 
 // Default grid of a new tab, as in Google Sheets.
@@ -60,7 +61,7 @@ type Server struct {
 	books    map[string]*book
 	tokens   map[string]bool
 	denied   map[string]bool
-	accounts map[string]*account
+	accounts googleauthtest.ServiceAccounts
 	faults   []*fault
 	hook     func(op string)
 	requests []Request
@@ -116,8 +117,7 @@ type cell struct {
 
 // New starts a fake with no spreadsheets; it stops with the test.
 func New(t testing.TB) *Server {
-	s := &Server{books: map[string]*book{}, tokens: map[string]bool{}, denied: map[string]bool{},
-		accounts: map[string]*account{}, now: time.Now}
+	s := &Server{books: map[string]*book{}, tokens: map[string]bool{}, denied: map[string]bool{}, now: time.Now}
 	s.ts = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.ts.URL
 	t.Cleanup(s.ts.Close)
@@ -332,6 +332,16 @@ func (s *Server) OnRequest(f func(op string)) {
 	s.hook = f
 }
 
+// runHook runs the OnRequest function before op, outside the lock.
+func (s *Server) runHook(op string) {
+	s.mu.Lock()
+	hook := s.hook
+	s.mu.Unlock()
+	if hook != nil {
+		hook(op)
+	}
+}
+
 // Requests returns the requests served so far, in order.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
@@ -445,13 +455,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	s.mu.Lock()
-	hook := s.hook
-	s.mu.Unlock()
-	if hook != nil {
-		hook(op)
-	}
-
+	s.runHook(op)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q := r.URL.Query()
@@ -1045,32 +1049,27 @@ type parser struct {
 	i int
 }
 
-func (p *parser) sum() (float64, bool) {
-	v, ok := p.product()
-	for ok && p.i < len(p.s) && (p.s[p.i] == '+' || p.s[p.i] == '-') {
-		op := p.s[p.i]
-		p.i++
-		var w float64
-		w, ok = p.product()
-		if op == '+' {
-			v += w
-		} else {
-			v -= w
-		}
-	}
-	return v, ok
-}
+func (p *parser) sum() (float64, bool) { return p.chain("+-", p.product) }
 
-func (p *parser) product() (float64, bool) {
-	v, ok := p.atom()
-	for ok && p.i < len(p.s) && (p.s[p.i] == '*' || p.s[p.i] == '/') {
+func (p *parser) product() (float64, bool) { return p.chain("*/", p.atom) }
+
+// chain reads operands with operand joined by any of the operators ops,
+// left to right.
+func (p *parser) chain(ops string, operand func() (float64, bool)) (float64, bool) {
+	v, ok := operand()
+	for ok && p.i < len(p.s) && strings.IndexByte(ops, p.s[p.i]) >= 0 {
 		op := p.s[p.i]
 		p.i++
 		var w float64
-		w, ok = p.atom()
-		if op == '*' {
+		w, ok = operand()
+		switch op {
+		case '+':
+			v += w
+		case '-':
+			v -= w
+		case '*':
 			v *= w
-		} else {
+		case '/':
 			v /= w
 		}
 	}

@@ -1,14 +1,12 @@
 package tools_test
 
 import (
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/tools"
-	"github.com/mcp-fleet/mcp-fleet/shared/acl"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 )
@@ -19,21 +17,14 @@ import (
 // configs/acl.d/client-data-sheet-writes.yaml — and reads client records;
 // every other agent gets neither.
 func TestShippedPolicy(t *testing.T) {
-	configs := filepath.Join("..", "..", "..", "..", "configs")
-	p, err := acl.Load(filepath.Join(configs, "acl.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mcptest.ShippedPolicy(t)
 	s := localServer(t)
 	want := []string{"get_client", "list_clients", "read_sheet", "search_clients"}
 	writes := []string{"add_flight_history", "create_client", "update_client"}
 	for _, tool := range writes {
 		mcptest.FailCode(t, s.connect(t, p, "client_data").Call(tool, map[string]any{"identifier": "CL-001"}), mcperr.PermissionDeny)
 	}
-	wide, err := acl.Load(filepath.Join(configs, "acl.yaml"), filepath.Join(configs, "acl.d", "client-data-sheet-writes.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wide := mcptest.ShippedPolicy(t, "client-data-sheet-writes.yaml")
 	if got := slices.Sorted(slices.Values(s.connect(t, wide, "client_data").ToolNames())); !slices.Equal(got, slices.Sorted(slices.Values(tools.Names))) {
 		t.Errorf("client_data with the sheet-writes grant sees %v, want every sheets tool", got)
 	}

@@ -53,8 +53,7 @@ func listClients(d Deps) kit.Tool {
 		}
 		p.Clients, p.NextCursor = clients, cursor
 		p.Cut(max(n, 1))
-		ct, _ := d.DB.Tabs()
-		return kit.Fenced[*clientdb.Page]{Source: rowsSource(d, ct), Value: &p}, nil
+		return rowsOf(d, clientsTab(d), p, nil)
 	})
 }
 
@@ -99,8 +98,7 @@ func searchClients(d Deps) kit.Tool {
 		}
 		found.Clients, found.NextOffset, found.Truncated = clients, next, next != nil
 		found.Cut(max(n, 1), a.Offset)
-		ct, _ := d.DB.Tabs()
-		return kit.Fenced[*clientdb.Found]{Source: rowsSource(d, ct), Value: &found}, nil
+		return rowsOf(d, clientsTab(d), found, nil)
 	})
 }
 
@@ -118,11 +116,7 @@ func getClient(d Deps) kit.Tool {
 		OpenWorld:   d.OpenWorld,
 	}, func(ctx context.Context, c *kit.Call, a getArgs) (kit.Fenced[*clientdb.Client], error) {
 		r, err := d.DB.Get(ctx, a.Identifier, a.SearchField)
-		if err != nil {
-			return kit.Fenced[*clientdb.Client]{}, err
-		}
-		ct, _ := d.DB.Tabs()
-		return kit.Fenced[*clientdb.Client]{Source: rowsSource(d, ct), Value: &r}, nil
+		return rowsOf(d, clientsTab(d), r, err)
 	})
 }
 
@@ -171,11 +165,7 @@ func createClient(d Deps) kit.Tool {
 			AircraftPreference: a.AircraftPreference, CateringPreference: a.CateringPreference,
 			SpecialNeeds: a.SpecialNeeds, VIPStatus: a.VIPStatus, PreferredOperators: a.PreferredOperators}
 		r, err := d.DB.Create(ctx, f)
-		if err != nil {
-			return kit.Fenced[*clientdb.Created]{}, err
-		}
-		ct, _ := d.DB.Tabs()
-		return kit.Fenced[*clientdb.Created]{Source: rowsSource(d, ct), Value: &r}, nil
+		return rowsOf(d, clientsTab(d), r, err)
 	})
 }
 
@@ -209,10 +199,6 @@ func updateClient(d Deps) kit.Tool {
 		OpenWorld:  d.OpenWorld,
 	}, func(ctx context.Context, c *kit.Call, a updateArgs) (kit.Fenced[*clientdb.Changed], error) {
 		r, err := d.DB.UpdateIf(ctx, a.ClientID, a.Updates.db(), clientdb.Expect{UpdatedAt: a.ExpectedUpdatedAt, Version: a.ExpectedVersion})
-		if err != nil {
-			return kit.Fenced[*clientdb.Changed]{}, err
-		}
-		ct, _ := d.DB.Tabs()
-		return kit.Fenced[*clientdb.Changed]{Source: rowsSource(d, ct), Value: &r}, nil
+		return rowsOf(d, clientsTab(d), r, err)
 	})
 }

@@ -42,9 +42,6 @@ func addFlightHistory(d Deps) kit.Tool {
 		f := a.FlightDetails
 		r, err := d.DB.AddFlight(ctx, a.ClientID, clientdb.FlightInput{FlightID: f.FlightID, Date: f.Date, Route: f.Route,
 			Aircraft: f.Aircraft, Operator: f.Operator, Price: f.Price})
-		if err != nil {
-			return kit.Fenced[*clientdb.Recorded]{}, err
-		}
-		return kit.Fenced[*clientdb.Recorded]{Source: rowsSource(d, ht), Value: &r}, nil
+		return rowsOf(d, ht, r, err)
 	})
 }

@@ -80,6 +80,15 @@ func backends() map[string]func(testing.TB) *server {
 	return map[string]func(testing.TB) *server{"local": localServer, "google": googleServer}
 }
 
+// onEveryBackend runs test once per backend, each in a subtest with a
+// fresh server.
+func onEveryBackend(t *testing.T, test func(t *testing.T, s *server)) {
+	t.Helper()
+	for name, open := range backends() {
+		t.Run(name, func(t *testing.T) { test(t, open(t)) })
+	}
+}
+
 // connect serves the tools as agent (no policy when p is nil) to a client
 // with the given options.
 func (s *server) connect(t testing.TB, p *acl.Policy, agent string, opts ...client.ClientOption) *mcptest.Client {

@@ -27,23 +27,18 @@ func TestListAndSearchPageWithinTheBudget(t *testing.T) {
 	c := s.connect(t, nil, "")
 	bigSheet(t, c)
 
-	seen := map[string]bool{}
-	cursor, pages, cut := "", 0, false
-	for {
-		var page struct {
-			Clients []struct {
-				ClientID string `json:"client_id"`
-			} `json:"clients"`
-			Total      int    `json:"total"`
-			NextCursor string `json:"next_cursor"`
-			Truncated  bool   `json:"truncated"`
-		}
-		args := map[string]any{"limit": 100}
-		if cursor != "" {
-			args["cursor"] = cursor
-		}
-		mcptest.Sized(t, c, mcptest.MinBudget, "list_clients", args, &page)
-		pages++
+	type listPage struct {
+		Clients []struct {
+			ClientID string `json:"client_id"`
+		} `json:"clients"`
+		Total      int    `json:"total"`
+		NextCursor string `json:"next_cursor"`
+		Truncated  bool   `json:"truncated"`
+	}
+	pages := mcptest.Pages(t, c, mcptest.MinBudget, "list_clients", map[string]any{"limit": 100},
+		"cursor", func(p listPage) (any, bool) { return mcptest.Token(p.NextCursor) }, 53)
+	seen, cut := map[string]bool{}, false
+	for _, page := range pages {
 		cut = cut || page.Truncated
 		for _, cl := range page.Clients {
 			if seen[cl.ClientID] {
@@ -51,89 +46,76 @@ func TestListAndSearchPageWithinTheBudget(t *testing.T) {
 			}
 			seen[cl.ClientID] = true
 		}
-		if page.NextCursor == "" || pages > 52 {
-			break
-		}
-		cursor = page.NextCursor
 	}
 	if len(seen) != 52 || !cut {
-		t.Errorf("list_clients: %d of 52 clients in %d pages (cut %v)", len(seen), pages, cut)
+		t.Errorf("list_clients: %d of 52 clients in %d pages (cut %v)", len(seen), len(pages), cut)
 	}
-	t.Logf("list_clients: 52 clients in %d results of at most %d bytes", pages, mcptest.MinBudget)
+	t.Logf("list_clients: 52 clients in %d results of at most %d bytes", len(pages), mcptest.MinBudget)
 
-	seen = map[string]bool{}
-	offset, pages := 0, 0
-	for {
-		var found struct {
-			Clients []struct {
-				ClientID string `json:"client_id"`
-			} `json:"clients"`
-			Matches    int  `json:"total_matches"`
-			Truncated  bool `json:"truncated"`
-			NextOffset *int `json:"next_offset"`
-		}
-		mcptest.Sized(t, c, mcptest.MinBudget, "search_clients", map[string]any{"query": "big", "limit": 100, "offset": offset}, &found)
-		pages++
-		for _, cl := range found.Clients {
+	type searchPage struct {
+		Clients []struct {
+			ClientID string `json:"client_id"`
+		} `json:"clients"`
+		Matches    int  `json:"total_matches"`
+		Truncated  bool `json:"truncated"`
+		NextOffset *int `json:"next_offset"`
+	}
+	found := mcptest.Pages(t, c, mcptest.MinBudget, "search_clients", map[string]any{"query": "big", "limit": 100, "offset": 0},
+		"offset", func(p searchPage) (any, bool) { return mcptest.Offset(p.NextOffset) }, 41)
+	seen, offset := map[string]bool{}, 0
+	for _, page := range found {
+		for _, cl := range page.Clients {
 			seen[cl.ClientID] = true
 		}
-		if found.Matches != 40 || found.Truncated != (found.NextOffset != nil) {
-			t.Fatalf("search at %d: %d matches, truncated %v, next %v", offset, found.Matches, found.Truncated, found.NextOffset)
+		if page.Matches != 40 || page.Truncated != (page.NextOffset != nil) {
+			t.Fatalf("search at %d: %d matches, truncated %v, next %v", offset, page.Matches, page.Truncated, page.NextOffset)
 		}
-		if found.NextOffset == nil || pages > 40 {
-			break
+		if page.NextOffset != nil {
+			offset = *page.NextOffset
 		}
-		offset = *found.NextOffset
 	}
-	if len(seen) != 40 || pages < 2 {
-		t.Errorf("search_clients: %d of 40 clients in %d pages", len(seen), pages)
+	if len(seen) != 40 || len(found) < 2 {
+		t.Errorf("search_clients: %d of 40 clients in %d pages", len(seen), len(found))
 	}
-	t.Logf("search_clients: 40 matches in %d results of at most %d bytes", pages, mcptest.MinBudget)
+	t.Logf("search_clients: 40 matches in %d results of at most %d bytes", len(found), mcptest.MinBudget)
 }
 
 func TestReadSheetPagesWithinTheBudget(t *testing.T) {
-	for name, mk := range backends() {
-		t.Run(name, func(t *testing.T) {
-			s := mk(t)
-			s.maxResult = mcptest.MinBudget
-			c := s.connect(t, nil, "")
-			bigSheet(t, c)
-			var rows []int
-			offset, pages, cut := 0, 0, false
-			for {
-				var page struct {
-					Range string `json:"range"`
-					Rows  []struct {
-						Row int `json:"row"`
-					} `json:"rows"`
-					NextOffset *int `json:"next_offset"`
-					Truncated  bool `json:"truncated"`
-				}
-				mcptest.Sized(t, c, mcptest.MinBudget, "read_sheet", map[string]any{"range": "Clients", "limit": 500, "offset": offset}, &page)
-				pages++
-				cut = cut || page.Truncated
-				for _, r := range page.Rows {
-					rows = append(rows, r.Row)
-				}
-				if page.Truncated && (page.NextOffset == nil || !strings.HasSuffix(page.Range, fmt.Sprint(page.Rows[len(page.Rows)-1].Row))) {
-					t.Errorf("a cut page: range %s, last row %d, next %v", page.Range, page.Rows[len(page.Rows)-1].Row, page.NextOffset)
-				}
-				if page.NextOffset == nil || pages > 52 {
-					break
-				}
-				offset = *page.NextOffset
+	onEveryBackend(t, func(t *testing.T, s *server) {
+		s.maxResult = mcptest.MinBudget
+		c := s.connect(t, nil, "")
+		bigSheet(t, c)
+		type page struct {
+			Range string `json:"range"`
+			Rows  []struct {
+				Row int `json:"row"`
+			} `json:"rows"`
+			NextOffset *int `json:"next_offset"`
+			Truncated  bool `json:"truncated"`
+		}
+		pages := mcptest.Pages(t, c, mcptest.MinBudget, "read_sheet", map[string]any{"range": "Clients", "limit": 500, "offset": 0},
+			"offset", func(p page) (any, bool) { return mcptest.Offset(p.NextOffset) }, 53)
+		var rows []int
+		cut := false
+		for _, p := range pages {
+			cut = cut || p.Truncated
+			for _, r := range p.Rows {
+				rows = append(rows, r.Row)
 			}
-			if len(rows) != 52 || rows[0] != 2 || rows[51] != 53 || !cut {
-				t.Errorf("read_sheet: %d rows (%v) in %d pages (cut %v)", len(rows), rows, pages, cut)
+			if p.Truncated && (p.NextOffset == nil || !strings.HasSuffix(p.Range, fmt.Sprint(p.Rows[len(p.Rows)-1].Row))) {
+				t.Errorf("a cut page: range %s, last row %d, next %v", p.Range, p.Rows[len(p.Rows)-1].Row, p.NextOffset)
 			}
-			for i := 1; i < len(rows); i++ {
-				if rows[i] != rows[i-1]+1 {
-					t.Errorf("row %d follows row %d", rows[i], rows[i-1])
-				}
+		}
+		if len(rows) != 52 || rows[0] != 2 || rows[51] != 53 || !cut {
+			t.Errorf("read_sheet: %d rows (%v) in %d pages (cut %v)", len(rows), rows, len(pages), cut)
+		}
+		for i := 1; i < len(rows); i++ {
+			if rows[i] != rows[i-1]+1 {
+				t.Errorf("row %d follows row %d", rows[i], rows[i-1])
 			}
-			t.Logf("%s: read_sheet: 52 rows in %d results of at most %d bytes", name, pages, mcptest.MinBudget)
-		})
-	}
+		}
+		t.Logf("%s: read_sheet: 52 rows in %d results of at most %d bytes", t.Name(), len(pages), mcptest.MinBudget)
+	})
 }
 
 func TestUpdateNeedsAField(t *testing.T) {

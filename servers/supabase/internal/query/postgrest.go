@@ -295,11 +295,7 @@ func PostgRESTUpdate(q *Update) (*Request, error) {
 	if err := RequireFilter(q.Where); err != nil {
 		return nil, err
 	}
-	r := &Request{Method: "PATCH", Path: path(q.Table), Headers: map[string]string{"Content-Type": "application/json"}}
-	r.Query = append(r.Query, filterParams(q.Where)...)
-	r.Query = append(r.Query, Param{"select", SelectString(q.Returning)})
-	prefer(r.Headers, "return=representation", "handling=strict", maxAffected(q.MaxAffected))
-	profile(r.Headers, r.Method, q.Schema)
+	r := guarded("PATCH", q.Schema, q.Table, q.Where, q.Returning, q.MaxAffected)
 	r.Body = q.Set.JSON()
 	return r, nil
 }
@@ -309,12 +305,18 @@ func PostgRESTDelete(q *Delete) (*Request, error) {
 	if err := RequireFilter(q.Where); err != nil {
 		return nil, err
 	}
-	r := &Request{Method: "DELETE", Path: path(q.Table), Headers: map[string]string{"Content-Type": "application/json"}}
-	r.Query = append(r.Query, filterParams(q.Where)...)
-	r.Query = append(r.Query, Param{"select", SelectString(q.Returning)})
-	prefer(r.Headers, "return=representation", "handling=strict", maxAffected(q.MaxAffected))
-	profile(r.Headers, r.Method, q.Schema)
-	return r, nil
+	return guarded("DELETE", q.Schema, q.Table, q.Where, q.Returning, q.MaxAffected), nil
+}
+
+// guarded is the request of an update or delete: the rows where selects,
+// returned, and refused past most rows.
+func guarded(method, schema, table string, where Group, returning []Item, most int) *Request {
+	r := &Request{Method: method, Path: path(table), Headers: map[string]string{"Content-Type": "application/json"}}
+	r.Query = append(r.Query, filterParams(where)...)
+	r.Query = append(r.Query, Param{"select", SelectString(returning)})
+	prefer(r.Headers, "return=representation", "handling=strict", maxAffected(most))
+	profile(r.Headers, r.Method, schema)
+	return r
 }
 
 func maxAffected(n int) string {

@@ -50,6 +50,17 @@ func (s *sqlb) w(parts ...string) {
 	}
 }
 
+// idents writes the quoted names cols, separated by commas, each after
+// prefix (a table alias and its dot, or "").
+func (s *sqlb) idents(prefix string, cols []string) {
+	for i, c := range cols {
+		if i > 0 {
+			s.w(", ")
+		}
+		s.w(prefix, QuoteIdent(c))
+	}
+}
+
 func (s *sqlb) param(v any, cast string) {
 	s.args = append(s.args, v)
 	n := strconv.Itoa(len(s.args))
@@ -321,12 +332,7 @@ func SQLSelect(d *Dialect, p *Plan, q *Select) (rows Statement, count *Statement
 			s.w(")")
 		}
 		s.w(" FROM (SELECT ")
-		for i, c := range p.Columns {
-			if i > 0 {
-				s.w(", ")
-			}
-			s.w("_t.", QuoteIdent(c))
-		}
+		s.idents("_t.", p.Columns)
 		for i, ep := range p.Embeds {
 			if i > 0 || len(p.Columns) > 0 {
 				s.w(", ")
@@ -376,12 +382,7 @@ func SQLSelect(d *Dialect, p *Plan, q *Select) (rows Statement, count *Statement
 func (s *sqlb) returning(t *Table, cols []string) {
 	if s.d.Postgres {
 		s.w(" RETURNING ")
-		for i, c := range cols {
-			if i > 0 {
-				s.w(", ")
-			}
-			s.w("_t.", QuoteIdent(c))
-		}
+		s.idents("_t.", cols)
 		return
 	}
 	s.w(" RETURNING ", jsonObject("", t, cols))
@@ -442,12 +443,7 @@ func SQLInsert(d *Dialect, p *WritePlan, q *Insert) ([]Statement, error) {
 		cols := Columns(q.Rows)
 		s := &sqlb{d: d}
 		s.w("INSERT INTO ", s.table(t), " AS _t (")
-		for i, c := range cols {
-			if i > 0 {
-				s.w(", ")
-			}
-			s.w(QuoteIdent(c))
-		}
+		s.idents("", cols)
 		s.w(") VALUES ")
 		for i, r := range q.Rows {
 			if i > 0 {
@@ -478,12 +474,7 @@ func SQLInsert(d *Dialect, p *WritePlan, q *Insert) ([]Statement, error) {
 	for _, r := range q.Rows {
 		s := &sqlb{d: d}
 		s.w("INSERT INTO ", s.table(t), " (")
-		for i, c := range r.Keys {
-			if i > 0 {
-				s.w(", ")
-			}
-			s.w(QuoteIdent(c))
-		}
+		s.idents("", r.Keys)
 		s.w(") VALUES (")
 		for i, c := range r.Keys {
 			if i > 0 {
@@ -532,14 +523,7 @@ func SQLUpdate(d *Dialect, p *WritePlan, q *Update) (Statement, error) {
 		}
 	}
 	s.w(" WHERE ")
-	if err := s.where(t, q.Where); err != nil {
-		return Statement{}, err
-	}
-	s.returning(t, p.Returning)
-	if d.Postgres {
-		pgWrap(s, q.MaxAffected)
-	}
-	return s.stmt(), nil
+	return s.guarded(p, q.Where, q.MaxAffected)
 }
 
 // SQLDelete renders a delete, like SQLUpdate.
@@ -547,15 +531,21 @@ func SQLDelete(d *Dialect, p *WritePlan, q *Delete) (Statement, error) {
 	if err := RequireFilter(q.Where); err != nil {
 		return Statement{}, err
 	}
-	t := p.Table
 	s := &sqlb{d: d}
-	s.w("DELETE FROM ", s.table(t), " AS _t WHERE ")
-	if err := s.where(t, q.Where); err != nil {
+	s.w("DELETE FROM ", s.table(p.Table), " AS _t WHERE ")
+	return s.guarded(p, q.Where, q.MaxAffected)
+}
+
+// guarded ends an update or delete: its conditions, the rows it returns
+// and, on PostgreSQL, the count of changed rows checked against
+// maxAffected.
+func (s *sqlb) guarded(p *WritePlan, where Group, maxAffected int) (Statement, error) {
+	if err := s.where(p.Table, where); err != nil {
 		return Statement{}, err
 	}
-	s.returning(t, p.Returning)
-	if d.Postgres {
-		pgWrap(s, q.MaxAffected)
+	s.returning(p.Table, p.Returning)
+	if s.d.Postgres {
+		pgWrap(s, maxAffected)
 	}
 	return s.stmt(), nil
 }

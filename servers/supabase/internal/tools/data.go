@@ -2,9 +2,9 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
+	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/backend"
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/query"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
@@ -23,7 +23,7 @@ type queryArgs struct {
 }
 
 func queryTool(d Deps) kit.Tool {
-	return kit.NewTool(kit.Tool{
+	return kit.NewTool(d.tool(kit.Tool{
 		Name:  "supabase_query",
 		Title: "Query rows",
 		Description: "Read rows of a table or view: the columns in select, the rows that match filters (and or), in orderBy order, " +
@@ -31,12 +31,9 @@ func queryTool(d Deps) kit.Tool {
 			"row_count, count when asked, and truncated and next_offset when more rows match or the page was cut to fit the result: " +
 			"call again with offset next_offset for the rest. " + d.backendLine() +
 			" Call supabase_list_tables and supabase_describe_table to learn the tables and columns.",
-		Vars:      d.vars(),
-		Paging:    "page with limit and offset (next_offset), or select fewer columns",
-		Effect:    kit.ReadOnly,
-		OpenWorld: d.openWorld(),
-		Timeout:   d.timeout(),
-	}, func(ctx context.Context, c *kit.Call, a queryArgs) (kit.Fenced[rowsResult], error) {
+		Paging: "page with limit and offset (next_offset), or select fewer columns",
+		Effect: kit.ReadOnly,
+	}), func(ctx context.Context, c *kit.Call, a queryArgs) (kit.Fenced[rowsResult], error) {
 		var none kit.Fenced[rowsResult]
 		s, err := d.target(a.Schema, a.Table)
 		if err != nil {
@@ -79,13 +76,40 @@ func queryTool(d Deps) kit.Tool {
 }
 
 // written is the result of a write: the rows it returns, as many as fit
-// (the write itself is whole either way).
-func written(c *kit.Call, schema, table string, raw json.RawMessage, count int) (kit.Fenced[rowsResult], error) {
-	rows, fit, err := fitRows(raw, c.Room())
+// (the write itself is whole either way) — or err, when it failed.
+func written(c *kit.Call, schema, table string, res *backend.Result, err error) (kit.Fenced[rowsResult], error) {
 	if err != nil {
 		return kit.Fenced[rowsResult]{}, err
 	}
-	return kit.Fenced[rowsResult]{Source: source(schema, table), Value: rowsResult{Table: table, Rows: rows, RowCount: count, Truncated: !fit}}, nil
+	rows, fit, err := fitRows(res.Rows, c.Room())
+	if err != nil {
+		return kit.Fenced[rowsResult]{}, err
+	}
+	return kit.Fenced[rowsResult]{Source: source(schema, table), Value: rowsResult{Table: table, Rows: rows, RowCount: res.RowCount, Truncated: !fit}}, nil
+}
+
+// returning reads the select of a write: the columns of the written rows
+// to return (default *); related tables cannot be embedded there.
+func returning(sel string) ([]query.Item, error) {
+	items, err := selectItems(sel)
+	if err != nil {
+		return nil, err
+	}
+	return items, query.ColumnsOnly("select", items)
+}
+
+// filtered resolves the table of an update or delete and the conditions
+// that select its rows, of which there must be at least one.
+func (d Deps) filtered(schemaArg, table string, filters []condition, or [][]condition) (string, query.Group, error) {
+	s, err := d.target(schemaArg, table)
+	if err != nil {
+		return "", query.Group{}, err
+	}
+	where, err := d.where(filters, or)
+	if err != nil {
+		return "", query.Group{}, err
+	}
+	return s, where, query.RequireFilter(where)
 }
 
 // writtenHelp says what a write returns when its rows do not all fit.
@@ -102,7 +126,7 @@ type insertArgs struct {
 }
 
 func insertTool(d Deps) kit.Tool {
-	return kit.NewTool(kit.Tool{
+	return kit.NewTool(d.tool(kit.Tool{
 		Name:  "supabase_insert",
 		Title: "Insert rows",
 		Description: d.text("Insert rows (at most {maxRows}) in one transaction and return them. Each row is a list of {column, value}: " +
@@ -111,13 +135,10 @@ func insertTool(d Deps) kit.Tool {
 			"With onConflict (a unique column such as email) it upserts: a row whose value already exists is updated with the new " +
 			"values (or kept, with ignoreDuplicates); every row of an upsert must name the same columns. A duplicate without " +
 			"onConflict is CONFLICT. " + writtenHelp + " " + d.backendLine()),
-		Vars:      d.vars(),
 		Paging:    "select fewer columns of the inserted rows",
 		Effect:    kit.Additive,
-		OpenWorld: d.openWorld(),
-		Timeout:   d.timeout(),
 		AuditOmit: []string{"data"},
-	}, func(ctx context.Context, c *kit.Call, a insertArgs) (kit.Fenced[rowsResult], error) {
+	}), func(ctx context.Context, c *kit.Call, a insertArgs) (kit.Fenced[rowsResult], error) {
 		var none kit.Fenced[rowsResult]
 		s, err := d.target(a.Schema, a.Table)
 		if err != nil {
@@ -160,17 +181,11 @@ func insertTool(d Deps) kit.Tool {
 		} else if a.IgnoreDuplicates {
 			return none, mcperr.Invalid("ignoreDuplicates", true, "onConflict", "ignoreDuplicates needs onConflict")
 		}
-		if q.Returning, err = query.ParseSelect("select", a.Select); err != nil {
-			return none, err
-		}
-		if err := query.ColumnsOnly("select", q.Returning); err != nil {
+		if q.Returning, err = returning(a.Select); err != nil {
 			return none, err
 		}
 		res, err := d.Backend.Insert(ctx, q)
-		if err != nil {
-			return none, err
-		}
-		return written(c, s, a.Table, res.Rows, res.RowCount)
+		return written(c, s, a.Table, res, err)
 	})
 }
 
@@ -184,50 +199,35 @@ type updateArgs struct {
 }
 
 func updateTool(d Deps) kit.Tool {
-	return kit.NewTool(kit.Tool{
+	return kit.NewTool(d.tool(kit.Tool{
 		Name:  "supabase_update",
 		Title: "Update rows",
 		Description: d.text("Set the columns in data on the rows that filters (and or) select, and return the updated rows. A condition is " +
 			"required: an update without one is refused. An update that would change more than {maxAffected} rows is refused and " +
 			"changes nothing; narrow the filters. " + filtersHelp + " data: [{column, value}] or {column, json} for json/jsonb. " +
 			writtenHelp + " " + d.backendLine()),
-		Vars:       d.vars(),
 		Paging:     "select fewer columns of the updated rows",
 		Effect:     kit.Destructive,
 		Idempotent: true,
-		OpenWorld:  d.openWorld(),
-		Timeout:    d.timeout(),
 		AuditOmit:  []string{"data"},
-	}, func(ctx context.Context, c *kit.Call, a updateArgs) (kit.Fenced[rowsResult], error) {
+	}), func(ctx context.Context, c *kit.Call, a updateArgs) (kit.Fenced[rowsResult], error) {
 		var none kit.Fenced[rowsResult]
-		s, err := d.target(a.Schema, a.Table)
+		s, where, err := d.filtered(a.Schema, a.Table, a.Filters, a.Or)
 		if err != nil {
 			return none, err
 		}
-		q := &query.Update{Schema: s, Table: a.Table, MaxAffected: d.Limits.MaxAffected}
-		if q.Where, err = d.where(a.Filters, a.Or); err != nil {
-			return none, err
-		}
-		if err := query.RequireFilter(q.Where); err != nil {
-			return none, err
-		}
+		q := &query.Update{Schema: s, Table: a.Table, Where: where, MaxAffected: d.Limits.MaxAffected}
 		if len(a.Data) == 0 {
 			return none, mcperr.Invalid("data", nil, "at least one column", "data names no column to change")
 		}
 		if q.Set, err = row("data", a.Data); err != nil {
 			return none, err
 		}
-		if q.Returning, err = query.ParseSelect("select", a.Select); err != nil {
-			return none, err
-		}
-		if err := query.ColumnsOnly("select", q.Returning); err != nil {
+		if q.Returning, err = returning(a.Select); err != nil {
 			return none, err
 		}
 		res, err := d.Backend.Update(ctx, q)
-		if err != nil {
-			return none, err
-		}
-		return written(c, s, a.Table, res.Rows, res.RowCount)
+		return written(c, s, a.Table, res, err)
 	})
 }
 
@@ -240,41 +240,26 @@ type deleteArgs struct {
 }
 
 func deleteTool(d Deps) kit.Tool {
-	return kit.NewTool(kit.Tool{
+	return kit.NewTool(d.tool(kit.Tool{
 		Name:  "supabase_delete",
 		Title: "Delete rows",
 		Description: d.text("Delete the rows that filters (and or) select and return them. A condition is required: a delete without one is " +
 			"refused. A delete that would remove more than {maxAffected} rows is refused and removes nothing. " + filtersHelp + " " +
 			writtenHelp + " " + d.backendLine()),
-		Vars:       d.vars(),
 		Paging:     "select fewer columns of the deleted rows",
 		Effect:     kit.Destructive,
 		Idempotent: true,
-		OpenWorld:  d.openWorld(),
-		Timeout:    d.timeout(),
-	}, func(ctx context.Context, c *kit.Call, a deleteArgs) (kit.Fenced[rowsResult], error) {
+	}), func(ctx context.Context, c *kit.Call, a deleteArgs) (kit.Fenced[rowsResult], error) {
 		var none kit.Fenced[rowsResult]
-		s, err := d.target(a.Schema, a.Table)
+		s, where, err := d.filtered(a.Schema, a.Table, a.Filters, a.Or)
 		if err != nil {
 			return none, err
 		}
-		q := &query.Delete{Schema: s, Table: a.Table, MaxAffected: d.Limits.MaxAffected}
-		if q.Where, err = d.where(a.Filters, a.Or); err != nil {
-			return none, err
-		}
-		if err := query.RequireFilter(q.Where); err != nil {
-			return none, err
-		}
-		if q.Returning, err = query.ParseSelect("select", a.Select); err != nil {
-			return none, err
-		}
-		if err := query.ColumnsOnly("select", q.Returning); err != nil {
+		q := &query.Delete{Schema: s, Table: a.Table, Where: where, MaxAffected: d.Limits.MaxAffected}
+		if q.Returning, err = returning(a.Select); err != nil {
 			return none, err
 		}
 		res, err := d.Backend.Delete(ctx, q)
-		if err != nil {
-			return none, err
-		}
-		return written(c, s, a.Table, res.Rows, res.RowCount)
+		return written(c, s, a.Table, res, err)
 	})
 }

@@ -189,9 +189,12 @@ func column(rows []map[string]any, name string) []any {
 	return out
 }
 
-func strs(xs ...string) []any {
-	out := make([]any, len(xs))
-	for i, x := range xs {
+func strs(xs ...string) []any { return anys(xs...) }
+
+// anys is items as a list of any, as decoded JSON arguments hold them.
+func anys[T any](items ...T) []any {
+	out := make([]any, len(items))
+	for i, x := range items {
 		out[i] = x
 	}
 	return out
@@ -226,22 +229,10 @@ func negate(c map[string]any) map[string]any {
 }
 
 // where is a list of conditions, for filters or a group of or.
-func where(conds ...map[string]any) []any {
-	out := make([]any, len(conds))
-	for i, c := range conds {
-		out[i] = c
-	}
-	return out
-}
+func where(conds ...map[string]any) []any { return anys(conds...) }
 
 // anyOf is the or argument: groups of conditions.
-func anyOf(groups ...[]any) []any {
-	out := make([]any, len(groups))
-	for i, g := range groups {
-		out[i] = g
-	}
-	return out
-}
+func anyOf(groups ...[]any) []any { return anys(groups...) }
 
 // cells is one row to write from column, value pairs; a map or slice
 // value is sent as JSON text (a json or jsonb column).
@@ -271,13 +262,7 @@ func named(key string, kv []any) []any {
 }
 
 // rowList is the data of an insert: its rows.
-func rowList(rows ...[]any) []any {
-	out := make([]any, len(rows))
-	for i, r := range rows {
-		out[i] = r
-	}
-	return out
-}
+func rowList(rows ...[]any) []any { return anys(rows...) }
 
 func asc(col string) []any  { return []any{map[string]any{"column": col}} }
 func desc(col string) []any { return []any{map[string]any{"column": col, "direction": "desc"}} }

@@ -38,7 +38,7 @@ type callResult struct {
 }
 
 func rpcTool(d Deps) kit.Tool {
-	return kit.NewTool(kit.Tool{
+	return kit.NewTool(d.tool(kit.Tool{
 		Name:  "supabase_rpc",
 		Title: "Call a database function",
 		Description: d.text("Call a function of the exposed schemas (" + strings.Join(d.Policy.Schemas, ", ") + ") with named arguments " +
@@ -50,13 +50,10 @@ func rpcTool(d Deps) kit.Tool {
 			"weights {price, safety, speed, comfort}) returns each quote's price, safety, speed, comfort and total scores (0-100) and " +
 			"rank; safety_rating may be a certification (ARGUS Platinum, Gold+, Gold, Silver; Wyvern Wingman; IS-BAO Stage 1-3). " +
 			d.backendLine()),
-		Vars:      d.vars(),
 		Paging:    "ask for fewer rows with limit",
 		Effect:    kit.Destructive,
-		OpenWorld: d.openWorld(),
-		Timeout:   d.timeout(),
 		AuditOmit: []string{"params"},
-	}, func(ctx context.Context, c *kit.Call, a rpcArgs) (kit.Fenced[callResult], error) {
+	}), func(ctx context.Context, c *kit.Call, a rpcArgs) (kit.Fenced[callResult], error) {
 		var none kit.Fenced[callResult]
 		s, err := d.Policy.Schema(a.Schema)
 		if err != nil {
@@ -127,17 +124,14 @@ type tableList struct {
 }
 
 func listTablesTool(d Deps) kit.Tool {
-	return kit.NewTool(kit.Tool{
+	return kit.NewTool(d.tool(kit.Tool{
 		Name:  "supabase_list_tables",
 		Title: "List tables",
 		Description: fmt.Sprintf("List the tables and views agents may use, one line each: name, kind, estimated rows, number of columns "+
 			"(at most %d, with truncated when there are more). Then call supabase_describe_table for a table's columns and keys. ", maxListed) +
 			d.backendLine(),
-		Vars:      d.vars(),
-		Effect:    kit.ReadOnly,
-		OpenWorld: d.openWorld(),
-		Timeout:   d.timeout(),
-	}, func(ctx context.Context, c *kit.Call, a listArgs) (tableList, error) {
+		Effect: kit.ReadOnly,
+	}), func(ctx context.Context, c *kit.Call, a listArgs) (tableList, error) {
 		s, err := d.Policy.Schema(a.Schema)
 		if err != nil {
 			return tableList{}, err
@@ -172,17 +166,14 @@ type describeArgs struct {
 }
 
 func describeTableTool(d Deps) kit.Tool {
-	return kit.NewTool(kit.Tool{
+	return kit.NewTool(d.tool(kit.Tool{
 		Name:  "supabase_describe_table",
 		Title: "Describe a table",
 		Description: "Describe a table or view: its columns in order (name, type, nullable, default, position in the primary key), " +
 			"primary key, unique columns, foreign keys to other tables and from them (which related tables supabase_query can embed). " +
 			d.backendLine(),
-		Vars:      d.vars(),
-		Effect:    kit.ReadOnly,
-		OpenWorld: d.openWorld(),
-		Timeout:   d.timeout(),
-	}, func(ctx context.Context, c *kit.Call, a describeArgs) (query.Table, error) {
+		Effect: kit.ReadOnly,
+	}), func(ctx context.Context, c *kit.Call, a describeArgs) (query.Table, error) {
 		s, err := d.target(a.Schema, a.Table)
 		if err != nil {
 			return query.Table{}, err

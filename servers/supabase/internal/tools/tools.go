@@ -55,6 +55,14 @@ func (d Deps) text(s string) string {
 
 func (d Deps) timeout() time.Duration { return d.Timeout + 10*time.Second }
 
+// tool completes def with what every tool of the server shares: the limits
+// its schema and description name, whether the database is another
+// service's, and the time limit of a call.
+func (d Deps) tool(def kit.Tool) kit.Tool {
+	def.Vars, def.OpenWorld, def.Timeout = d.vars(), d.openWorld(), d.timeout()
+	return def
+}
+
 func (d Deps) openWorld() bool { return d.Backend.Kind() != "embedded" }
 
 func (d Deps) backendLine() string {
