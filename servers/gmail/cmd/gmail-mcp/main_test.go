@@ -224,19 +224,19 @@ func TestSetupLocal(t *testing.T) {
 
 func TestCommandLine(t *testing.T) {
 	t.Parallel()
-	mcptest.CheckInvocations(t, mcptest.Build(t, pkg), []mcptest.Invocation{
-		{Name: "--help", Args: []string{"--help"}, Exit: mcptest.Exit{Stdout: []string{"GMAIL_USER", "GMAIL_CLIENT_ID", "GOOGLE_REFRESH_TOKEN", "GMAIL_CONFIRM_SEND", "GMAIL_ALLOWED_RECIPIENTS", "auth"}}},
-		{Name: "--version", Args: []string{"--version"}, Exit: mcptest.Exit{Stdout: []string{"gmail-mcp dev (commit unknown)"}}},
-		{Name: "auth --help", Args: []string{"auth", "--help"}, Exit: mcptest.Exit{Stdout: []string{"--read-only", "GMAIL_CLIENT_SECRET", "--open-browser"}}},
-		{Name: "key without user", Env: []string{"GMAIL_SERVICE_ACCOUNT_KEY_PATH=/k.json"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"GMAIL_USER"}}},
-		{Name: "bad user", Env: []string{"GMAIL_USER=not an address"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"GMAIL_USER"}}},
-		{Name: "bad allowlist", Env: []string{"GMAIL_ALLOWED_RECIPIENTS=example"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"GMAIL_ALLOWED_RECIPIENTS"}}},
-		{Name: "bad attachment cap", Args: []string{"--max-attachment-bytes", "0"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"max-attachment-bytes"}}},
-		{Name: "templates dir missing", Args: []string{"--templates-dir", "/nonexistent/templates"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"/nonexistent/templates", "a path setting is wrong"}}},
-		{Name: "auth without client", Args: []string{"auth"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"GMAIL_CLIENT_ID or GOOGLE_CLIENT_ID"}}},
-		{Name: "auth for no tools", Env: []string{"GMAIL_CLIENT_ID=x", "GMAIL_CLIENT_SECRET=y"}, Args: []string{"auth", "--tools", "list_templates"}, Exit: mcptest.Exit{Code: 1, Stderr: []string{"no Google access"}}},
-		{Name: "agent not in the ACL", Env: []string{"MCP_ACL_FILE=" + mcptest.RepoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"nosuch"}}},
-		{Name: "docs", Args: []string{"docs"}, Exit: mcptest.Exit{Stdout: []string{"## gmail-mcp reference", "send_template_email"}}},
+	mcptest.CheckCLI(t, mcptest.Build(t, pkg), nil, []mcptest.CLICase{
+		{Name: "--help", Args: []string{"--help"}, Stdout: []string{"GMAIL_USER", "GMAIL_CLIENT_ID", "GOOGLE_REFRESH_TOKEN", "GMAIL_CONFIRM_SEND", "GMAIL_ALLOWED_RECIPIENTS", "auth"}},
+		{Name: "--version", Args: []string{"--version"}, Stdout: []string{"gmail-mcp dev (commit unknown)"}},
+		{Name: "auth --help", Args: []string{"auth", "--help"}, Stdout: []string{"--read-only", "GMAIL_CLIENT_SECRET", "--open-browser"}},
+		{Name: "key without user", Env: []string{"GMAIL_SERVICE_ACCOUNT_KEY_PATH=/k.json"}, Code: 2, Stderr: []string{"GMAIL_USER"}},
+		{Name: "bad user", Env: []string{"GMAIL_USER=not an address"}, Code: 2, Stderr: []string{"GMAIL_USER"}},
+		{Name: "bad allowlist", Env: []string{"GMAIL_ALLOWED_RECIPIENTS=example"}, Code: 2, Stderr: []string{"GMAIL_ALLOWED_RECIPIENTS"}},
+		{Name: "bad attachment cap", Args: []string{"--max-attachment-bytes", "0"}, Code: 2, Stderr: []string{"max-attachment-bytes"}},
+		{Name: "templates dir missing", Args: []string{"--templates-dir", "/nonexistent/templates"}, Code: 2, Stderr: []string{"/nonexistent/templates", "a path setting is wrong"}},
+		{Name: "auth without client", Args: []string{"auth"}, Code: 2, Stderr: []string{"GMAIL_CLIENT_ID or GOOGLE_CLIENT_ID"}},
+		{Name: "auth for no tools", Env: []string{"GMAIL_CLIENT_ID=x", "GMAIL_CLIENT_SECRET=y"}, Args: []string{"auth", "--tools", "list_templates"}, Code: 1, Stderr: []string{"no Google access"}},
+		{Name: "agent not in the ACL", Env: []string{"MCP_ACL_FILE=" + mcptest.RepoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, Code: 2, Stderr: []string{"nosuch"}},
+		{Name: "docs", Args: []string{"docs"}, Stdout: []string{"## gmail-mcp reference", "send_template_email"}},
 		{Name: "empty stdin is a clean exit"},
 	})
 }

@@ -153,21 +153,21 @@ func TestStdioACL(t *testing.T) {
 func TestCommandLine(t *testing.T) {
 	t.Parallel()
 	f, keyPath, _ := googleSetup(t)
-	mcptest.CheckInvocations(t, mcptest.Build(t, pkg), []mcptest.Invocation{
-		{Name: "--help", Args: []string{"--help"}, Exit: mcptest.Exit{Stdout: []string{"sheets-mcp", "GOOGLE_SHEETS_CLIENT_DATABASE_ID", "CLIENT_DATABASE_SHEET_ID", "GOOGLE_SERVICE_ACCOUNT_KEY_PATH", "SHEETS_WORKBOOK_DIR", "init"}}},
-		{Name: "--version", Args: []string{"--version"}, Exit: mcptest.Exit{Stdout: []string{"sheets-mcp dev (commit unknown)"}}},
-		{Name: "init --help", Args: []string{"init", "--help"}, Exit: mcptest.Exit{Stdout: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH"}}},
-		{Name: "spreadsheet without credentials", Env: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID=" + sid}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH", "sheets-mcp auth"}, QuietStdout: true}},
-		{Name: "auth --help", Args: []string{"auth", "--help"}, Exit: mcptest.Exit{Stdout: []string{"GOOGLE_SHEETS_CLIENT_ID", "--read-only", "--open-browser"}}},
-		{Name: "auth without a client", Args: []string{"auth"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"GOOGLE_SHEETS_CLIENT_ID or GOOGLE_CLIENT_ID"}, QuietStdout: true}},
-		{Name: "key without spreadsheet", Env: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH=" + keyPath}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID"}, QuietStdout: true}},
-		{Name: "bad spreadsheet id", Env: []string{"CLIENT_DATABASE_SHEET_ID=not an id", "GOOGLE_SERVICE_ACCOUNT_KEY_PATH=" + keyPath}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"not an id"}, QuietStdout: true}},
-		{Name: "missing key file", Env: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID=" + sid, "GOOGLE_SERVICE_ACCOUNT_KEY_PATH=/nonexistent/key.json"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"/nonexistent/key.json", "no such file"}, QuietStdout: true}},
-		{Name: "bad max rows", Args: []string{"--max-rows", "0"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"max-rows"}, QuietStdout: true}},
-		{Name: "workbook dir is a file", Args: []string{"--workbook-dir", keyPath}, Exit: mcptest.Exit{Code: 2, Stderr: []string{keyPath, "not a directory", "a path setting is wrong"}, QuietStdout: true}},
-		{Name: "bad tab", Args: []string{"--clients-tab", "a/b"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"clients-tab"}, QuietStdout: true}},
-		{Name: "agent not in the ACL", Env: []string{"MCP_ACL_FILE=" + mcptest.RepoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, Exit: mcptest.Exit{Code: 2, Stderr: []string{"nosuch", "client_data"}, QuietStdout: true}},
-		{Name: "init on the fake", Env: googleEnv(f, keyPath), Args: []string{"init"}, Exit: mcptest.Exit{Stdout: []string{"added tab Clients", "ready"}}},
+	mcptest.CheckCLI(t, mcptest.Build(t, pkg), nil, []mcptest.CLICase{
+		{Name: "--help", Args: []string{"--help"}, Stdout: []string{"sheets-mcp", "GOOGLE_SHEETS_CLIENT_DATABASE_ID", "CLIENT_DATABASE_SHEET_ID", "GOOGLE_SERVICE_ACCOUNT_KEY_PATH", "SHEETS_WORKBOOK_DIR", "init"}},
+		{Name: "--version", Args: []string{"--version"}, Stdout: []string{"sheets-mcp dev (commit unknown)"}},
+		{Name: "init --help", Args: []string{"init", "--help"}, Stdout: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH"}},
+		{Name: "spreadsheet without credentials", Env: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID=" + sid}, Code: 2, Stderr: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH", "sheets-mcp auth"}, QuietStdout: true},
+		{Name: "auth --help", Args: []string{"auth", "--help"}, Stdout: []string{"GOOGLE_SHEETS_CLIENT_ID", "--read-only", "--open-browser"}},
+		{Name: "auth without a client", Args: []string{"auth"}, Code: 2, Stderr: []string{"GOOGLE_SHEETS_CLIENT_ID or GOOGLE_CLIENT_ID"}, QuietStdout: true},
+		{Name: "key without spreadsheet", Env: []string{"GOOGLE_SERVICE_ACCOUNT_KEY_PATH=" + keyPath}, Code: 2, Stderr: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID"}, QuietStdout: true},
+		{Name: "bad spreadsheet id", Env: []string{"CLIENT_DATABASE_SHEET_ID=not an id", "GOOGLE_SERVICE_ACCOUNT_KEY_PATH=" + keyPath}, Code: 2, Stderr: []string{"not an id"}, QuietStdout: true},
+		{Name: "missing key file", Env: []string{"GOOGLE_SHEETS_CLIENT_DATABASE_ID=" + sid, "GOOGLE_SERVICE_ACCOUNT_KEY_PATH=/nonexistent/key.json"}, Code: 2, Stderr: []string{"/nonexistent/key.json", "no such file"}, QuietStdout: true},
+		{Name: "bad max rows", Args: []string{"--max-rows", "0"}, Code: 2, Stderr: []string{"max-rows"}, QuietStdout: true},
+		{Name: "workbook dir is a file", Args: []string{"--workbook-dir", keyPath}, Code: 2, Stderr: []string{keyPath, "not a directory", "a path setting is wrong"}, QuietStdout: true},
+		{Name: "bad tab", Args: []string{"--clients-tab", "a/b"}, Code: 2, Stderr: []string{"clients-tab"}, QuietStdout: true},
+		{Name: "agent not in the ACL", Env: []string{"MCP_ACL_FILE=" + mcptest.RepoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, Code: 2, Stderr: []string{"nosuch", "client_data"}, QuietStdout: true},
+		{Name: "init on the fake", Env: googleEnv(f, keyPath), Args: []string{"init"}, Stdout: []string{"added tab Clients", "ready"}},
 		{Name: "empty stdin is a clean exit"},
 	})
 }
