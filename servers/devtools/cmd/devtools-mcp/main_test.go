@@ -252,44 +252,33 @@ func TestCommandLine(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name       string
-		env        []string
-		args       []string
-		code       int
-		stdout     []string // substrings
-		stderr     []string
-		zeroStdout bool
-	}{
-		{name: "--help", args: []string{"--help"}, stdout: []string{"devtools-mcp", "--root", "DEVTOOLS_ROOTS", "--read-only", "MCP_ACL_FILE"}},
-		{name: "-h", args: []string{"-h"}, stdout: []string{"DEVTOOLS_ROOTS"}},
-		{name: "--version", args: []string{"--version"}, stdout: []string{"devtools-mcp "}},
-		{name: "MCP_AGENT not in the ACL", env: []string{"MCP_ACL_FILE=" + mcptest.RepoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, code: 2,
-			stderr: []string{`"nosuch"`, "developer"}, zeroStdout: true},
-		{name: "MCP_AGENT without an ACL", env: []string{"MCP_AGENT=developer"}, code: 2, stderr: []string{"MCP_AGENT", "ACL"}, zeroStdout: true},
-		{name: "ACL without an agent", env: []string{"MCP_ACL_FILE=" + mcptest.RepoFile(t, "configs", "acl.yaml")}, code: 2, stderr: []string{"MCP_AGENT"}, zeroStdout: true},
-		{name: "missing root directory in the env", env: []string{"DEVTOOLS_ROOTS=" + missing}, code: 2,
-			stderr: []string{"devtools-mcp:", "cannot open root directory", missing}, zeroStdout: true},
-		{name: "missing root directory among others", env: []string{"DEVTOOLS_ROOTS=" + t.TempDir() + string(os.PathListSeparator) + missing}, code: 2,
-			stderr: []string{"cannot open root directory", missing}, zeroStdout: true},
-		{name: "missing root directory as a flag", args: []string{"--root", missing}, code: 2, stderr: []string{missing}, zeroStdout: true},
-		{name: "a root that is a file", args: []string{"--root", file}, code: 2, stderr: []string{file}, zeroStdout: true},
-		{name: "malformed DATABASE_URL", env: []string{"DATABASE_URL=postgres://u:s3cret-pw@host:notaport/db"}, code: 2,
-			stderr: []string{"DATABASE_URL is neither"}, zeroStdout: true},
-		{name: "bad web CIDR", env: []string{"DEVTOOLS_WEB_ALLOW_CIDRS=notacidr"}, code: 2, stderr: []string{"DEVTOOLS_WEB_ALLOW_CIDRS", "notacidr"}, zeroStdout: true},
-		{name: "unknown flag", args: []string{"--rooot", "/tmp"}, code: 2, stderr: []string{"rooot"}, zeroStdout: true},
-		{name: "stray argument", args: []string{"/tmp"}, code: 2, stderr: []string{`"/tmp"`}, zeroStdout: true},
-		{name: "no watches allowed", args: []string{"--watch-max-files", "0"}, code: 2, stderr: []string{"--watch-max-files", "positive"}, zeroStdout: true},
-		{name: "watch cap from the env", env: []string{"DEVTOOLS_WATCH_MAX_FILES=-3"}, code: 2, stderr: []string{"DEVTOOLS_WATCH_MAX_FILES", "-3"}, zeroStdout: true},
-		{name: "empty stdin is a clean exit", env: []string{"DEVTOOLS_ROOTS=" + t.TempDir()}, zeroStdout: true},
+	cases := []mcptest.CLICase{
+		{Name: "--help", Args: []string{"--help"}, Stdout: []string{"devtools-mcp", "--root", "DEVTOOLS_ROOTS", "--read-only", "MCP_ACL_FILE"}},
+		{Name: "-h", Args: []string{"-h"}, Stdout: []string{"DEVTOOLS_ROOTS"}},
+		{Name: "--version", Args: []string{"--version"}, Stdout: []string{"devtools-mcp "}},
+		{Name: "MCP_AGENT not in the ACL", Env: []string{"MCP_ACL_FILE=" + mcptest.RepoFile(t, "configs", "acl.yaml"), "MCP_AGENT=nosuch"}, Code: 2,
+			Stderr: []string{`"nosuch"`, "developer"}, QuietStdout: true},
+		{Name: "MCP_AGENT without an ACL", Env: []string{"MCP_AGENT=developer"}, Code: 2, Stderr: []string{"MCP_AGENT", "ACL"}, QuietStdout: true},
+		{Name: "ACL without an agent", Env: []string{"MCP_ACL_FILE=" + mcptest.RepoFile(t, "configs", "acl.yaml")}, Code: 2, Stderr: []string{"MCP_AGENT"}, QuietStdout: true},
+		{Name: "missing root directory in the env", Env: []string{"DEVTOOLS_ROOTS=" + missing}, Code: 2,
+			Stderr: []string{"devtools-mcp:", "cannot open root directory", missing}, QuietStdout: true},
+		{Name: "missing root directory among others", Env: []string{"DEVTOOLS_ROOTS=" + t.TempDir() + string(os.PathListSeparator) + missing}, Code: 2,
+			Stderr: []string{"cannot open root directory", missing}, QuietStdout: true},
+		{Name: "missing root directory as a flag", Args: []string{"--root", missing}, Code: 2, Stderr: []string{missing}, QuietStdout: true},
+		{Name: "a root that is a file", Args: []string{"--root", file}, Code: 2, Stderr: []string{file}, QuietStdout: true},
+		{Name: "malformed DATABASE_URL", Env: []string{"DATABASE_URL=postgres://u:s3cret-pw@host:notaport/db"}, Code: 2,
+			Stderr: []string{"DATABASE_URL is neither"}, QuietStdout: true},
+		{Name: "bad web CIDR", Env: []string{"DEVTOOLS_WEB_ALLOW_CIDRS=notacidr"}, Code: 2, Stderr: []string{"DEVTOOLS_WEB_ALLOW_CIDRS", "notacidr"}, QuietStdout: true},
+		{Name: "unknown flag", Args: []string{"--rooot", "/tmp"}, Code: 2, Stderr: []string{"rooot"}, QuietStdout: true},
+		{Name: "stray argument", Args: []string{"/tmp"}, Code: 2, Stderr: []string{`"/tmp"`}, QuietStdout: true},
+		{Name: "no watches allowed", Args: []string{"--watch-max-files", "0"}, Code: 2, Stderr: []string{"--watch-max-files", "positive"}, QuietStdout: true},
+		{Name: "watch cap from the env", Env: []string{"DEVTOOLS_WATCH_MAX_FILES=-3"}, Code: 2, Stderr: []string{"DEVTOOLS_WATCH_MAX_FILES", "-3"}, QuietStdout: true},
+		{Name: "empty stdin is a clean exit", Env: []string{"DEVTOOLS_ROOTS=" + t.TempDir()}, QuietStdout: true},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			stdout, stderr, code := run(t, tc.env, tc.args...)
-			mcptest.Exit{Code: tc.code, Stdout: tc.stdout, Stderr: tc.stderr, QuietStdout: tc.zeroStdout}.Check(t, stdout, stderr, code)
-		})
+	for i := range cases {
+		cases[i].Env = append(baseEnv(t), cases[i].Env...)
 	}
+	mcptest.CheckCLI(t, binary(t), []string{"s3cret-pw"}, cases)
 }
 
 func TestVersionLine(t *testing.T) {
