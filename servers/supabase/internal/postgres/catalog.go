@@ -16,6 +16,30 @@ import (
 func (d *DB) load(ctx context.Context) (map[string]*query.Table, error) {
 	d.loading.Lock()
 	defer d.loading.Unlock()
+	return d.loadLocked(ctx)
+}
+
+// cached returns the catalog, read again when it is older than CatalogTTL.
+// Calls that find it stale at once wait for one reload, not one each.
+func (d *DB) cached(ctx context.Context) (map[string]*query.Table, error) {
+	d.mu.Lock()
+	tables, fresh := d.tables, time.Since(d.loaded) < d.cfg.CatalogTTL
+	d.mu.Unlock()
+	if fresh {
+		return tables, nil
+	}
+	d.loading.Lock()
+	defer d.loading.Unlock()
+	d.mu.Lock()
+	tables, fresh = d.tables, time.Since(d.loaded) < d.cfg.CatalogTTL
+	d.mu.Unlock()
+	if fresh {
+		return tables, nil
+	}
+	return d.loadLocked(ctx)
+}
+
+func (d *DB) loadLocked(ctx context.Context) (map[string]*query.Table, error) {
 	tables := map[string]*query.Table{}
 	err := d.pool.Tx(ctx, d.opts(pgcall.ReadOnly), func(ctx context.Context, conn *pgx.Conn) error {
 		byOID := map[uint32]*query.Table{}
@@ -116,15 +140,15 @@ type catalog struct {
 }
 
 func (c catalog) Table(schema, name string) (*query.Table, error) {
-	d := c.d
-	d.mu.Lock()
-	tables, fresh := d.tables, time.Since(d.loaded) < d.cfg.CatalogTTL
-	d.mu.Unlock()
-	if t := tables[schema+"."+name]; t != nil && fresh {
+	tables, err := c.d.cached(c.ctx)
+	if err != nil {
+		return nil, err
+	}
+	if t := tables[schema+"."+name]; t != nil {
 		return t, nil
 	}
-	tables, err := d.load(c.ctx)
-	if err != nil {
+	// A table created since the catalog was read is found by reading it again.
+	if tables, err = c.d.load(c.ctx); err != nil {
 		return nil, err
 	}
 	if t := tables[schema+"."+name]; t != nil {
