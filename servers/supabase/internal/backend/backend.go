@@ -19,8 +19,9 @@ import (
 
 // Result is what a read, a write or a call gives back.
 type Result struct {
-	// Rows is a JSON array of row objects, columns in table order.
-	Rows json.RawMessage
+	// Rows are the row objects, columns in table order, each as the
+	// backend encoded it: tools page them without decoding them.
+	Rows []json.RawMessage
 	// RowCount is the number of rows in Rows.
 	RowCount int
 	// Truncated: there were more rows than the limit.
@@ -134,7 +135,7 @@ func TooMany(n int64, max int) *DBError {
 }
 
 // RowsJSON joins JSON objects into an array.
-func RowsJSON(objs [][]byte) json.RawMessage {
+func RowsJSON[T ~[]byte](objs []T) json.RawMessage {
 	n := 2
 	for _, o := range objs {
 		n += len(o) + 1
@@ -150,12 +151,11 @@ func RowsJSON(objs [][]byte) json.RawMessage {
 	return append(b, ']')
 }
 
-// TrimRows cuts a JSON array of rows to limit elements (limit <= 0: all)
-// and reports the count kept and whether elements were cut. The rows are
-// split by the kit's scanner, which checks them well-formed, and joined
-// again without the line breaks PostgreSQL's json_agg puts between them;
-// they are not decoded.
-func TrimRows(rows json.RawMessage, limit int) (json.RawMessage, int, bool, error) {
+// TrimRows splits a JSON array of rows (as PostgreSQL's json_agg or
+// PostgREST write it) and keeps limit of them (limit <= 0: all), reporting
+// whether rows were cut. The kit's scanner splits them and checks them
+// well-formed; they are not decoded.
+func TrimRows(rows json.RawMessage, limit int) ([]json.RawMessage, int, bool, error) {
 	elems, _, err := kit.FitArray(rows, math.MaxInt)
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("rows are not a JSON array: %w", err)
@@ -164,9 +164,5 @@ func TrimRows(rows json.RawMessage, limit int) (json.RawMessage, int, bool, erro
 	if more {
 		elems = elems[:limit]
 	}
-	objs := make([][]byte, len(elems))
-	for i, e := range elems {
-		objs[i] = e
-	}
-	return RowsJSON(objs), len(objs), more, nil
+	return elems, len(elems), more, nil
 }

@@ -61,17 +61,17 @@ func cut(s string) (string, string, bool) {
 
 func TestTrimRows(t *testing.T) {
 	rows, n, more, err := TrimRows(json.RawMessage("[{\"a\":1}, \n {\"a\":2}]"), 1)
-	if err != nil || n != 1 || !more || string(rows) != `[{"a":1}]` {
-		t.Errorf("%s %d %v %v", rows, n, more, err)
+	if err != nil || n != 1 || !more || string(RowsJSON(rows)) != `[{"a":1}]` {
+		t.Errorf("%s %d %v %v", RowsJSON(rows), n, more, err)
 	}
 	rows, n, more, _ = TrimRows(json.RawMessage("[{\"a\":1}, \n {\"a\":2}]"), 0)
-	if n != 2 || more || string(rows) != `[{"a":1},{"a":2}]` {
-		t.Errorf("%s", rows)
+	if n != 2 || more || string(RowsJSON(rows)) != `[{"a":1},{"a":2}]` {
+		t.Errorf("%s", RowsJSON(rows))
 	}
 	if _, _, _, err := TrimRows(json.RawMessage(`{}`), 1); err == nil {
 		t.Error("an object passed as rows")
 	}
-	if rows, _, _, _ := TrimRows(json.RawMessage(`null`), 1); string(rows) != "[]" {
+	if rows, _, _, _ := TrimRows(json.RawMessage(`null`), 1); string(RowsJSON(rows)) != "[]" || rows == nil {
 		t.Errorf("null rows %s", rows)
 	}
 }

@@ -290,9 +290,9 @@ func (d *DB) ctx(parent context.Context) (context.Context, context.CancelFunc) {
 }
 
 // collect reads one JSON text per row, at most limit (0: all) plus one.
-func collect(rows *sql.Rows, limit int) ([][]byte, bool, error) {
+func collect(rows *sql.Rows, limit int) ([]json.RawMessage, bool, error) {
 	defer rows.Close()
-	var out [][]byte
+	out := []json.RawMessage{}
 	for rows.Next() {
 		var s sql.RawBytes
 		if err := rows.Scan(&s); err != nil {
@@ -331,7 +331,7 @@ func (d *DB) Select(parent context.Context, q *query.Select) (*backend.Result, e
 	if err != nil {
 		return nil, dbError(err)
 	}
-	res := &backend.Result{Rows: backend.RowsJSON(objs), RowCount: len(objs), Truncated: more}
+	res := &backend.Result{Rows: objs, RowCount: len(objs), Truncated: more}
 	if cst != nil {
 		var n int64
 		if err := tx.QueryRowContext(ctx, cst.SQL, cst.Args...).Scan(&n); err != nil {
@@ -367,7 +367,7 @@ func (d *DB) Insert(parent context.Context, q *query.Insert) (*backend.Result, e
 	if err != nil {
 		return nil, err
 	}
-	var objs [][]byte
+	var objs []json.RawMessage
 	err = d.write(parent, func(ctx context.Context, tx *sql.Tx) error {
 		for _, st := range sts {
 			rows, err := tx.QueryContext(ctx, st.SQL, st.Args...)
@@ -385,7 +385,7 @@ func (d *DB) Insert(parent context.Context, q *query.Insert) (*backend.Result, e
 	if err != nil {
 		return nil, err
 	}
-	return &backend.Result{Rows: backend.RowsJSON(objs), RowCount: len(objs)}, nil
+	return &backend.Result{Rows: objs, RowCount: len(objs)}, nil
 }
 
 // guarded counts the rows a write would change, refuses past max, then
@@ -395,7 +395,7 @@ func (d *DB) guarded(parent context.Context, t *query.Table, where query.Group, 
 	if err != nil {
 		return nil, err
 	}
-	var objs [][]byte
+	var objs []json.RawMessage
 	err = d.write(parent, func(ctx context.Context, tx *sql.Tx) error {
 		var n int64
 		if err := tx.QueryRowContext(ctx, count.SQL, count.Args...).Scan(&n); err != nil {
@@ -414,7 +414,7 @@ func (d *DB) guarded(parent context.Context, t *query.Table, where query.Group, 
 	if err != nil {
 		return nil, err
 	}
-	return &backend.Result{Rows: backend.RowsJSON(objs), RowCount: len(objs)}, nil
+	return &backend.Result{Rows: objs, RowCount: len(objs)}, nil
 }
 
 // Update changes the matching rows, refusing more than MaxAffected.

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
+	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/backend"
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/postgres"
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/query"
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/scoring"
@@ -232,8 +232,8 @@ func TestReadOnly(t *testing.T) {
 		t.Errorf("a writing function on a read-only server: %v", err)
 	}
 	res, err := db.Select(ctx, &query.Select{Schema: "public", Table: "quotes", Items: []query.Item{{Column: "notes"}}, Where: where, Limit: 5})
-	if err != nil || string(res.Rows) != `[{"notes":null}]` {
-		t.Errorf("after the refused writes: %s %v", res.Rows, err)
+	if err != nil || string(backend.RowsJSON(res.Rows)) != `[{"notes":null}]` {
+		t.Errorf("after the refused writes: %s %v", backend.RowsJSON(res.Rows), err)
 	}
 }
 
@@ -279,7 +279,7 @@ func TestFunctions(t *testing.T) {
 		if res.Scalar {
 			return string(res.Value), nil
 		}
-		return string(res.Rows), nil
+		return string(backend.RowsJSON(res.Rows)), nil
 	}
 	for _, tc := range []struct{ fn, args, want string }{
 		{"set_flag", "", `"leaked"`},

@@ -185,12 +185,10 @@ func (d *DB) Call(ctx context.Context, q *query.Call) (*backend.Result, error) {
 	if f.retset || (f.composite && !f.void) {
 		if !f.retset {
 			// A single composite value: one object.
-			rows, _, _, err := backend.TrimRows(vals[0], 0)
+			elems, _, _, err := backend.TrimRows(vals[0], 0)
 			if err != nil {
 				return nil, err
 			}
-			var elems []json.RawMessage
-			_ = json.Unmarshal(rows, &elems)
 			if len(elems) == 1 {
 				return &backend.Result{Scalar: true, Value: elems[0]}, nil
 			}

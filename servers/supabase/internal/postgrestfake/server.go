@@ -363,7 +363,7 @@ func (s *Server) table(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.WriteHeader(http.StatusOK)
 		if r.Method == http.MethodGet {
-			_, _ = w.Write(res.Rows)
+			_, _ = w.Write(backend.RowsJSON(res.Rows))
 		}
 	case http.MethodPost:
 		rows, err := payloadRows(body, req.columns, pr.missingDefault)
@@ -425,7 +425,7 @@ func respond(w http.ResponseWriter, status int, res *backend.Result, err error, 
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
-	_, _ = w.Write(res.Rows)
+	_, _ = w.Write(backend.RowsJSON(res.Rows))
 }
 
 // payloadRows reads an insert body; with columns, only those keys count and
@@ -498,7 +498,7 @@ func (s *Server) rpc(ctx context.Context, w http.ResponseWriter, r *http.Request
 		_, _ = w.Write(res.Value)
 		return
 	}
-	_, _ = w.Write(res.Rows)
+	_, _ = w.Write(backend.RowsJSON(res.Rows))
 }
 
 // openAPI writes the parts of PostgREST's OpenAPI description that

@@ -153,15 +153,18 @@ func (r rowsResult) AppendJSON(dst []byte) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-// fitRows keeps the rows, from the first, of a JSON array of rows that fit
-// room (kit.FitArray: the rows are measured as the database encoded them,
-// not decoded); fit is false when some were left out.
-func fitRows(raw json.RawMessage, room int) (rows []json.RawMessage, fit bool, err error) {
-	rows, fit, err = kit.FitArray(raw, room)
+// fitRows keeps the rows, from the first, that fit room (kit.FitItems
+// measures each as the backend encoded it); fit is false when some were
+// left out.
+func fitRows(rows []json.RawMessage, room int) ([]json.RawMessage, bool, error) {
+	n, err := kit.FitItems(rows, room)
 	if err != nil {
-		return nil, false, fmt.Errorf("rows from the database: %w", err)
+		return nil, false, err
 	}
-	return rows, fit, nil
+	if rows == nil {
+		rows = []json.RawMessage{}
+	}
+	return rows[:n], n == len(rows), nil
 }
 
 // tooWide is the error for a first row that alone exceeds the result
