@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/testenv"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
+	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
 )
 
 // benchRows is the table the stdio benchmarks read: 100 rows of the shape
@@ -67,5 +68,41 @@ func BenchmarkStdioQuery(b *testing.B) {
 				mcptest.Measure(b, func() { p.Call(b, q.call) })
 			})
 		}
+	}
+}
+
+// BenchmarkQueryVsServerPostgres: supabase_query through the built binary
+// over stdio against the official Node server's query tool
+// (mcptest.StartPGReference) on the same throwaway PostgreSQL, as the same
+// role that may only read the table, measured alternately call by call: the
+// 100 rows of pgtest.BenchTable, and a point lookup by its key. Reports both
+// p50s and the ratio (target: supabase ≤ 0.5× the reference).
+func BenchmarkQueryVsServerPostgres(b *testing.B) {
+	reader := pgtest.ReaderDB(b)
+	ref := mcptest.StartPGReference(b, reader)
+	ours := mcptest.StartProc(b, mcptest.Build(b, pkg), []string{"MCP_DATA_DIR=" + b.TempDir(), "DATABASE_URL=" + reader})
+	b.Cleanup(ours.Stop)
+	ours.Initialize(b)
+	for _, q := range []struct {
+		name, ours, sql, want string
+	}{
+		{"100rows", `{"name":"supabase_query","arguments":{"table":"` + pgtest.BenchTable + `","orderBy":[{"column":"id"}],"limit":100}}`,
+			pgtest.BenchQuery, `\"row_count\":100`},
+		{"point", `{"name":"supabase_query","arguments":{"table":"` + pgtest.BenchTable + `","filters":[{"column":"id","op":"eq","value":42}]}}`,
+			"SELECT id, name, amount, created FROM " + pgtest.BenchTable + " WHERE id = 42", `\"row_count\":1`},
+	} {
+		b.Run(q.name, func(b *testing.B) {
+			refCall := mcptest.PGReferenceCall(q.sql)
+			// Both must find the same rows, so that they do the same work.
+			if line := ours.Call(b, q.ours); !strings.Contains(string(line), q.want) {
+				b.Fatalf("supabase did not return the rows (no %s): %.600s", q.want, line)
+			}
+			if line := ref.Call(b, refCall); !strings.Contains(string(line), `\"id\": 42`) {
+				b.Fatalf("the reference did not return row 42: %.600s", line)
+			}
+			mcptest.VersusReference(b,
+				func() []byte { return ours.RoundTrip(b, "tools/call", q.ours) },
+				func() []byte { return ref.RoundTrip(b, "tools/call", refCall) })
+		})
 	}
 }
