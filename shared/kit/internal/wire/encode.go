@@ -63,6 +63,37 @@ func AppendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
+// StringLen is the length AppendString appends for s, so that a buffer can
+// be sized once for it.
+func StringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case plain[c]:
+			n++
+			i++
+		case c < utf8.RuneSelf:
+			if c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' {
+				n += 2
+			} else {
+				n += 6
+			}
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			switch {
+			case r == utf8.RuneError && size == 1, r == '\u2028' || r == '\u2029':
+				n += 6
+			default:
+				n += size
+			}
+			i += size
+		}
+	}
+	return n
+}
+
 // AppendBytesAsString appends b (JSON text, usually) as a JSON string, the
 // way AppendString does, without converting it to a string first.
 func AppendBytesAsString(dst []byte, b []byte) []byte {
@@ -84,11 +115,18 @@ func AppendResult(dst, id, result []byte) []byte {
 	if dst == nil {
 		dst = make([]byte, 0, len(id)+len(result)+40)
 	}
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = appendID(dst, id)
-	dst = append(dst, `,"result":`...)
+	dst = AppendResultHead(dst, id)
 	dst = append(dst, result...)
 	return append(dst, '}')
+}
+
+// AppendResultHead appends a response's opening up to its result,
+// {"jsonrpc":"2.0","id":…,"result":, for a result written in place after
+// it; a '}' closes the response.
+func AppendResultHead(dst, id []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	return append(dst, `,"result":`...)
 }
 
 // AppendError appends an error response. data, if not nil, must be one JSON
