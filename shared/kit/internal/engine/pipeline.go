@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -89,7 +90,7 @@ func (s *Server) callTool(ctx context.Context, r *request) reply {
 		s.clientLog(r, "warning", t.Name, map[string]any{"tool": t.Name, "error": failure.Body()})
 		rep = s.ok(r, errorResult(failure, t.output != nil), false)
 	case head != nil:
-		rep = reply{body: append(res, '}'), status: http.StatusOK}
+		rep = reply{body: append(res, '}'), status: http.StatusOK, recycle: true}
 	default:
 		rep = s.ok(r, res, false)
 	}
@@ -235,10 +236,11 @@ func encodeResult(head []byte, v any, output *validate.Schema) ([]byte, error) {
 			}
 			return textResult(head, untrusted.Fence(t.Source, str), nil), nil
 		}
-		b, err := json.Marshal(t.Value)
+		b, done, err := marshal(t.Value)
 		if err != nil {
 			return nil, err
 		}
+		defer done()
 		if err := checkOutput(b, output); err != nil {
 			return nil, err
 		}
@@ -249,14 +251,42 @@ func encodeResult(head []byte, v any, output *validate.Schema) ([]byte, error) {
 		}
 		return textBytesResult(head, t, t), nil
 	}
-	b, err := json.Marshal(v)
+	b, done, err := marshal(v)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	if err := checkOutput(b, output); err != nil {
 		return nil, err
 	}
 	return textBytesResult(head, b, b), nil
+}
+
+// marshalBufs hold results while they are checked and copied into the
+// response: json.Marshal would allocate each result's JSON only to be
+// copied and dropped.
+var marshalBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuf is the largest buffer kept for the next result, so that one
+// large result does not stay in memory.
+const maxPooledBuf = 64 << 10
+
+// marshal encodes v as json.Marshal does into a pooled buffer; b is valid
+// until done is called.
+func marshal(v any) (b []byte, done func(), err error) {
+	buf := marshalBufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	done = func() {
+		if buf.Cap() <= maxPooledBuf {
+			marshalBufs.Put(buf)
+		}
+	}
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
+		done()
+		return nil, nil, err
+	}
+	// Encode ends the value with a newline, which Marshal does not.
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), done, nil
 }
 
 // checkOutput checks the encoded structuredContent b against the tool's
@@ -284,7 +314,7 @@ func textResult(head []byte, text string, structured []byte) []byte {
 	if hasStructured {
 		n += len(member) + len(structured)
 	}
-	out := make([]byte, 0, n)
+	out := resultBuf(n)
 	out = append(out, head...)
 	out = append(out, open...)
 	out = wire.AppendString(out, text)
@@ -294,6 +324,20 @@ func textResult(head []byte, text string, structured []byte) []byte {
 		out = append(out, structured...)
 	}
 	return append(out, '}')
+}
+
+// resultBufs recycle the buffers tool results are written in: once its
+// transport has written it (reply.done), a response is garbage, and per
+// call it was most of what the server allocated for the collector to find.
+var resultBufs sync.Pool // of *[]byte
+
+// resultBuf is an empty buffer with room for n bytes, recycled when one is
+// at hand.
+func resultBuf(n int) []byte {
+	if p, ok := resultBufs.Get().(*[]byte); ok && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, n)
 }
 
 func textBytesResult(head, text, structured []byte) []byte {

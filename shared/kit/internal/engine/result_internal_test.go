@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -54,3 +55,65 @@ func TestEncodeResultInPlace(t *testing.T) {
 }
 
 var fenceTag = regexp.MustCompile(`untrusted-data-[0-9a-f]+`)
+
+type custom struct{}
+
+func (custom) MarshalJSON() ([]byte, error) { return []byte(`{ "spaced" : [1, 2] }`), nil }
+
+// TestMarshalMatchesJSONMarshal: results encoded into pooled buffers are
+// byte for byte what json.Marshal gives, and a buffer reused after a larger
+// result holds nothing of it.
+func TestMarshalMatchesJSONMarshal(t *testing.T) {
+	values := []any{
+		map[string]any{"b": "<a href=\"x\">&</a>\n", "a": []int{1, 2}},
+		struct {
+			S string  `json:"s,omitempty"`
+			F float64 `json:"f"`
+		}{F: 1e21},
+		custom{},
+		[]byte("bytes"),
+		nil,
+		map[string]any{"big": strings.Repeat("x", 100<<10)},
+		"short",
+	}
+	for _, v := range values {
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, done, err := marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%T: %.200s, want %.200s", v, got, want)
+		}
+		done()
+	}
+	if _, _, err := marshal(func() {}); err == nil {
+		t.Error("a func encoded")
+	}
+}
+
+// TestReplyDoneRecycles: only a reply marked recyclable gives its buffer
+// back, and it is cleared so it cannot be written again.
+func TestReplyDoneRecycles(t *testing.T) {
+	b := resultBuf(100)
+	rep := reply{body: append(b, "x"...), recycle: true}
+	rep.done()
+	if rep.body != nil || rep.recycle {
+		t.Errorf("after done: %+v", rep)
+	}
+	kept := reply{body: make([]byte, 1, 100)}
+	kept.done()
+	big := reply{body: make([]byte, 0, maxPooledBuf+1), recycle: true}
+	big.done()
+	for range 10 {
+		if got := resultBuf(10); cap(got) > maxPooledBuf {
+			t.Fatalf("a buffer over %d bytes was kept", maxPooledBuf)
+		}
+	}
+	if got := resultBuf(1 << 12); cap(got) < 1<<12 || len(got) != 0 {
+		t.Errorf("resultBuf(4096): len %d cap %d", len(got), cap(got))
+	}
+}
