@@ -33,7 +33,7 @@ func devtoolsBinary(tb testing.TB) string {
 
 // BenchmarkStdioVsFloor: file_read of 1 KiB over real pipes, devtools and
 // the floor measured alternately call by call; reports both p50s and the
-// ratio (target: devtools ≤ 1.5× the floor).
+// ratio (target: devtools ≤ 1.3× the floor).
 func BenchmarkStdioVsFloor(b *testing.B) {
 	root := benchRoot(b)
 	dev := startProc(b, devtoolsBinary(b), root)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
@@ -276,10 +277,10 @@ func countLines(b []byte) int {
 // at most capBytes. Only whole lines are kept unless the first one alone is
 // over the cap, in which case its head is returned.
 func readForward(r io.Reader, size int64, first, limit int, capBytes int64, res *ReadResult) error {
-	// A small file gets a buffer its size, not readBufSize: allocated for
-	// every call, a 64 KiB buffer for a 1 KiB file was most of what a read
-	// allocated, and the collector's work with it.
-	br := bufio.NewReaderSize(r, int(min(max(size+1, 16), readBufSize)))
+	if size <= wholeUpTo {
+		return readForwardWhole(r, size, first, limit, capBytes, res)
+	}
+	br := bufio.NewReaderSize(r, readBufSize)
 	countAll := size <= countLinesUpTo
 	var (
 		buf         []byte
@@ -337,6 +338,74 @@ func readForward(r io.Reader, size int64, first, limit int, capBytes int64, res 
 	}
 	res.Content = string(buf)
 	res.ByteEnd = res.ByteStart + int64(len(buf))
+	res.Lines = &LineRange{Start: start, End: end, Total: total}
+	if end == 0 {
+		res.Lines.Start = 0
+	}
+	return nil
+}
+
+// wholeUpTo is the largest file readForward reads whole into memory, in one
+// read, and windows there; larger files are streamed line by line. A
+// variable so tests can run the same cases through both paths.
+var wholeUpTo int64 = readBufSize
+
+// readForwardWhole is readForward for a small file: one buffer of the
+// file's size, one read, the window found in memory and returned without a
+// copy. Per call a streamed read of 1 KiB allocated a reader, a growing
+// line buffer and the string, and read once more to see the end; that
+// garbage was most of what file_read cost the collector. What the file holds
+// now, up to the size Stat saw, is what is read: a file that grows meanwhile
+// is read up to that size, one that shrinks up to its end.
+func readForwardWhole(r io.Reader, size int64, first, limit int, capBytes int64, res *ReadResult) error {
+	data := make([]byte, size)
+	n, err := io.ReadFull(r, data)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return err
+	}
+	data = data[:n]
+	var (
+		line       int
+		start, end int
+		from, to   int // the window's bytes in data
+		pos        int
+	)
+	for pos < len(data) && (limit == 0 || line < first+limit-1) {
+		next := len(data)
+		if i := bytes.IndexByte(data[pos:], '\n'); i >= 0 {
+			next = pos + i + 1
+		}
+		line++
+		if line >= first {
+			if start == 0 {
+				start, from, to = line, pos, pos
+			}
+			if int64(next-from) > capBytes {
+				res.Truncated = true
+				if to == from {
+					// The first line alone is over the cap: its head.
+					to, end = from+len(trimPartialRune(data[from:from+int(capBytes)])), line
+				}
+				break
+			}
+			to, end = next, line
+		}
+		pos = next
+	}
+	total := -1
+	if pos == len(data) || int64(len(data)) <= countLinesUpTo {
+		total = countLines(data)
+	}
+	if start == 0 && first > 1 && total >= 0 && first > total {
+		return &Error{Code: mcperr.Validation, Field: "offset",
+			Msg: "offset " + strconv.Itoa(first) + " is past the end of the file (" + strconv.Itoa(total) + " lines)"}
+	}
+	if to > from {
+		// data is not written again: the string shares its bytes.
+		res.Content = unsafe.String(&data[from], to-from)
+	}
+	res.ByteStart = int64(from)
+	res.ByteEnd = int64(to)
 	res.Lines = &LineRange{Start: start, End: end, Total: total}
 	if end == 0 {
 		res.Lines.Start = 0

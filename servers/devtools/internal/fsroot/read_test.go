@@ -315,3 +315,53 @@ func BenchmarkRead1KiB(b *testing.B) {
 		}
 	}
 }
+
+// TestReadWholeMatchesStreamed reads the same windows of small files in
+// memory and streamed line by line: both paths must give the same result.
+func TestReadWholeMatchesStreamed(t *testing.T) {
+	files := map[string]string{
+		"ten.txt":      lines(10),
+		"big.txt":      lines(300),
+		"nonl.txt":     "a\nb\nc",
+		"empty.txt":    "",
+		"crlf.txt":     "a\r\nb\r\n",
+		"longline.txt": "short\n" + strings.Repeat("é", 200) + "\nend\n",
+		"onelong.txt":  strings.Repeat("ü", 300),
+		"newlines.txt": "\n\n\n",
+	}
+	opts := []ReadOptions{{}, {Offset: 2}, {Offset: 3, Limit: 2}, {Limit: 1}, {Offset: 299, Limit: 5},
+		{Offset: 4}, {Offset: 400}, {Head: 2}, {Head: 500}, {Offset: 1, Limit: 1}, {Offset: 2, Limit: 1}}
+	defer func(old int64) { countLinesUpTo = old }(countLinesUpTo)
+	for i, capBytes := range []int64{0, 7, 64, 100, 1 << 20, 0, 7, 64} {
+		if i >= 5 {
+			countLinesUpTo = 10 // files over it are counted only when read to the end
+		}
+		fx := newFixture(t, Limits{MaxReadBytes: max(capBytes, 1<<20)})
+		for name, body := range files {
+			fx.write(t, name, body)
+		}
+		for name := range files {
+			for _, opt := range opts {
+				opt.MaxBytes = capBytes
+				whole, werr := fx.fs.Read(name, opt)
+				old := wholeUpTo
+				wholeUpTo = -1
+				streamed, serr := fx.fs.Read(name, opt)
+				wholeUpTo = old
+				if fmt.Sprint(werr) != fmt.Sprint(serr) {
+					t.Errorf("%s %+v: errors differ: whole %v, streamed %v", name, opt, werr, serr)
+					continue
+				}
+				if werr != nil {
+					continue
+				}
+				if whole.Content != streamed.Content || *whole.Lines != *streamed.Lines || whole.Truncated != streamed.Truncated ||
+					whole.ByteStart != streamed.ByteStart || whole.ByteEnd != streamed.ByteEnd {
+					t.Errorf("%s %+v:\nwhole    %q %+v %v %d-%d\nstreamed %q %+v %v %d-%d", name, opt,
+						whole.Content, *whole.Lines, whole.Truncated, whole.ByteStart, whole.ByteEnd,
+						streamed.Content, *streamed.Lines, streamed.Truncated, streamed.ByteStart, streamed.ByteEnd)
+				}
+			}
+		}
+	}
+}

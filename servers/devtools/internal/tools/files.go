@@ -100,6 +100,11 @@ func (a *fileReadArgs) Validate() error {
 	return nil
 }
 
+// maxByteCost bounds kit.Cost per byte: a control character is \u00XX in
+// JSON (6 bytes) and \\u00XX once more in the text (7). Content under
+// room/maxByteCost fits without counting.
+const maxByteCost = 13
+
 // readRoom is how many file bytes fit in room once encoded and escaped
 // twice (kit.Cost): at least 2 a byte in utf-8 (more for quotes, newlines
 // and control characters, which fitText then cuts), 8 for 3 in base64, 4
@@ -151,7 +156,7 @@ func fileRead(roots *Roots) kit.Tool {
 		if err != nil {
 			return readResult{}, err
 		}
-		if r.Encoding == fsroot.EncodingUTF8 && kit.Cost(r.Content) > room {
+		if r.Encoding == fsroot.EncodingUTF8 && maxByteCost*len(r.Content) > room && kit.Cost(r.Content) > room {
 			fitText(r, room, a.Tail > 0)
 		}
 		out := readResult{Path: r.Path, Root: r.Root, Content: r.Content, Encoding: r.Encoding, Size: r.Size,

@@ -200,6 +200,19 @@ type reply struct {
 	after func()
 	// status is the HTTP status a stateless (2026-07-28) answer carries.
 	status int
+	// recycle: body is a result buffer (resultBuf) that nothing keeps once
+	// it is written.
+	recycle bool
+}
+
+// done hands a recyclable body back once the transport has written it (a
+// copy or a write that has returned); the reply must not be used after.
+func (r *reply) done() {
+	if r.recycle && cap(r.body) <= maxPooledBuf {
+		b := r.body[:0]
+		resultBufs.Put(&b)
+	}
+	r.body, r.recycle = nil, false
 }
 
 func (s *Server) fail(r *request, code int, msg string, data []byte) reply {

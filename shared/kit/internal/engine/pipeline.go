@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/budget"
@@ -35,6 +38,12 @@ func (s *Server) callTool(ctx context.Context, r *request) reply {
 	log := logPrincipal(s.log.With().Str("correlation_id", cid).Str("tool", t.Name).Str("agent", agent), r.sess.principal).Logger()
 
 	args, failure := s.admit(ctx, r, t)
+	// A result that needs no decoration is written after the response's
+	// opening, in one buffer sized for both, instead of copied into it.
+	var head []byte
+	if !r.meta.modern {
+		head = wire.AppendResultHead(nil, r.id)
+	}
 	var res []byte
 	var held budget.Slots
 	if failure == nil {
@@ -67,19 +76,24 @@ func (s *Server) callTool(ctx context.Context, r *request) reply {
 			if failure.Code == mcperr.Internal {
 				log.Error().Err(s.redactErr(err)).Msg("tool failed with an internal error")
 			}
-		} else if res, err = encodeResult(out, t.output); err != nil {
+		} else if res, err = encodeResult(head, out, t.output); err != nil {
 			log.Error().Err(err).Msg("tool result could not be encoded")
 			failure = mcperr.New(mcperr.Internal, "internal error: the result could not be encoded")
-		} else if limit := s.budget.Limits.MaxResultBytes; len(res) > limit {
-			failure = tooLarge(t, len(res), limit)
+		} else if limit := s.budget.Limits.MaxResultBytes; len(res)-len(head) > limit {
+			failure = tooLarge(t, len(res)-len(head), limit)
 			res = nil
 		}
 	}
-	if failure != nil {
-		res = errorResult(failure, t.output != nil)
+	var rep reply
+	switch {
+	case failure != nil:
 		s.clientLog(r, "warning", t.Name, map[string]any{"tool": t.Name, "error": failure.Body()})
+		rep = s.ok(r, errorResult(failure, t.output != nil), false)
+	case head != nil:
+		rep = reply{body: append(res, '}'), status: http.StatusOK, recycle: true}
+	default:
+		rep = s.ok(r, res, false)
 	}
-	rep := s.ok(r, res, false)
 	rep.after = func() {
 		d := time.Since(start)
 		code := mcperr.Code("")
@@ -196,34 +210,41 @@ func (s *Server) redactErr(err error) error {
 
 // encodeResult turns a handler's value into a CallToolResult object, encoding
 // the value once: its JSON is both the text (escaped) and structuredContent.
-// A tool with an outputSchema must produce structuredContent that matches
-// it: clients check it (the TypeScript SDK throws on a mismatch), so a
-// mismatch is the server's bug and is caught here, not in the client.
-func encodeResult(v any, output *validate.Schema) ([]byte, error) {
+// The object is appended to a copy of head (nil, or a response's opening),
+// in a buffer sized for it and one more byte. A tool with an outputSchema
+// must produce structuredContent that matches it: clients check it (the
+// TypeScript SDK throws on a mismatch), so a mismatch is the server's bug and
+// is caught here, not in the client.
+func encodeResult(head []byte, v any, output *validate.Schema) ([]byte, error) {
 	switch t := v.(type) {
 	case string, *mcp.CallToolResult:
 		if output != nil {
 			return nil, fmt.Errorf("the tool has an outputSchema but returned %T, which has no structuredContent", v)
 		}
 		if str, ok := t.(string); ok {
-			return textResult(str, nil), nil
+			return textResult(head, str, nil), nil
 		}
-		return json.Marshal(t)
+		b, err := json.Marshal(t)
+		if err != nil {
+			return nil, err
+		}
+		return append(append(make([]byte, 0, len(head)+len(b)+1), head...), b...), nil
 	case Untrusted:
 		if str, ok := t.Value.(string); ok {
 			if output != nil {
 				return nil, fmt.Errorf("the tool has an outputSchema but returned text, which has no structuredContent")
 			}
-			return textResult(untrusted.Fence(t.Source, str), nil), nil
+			return textResult(head, untrusted.Fence(t.Source, str), nil), nil
 		}
-		b, err := marshal(t.Value, output)
+		b, done, err := marshal(t.Value, output)
 		if err != nil {
 			return nil, err
 		}
+		defer done()
 		if err := checkOutput(b, output); err != nil {
 			return nil, err
 		}
-		return textResult(untrusted.Fence(t.Source, string(b)), b), nil
+		return textResult(head, untrusted.Fence(t.Source, string(b)), b), nil
 	case json.RawMessage:
 		t, err := oneLine(t)
 		if err != nil {
@@ -232,16 +253,51 @@ func encodeResult(v any, output *validate.Schema) ([]byte, error) {
 		if err := checkOutput(t, output); err != nil {
 			return nil, err
 		}
-		return textBytesResult(t, t), nil
+		return textBytesResult(head, t, t), nil
 	}
-	b, err := marshal(v, output)
+	b, done, err := marshal(v, output)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	if err := checkOutput(b, output); err != nil {
 		return nil, err
 	}
-	return textBytesResult(b, b), nil
+	return textBytesResult(head, b, b), nil
+}
+
+// marshalBufs hold results while they are checked and copied into the
+// response: json.Marshal would allocate each result's JSON only to be
+// copied and dropped.
+var marshalBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuf is the largest buffer kept for the next result, so that one
+// large result does not stay in memory.
+const maxPooledBuf = 64 << 10
+
+// marshal encodes v as json.Marshal does into a pooled buffer; b is valid
+// until done is called. A result that encodes itself (appender) does so,
+// only when the tool has an outputSchema to check it against.
+func marshal(v any, output *validate.Schema) (b []byte, done func(), err error) {
+	if a, ok := v.(appender); ok && output != nil {
+		if b, err = a.AppendJSON(nil); err == nil {
+			b, err = oneLine(b)
+		}
+		return b, func() {}, err
+	}
+	buf := marshalBufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	done = func() {
+		if buf.Cap() <= maxPooledBuf {
+			marshalBufs.Put(buf)
+		}
+	}
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
+		done()
+		return nil, nil, err
+	}
+	// Encode ends the value with a newline, which Marshal does not.
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), done, nil
 }
 
 // appender is a result that encodes itself, as a tool whose result holds
@@ -251,19 +307,6 @@ func encodeResult(v any, output *validate.Schema) ([]byte, error) {
 // well-formed.
 type appender interface {
 	AppendJSON(dst []byte) ([]byte, error)
-}
-
-// marshal encodes a result; a result that encodes itself does so only when
-// the tool has an outputSchema to check it against.
-func marshal(v any, output *validate.Schema) ([]byte, error) {
-	if a, ok := v.(appender); ok && output != nil {
-		b, err := a.AppendJSON(nil)
-		if err != nil {
-			return nil, err
-		}
-		return oneLine(b)
-	}
-	return json.Marshal(v)
 }
 
 // oneLine removes the line breaks of JSON a tool encoded itself (PostgreSQL's
@@ -297,30 +340,44 @@ func checkOutput(b []byte, output *validate.Schema) error {
 	return nil
 }
 
-// textResult: {"content":[{"type":"text","text":…}],"structuredContent":…}.
-// structuredContent must be an object; other JSON stays text only.
-func textResult(text string, structured []byte) []byte {
-	out := make([]byte, 0, len(text)+len(structured)+64)
-	out = append(out, `{"content":[{"type":"text","text":`...)
+// textResult: {"content":[{"type":"text","text":…}],"structuredContent":…},
+// after head. structuredContent must be an object; other JSON stays text
+// only. The buffer has room for one more byte.
+func textResult(head []byte, text string, structured []byte) []byte {
+	const open, closeText, member = `{"content":[{"type":"text","text":`, "}]", `,"structuredContent":`
+	hasStructured := len(structured) > 0 && structured[0] == '{'
+	n := len(head) + len(open) + wire.StringLen(text) + len(closeText) + 2
+	if hasStructured {
+		n += len(member) + len(structured)
+	}
+	out := resultBuf(n)
+	out = append(out, head...)
+	out = append(out, open...)
 	out = wire.AppendString(out, text)
-	out = append(out, "}]"...)
-	if len(structured) > 0 && structured[0] == '{' {
-		out = append(out, `,"structuredContent":`...)
+	out = append(out, closeText...)
+	if hasStructured {
+		out = append(out, member...)
 		out = append(out, structured...)
 	}
 	return append(out, '}')
 }
 
-func textBytesResult(text, structured []byte) []byte {
-	out := make([]byte, 0, 2*len(text)+64)
-	out = append(out, `{"content":[{"type":"text","text":`...)
-	out = wire.AppendBytesAsString(out, text)
-	out = append(out, "}]"...)
-	if len(structured) > 0 && structured[0] == '{' {
-		out = append(out, `,"structuredContent":`...)
-		out = append(out, structured...)
+// resultBufs recycle the buffers tool results are written in: once its
+// transport has written it (reply.done), a response is garbage, and per
+// call it was most of what the server allocated for the collector to find.
+var resultBufs sync.Pool // of *[]byte
+
+// resultBuf is an empty buffer with room for n bytes, recycled when one is
+// at hand.
+func resultBuf(n int) []byte {
+	if p, ok := resultBufs.Get().(*[]byte); ok && cap(*p) >= n {
+		return (*p)[:0]
 	}
-	return append(out, '}')
+	return make([]byte, 0, n)
+}
+
+func textBytesResult(head, text, structured []byte) []byte {
+	return textResult(head, unsafe.String(unsafe.SliceData(text), len(text)), structured)
 }
 
 // errorResult is a tool error: isError with the body as text, and as
@@ -334,7 +391,7 @@ func errorResult(e *mcperr.Error, typed bool) []byte {
 	if !typed {
 		structured = body
 	}
-	out := textBytesResult(body, structured)
+	out := textBytesResult(nil, body, structured)
 	return append(out[:len(out)-1], `,"isError":true}`...)
 }
 

@@ -244,8 +244,9 @@ func (l *stdioLoop) serve(m wire.Message, size int, release, blocking func()) {
 	done()
 	release()
 	if rep.body != nil && (!fl.cancelled.Load() || m.Method == "initialize") {
-		_ = l.w.writeLine(rep.body)
+		_ = l.w.writeLine(rep.body) // a copy
 	}
+	rep.done()
 	if rep.after != nil {
 		rep.after()
 	}

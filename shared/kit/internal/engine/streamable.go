@@ -303,6 +303,8 @@ func (f *httpFrontend) serveRequest(w http.ResponseWriter, r *http.Request, se *
 	default:
 		writeJSON(w, rep.status, rep.body)
 	}
+	// Both writes have returned: the body was copied or sent.
+	rep.done()
 	if rep.after != nil {
 		rep.after()
 	}

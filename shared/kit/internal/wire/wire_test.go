@@ -158,6 +158,9 @@ func TestAppendString(t *testing.T) {
 		if back != want {
 			t.Errorf("round trip %q → %s → %q", s, b, back)
 		}
+		if n := StringLen(s); n > len(b) || (n < len(b) && !rareEscapes(s)) {
+			t.Errorf("StringLen(%q) = %d, AppendString wrote %d bytes", s, n, len(b))
+		}
 		if strings.Contains(string(b), "\u2028") {
 			t.Errorf("U+2028 not escaped: %s", b)
 		}
@@ -214,4 +217,28 @@ func BenchmarkParseToolsCall(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func FuzzStringLen(f *testing.F) {
+	for _, s := range []string{"", "plain", "q\"b\\", "\x00\x7f\n", "é中😀", "\u2028", "\xe2\x80", "bad\xffutf8", "\xf0\x9f\x98"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if n, b := StringLen(s), AppendString(nil, s); n > len(b) || (n < len(b) && !rareEscapes(s)) {
+			t.Errorf("StringLen(%q) = %d, AppendString wrote %d bytes", s, n, len(b))
+		}
+	})
+}
+
+// rareEscapes reports whether s holds what StringLen does not count.
+func rareEscapes(s string) bool {
+	if !utf8.ValidString(s) || strings.ContainsAny(s, "\u2028\u2029") {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 && s[i] != '\n' {
+			return true
+		}
+	}
+	return false
 }
