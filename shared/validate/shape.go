@@ -4,21 +4,27 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/internal/jsonscan"
 )
 
-// A shape is a schema of the structural subset that schemas derived from Go
-// types use — type (one or a list), properties, required,
-// additionalProperties, items, minimum and maximum, plus annotations — compiled
-// so that an encoded document is checked in one pass over its bytes, with no
-// decoding and no allocation. Tool results are checked this way before they
-// are sent: decoding each into generic values for the full validator cost
-// more than the tool's own work. A schema with any other keyword has no shape
-// and is checked by the full validator.
+// A shape is a schema of the subset that schemas derived from Go types use —
+// type (one or a list), properties, required, additionalProperties, items,
+// minimum, maximum, minLength, maxLength, minItems, maxItems, pattern, enum
+// of strings, anyOf, plus annotations — compiled so that a document is
+// checked in one pass: an encoded one (a tool's result) over its bytes, with
+// no decoding, and a decoded one (a call's arguments) without the full
+// validator's conversions. Tool results are checked against it before they
+// are sent, arguments before a handler runs; decoding each result into
+// generic values for the full validator cost more than the tool's own work.
+// A schema with any other keyword has no shape and is checked by the full
+// validator, which also writes the error a caller sees for bad arguments.
 type shape struct {
 	types    typeSet // 0: any type
 	props    map[string]prop
@@ -27,6 +33,13 @@ type shape struct {
 	extra    *shape // additionalProperties as a schema; nil: any
 	items    *shape // nil: any
 	min, max *float64
+	// minLen and maxLen bound a string's length in characters, minItems
+	// and maxItems an array's; -1: no bound.
+	minLen, maxLen     int
+	minItems, maxItems int
+	pattern            *regexp.Regexp
+	enum               []string // nil: any value
+	anyOf              []*shape
 }
 
 type prop struct {
@@ -61,13 +74,13 @@ const maxRequired = 64
 func compileShape(raw json.RawMessage) *shape {
 	switch string(raw) {
 	case "true", "{}":
-		return &shape{}
+		return &shape{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}
 	}
 	var kw map[string]json.RawMessage
 	if json.Unmarshal(raw, &kw) != nil {
 		return nil
 	}
-	sh := &shape{}
+	sh := &shape{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}
 	for k, v := range kw {
 		switch {
 		case annotations[k]:
@@ -121,6 +134,56 @@ func compileShape(raw json.RawMessage) *shape {
 			} else {
 				sh.max = &f
 			}
+		case k == "minLength" || k == "maxLength" || k == "minItems" || k == "maxItems":
+			var n int
+			if json.Unmarshal(v, &n) != nil || n < 0 {
+				return nil
+			}
+			switch k {
+			case "minLength":
+				sh.minLen = n
+			case "maxLength":
+				sh.maxLen = n
+			case "minItems":
+				sh.minItems = n
+			default:
+				sh.maxItems = n
+			}
+		case k == "pattern":
+			var p string
+			if json.Unmarshal(v, &p) != nil {
+				return nil
+			}
+			re, err := regexp.Compile(p)
+			if err != nil {
+				return nil
+			}
+			sh.pattern = re
+		case k == "enum":
+			// Strings only: other values compare by rules the shape does not
+			// repeat.
+			var vals []json.RawMessage
+			if json.Unmarshal(v, &vals) != nil || len(vals) == 0 {
+				return nil
+			}
+			sh.enum = make([]string, len(vals))
+			for i, val := range vals {
+				if len(val) == 0 || val[0] != '"' || json.Unmarshal(val, &sh.enum[i]) != nil {
+					return nil
+				}
+			}
+		case k == "anyOf":
+			var alts []json.RawMessage
+			if json.Unmarshal(v, &alts) != nil || len(alts) == 0 {
+				return nil
+			}
+			for _, a := range alts {
+				alt := compileShape(a)
+				if alt == nil {
+					return nil
+				}
+				sh.anyOf = append(sh.anyOf, alt)
+			}
 		case k != "required":
 			return nil
 		}
@@ -140,7 +203,7 @@ func compileShape(raw json.RawMessage) *shape {
 					return nil // required, yet ruled by additionalProperties: rare, left to the full validator
 				}
 				// Required but not described: any value will do.
-				p = prop{s: &shape{}}
+				p = prop{s: &shape{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}}
 			}
 			if p.bit == 0 {
 				p.bit = 1 << sh.required
@@ -215,6 +278,11 @@ func (w *walker) value(sh *shape, i int) (int, error) {
 	if i >= len(b) {
 		return i, w.fail("unexpected end of the document")
 	}
+	if sh != nil && len(sh.anyOf) > 0 {
+		if err := w.anyOf(sh, i); err != nil {
+			return i, err
+		}
+	}
 	var got typeSet
 	var end int
 	var err error
@@ -227,8 +295,13 @@ func (w *walker) value(sh *shape, i int) (int, error) {
 		end, err = w.array(sh, i)
 	case c == '"':
 		got = tString
-		if end, _, err = jsonscan.String(b, i); err != nil {
+		var escaped bool
+		if end, escaped, err = jsonscan.String(b, i); err != nil {
 			err = w.fail(err.Error())
+		} else if sh.stringRules() {
+			if msg := sh.checkString(jsonscan.Unquote(b[i:end], escaped)); msg != "" {
+				err = w.fail(msg)
+			}
 		}
 	case c == 't' && jsonscan.HasLiteral(b, i, "true"):
 		got, end = tBoolean, i+4
@@ -362,7 +435,7 @@ func (w *walker) array(sh *shape, i int) (int, error) {
 	}
 	i = jsonscan.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
-		return i + 1, nil
+		return i + 1, w.count(sh, 0)
 	}
 	w.path = append(w.path, step{})
 	for n := 0; ; n++ {
@@ -378,10 +451,160 @@ func (w *walker) array(sh *shape, i int) (int, error) {
 		}
 		if i < len(b) && b[i] == ']' {
 			w.path = w.path[:len(w.path)-1]
-			return i + 1, nil
+			return i + 1, w.count(sh, n+1)
 		}
 		return i, w.fail(fmt.Sprintf("want ',' or ']' at offset %d", i))
 	}
+}
+
+// anyOf checks the value at b[i] against each alternative until one fits.
+func (w *walker) anyOf(sh *shape, i int) error {
+	depth := len(w.path)
+	for _, alt := range sh.anyOf {
+		_, err := w.value(alt, i)
+		w.path = w.path[:depth]
+		if err == nil {
+			return nil
+		}
+	}
+	return w.fail("the value fits none of the schemas of anyOf")
+}
+
+// count checks an array's length.
+func (w *walker) count(sh *shape, n int) error {
+	if msg := sh.checkCount(n); msg != "" {
+		return w.fail(msg)
+	}
+	return nil
+}
+
+func (sh *shape) checkCount(n int) string {
+	switch {
+	case sh == nil:
+	case sh.minItems >= 0 && n < sh.minItems:
+		return fmt.Sprintf("%d items, fewer than %d", n, sh.minItems)
+	case sh.maxItems >= 0 && n > sh.maxItems:
+		return fmt.Sprintf("%d items, more than %d", n, sh.maxItems)
+	}
+	return ""
+}
+
+// stringRules: the shape has rules for a string's content.
+func (sh *shape) stringRules() bool {
+	return sh != nil && (sh.minLen >= 0 || sh.maxLen >= 0 || sh.pattern != nil || sh.enum != nil)
+}
+
+// checkString checks a string's content (length in characters, as JSON
+// Schema counts it); "" when it fits.
+func (sh *shape) checkString(v string) string {
+	if !sh.stringRules() {
+		return ""
+	}
+	if sh.minLen >= 0 || sh.maxLen >= 0 {
+		n := utf8.RuneCountInString(v)
+		if sh.minLen >= 0 && n < sh.minLen {
+			return fmt.Sprintf("%d characters, fewer than %d", n, sh.minLen)
+		}
+		if sh.maxLen >= 0 && n > sh.maxLen {
+			return fmt.Sprintf("%d characters, more than %d", n, sh.maxLen)
+		}
+	}
+	if sh.pattern != nil && !sh.pattern.MatchString(v) {
+		return "does not match the pattern " + sh.pattern.String()
+	}
+	if sh.enum != nil && !slices.Contains(sh.enum, v) {
+		return "not one of the allowed values"
+	}
+	return ""
+}
+
+// accepts reports whether a decoded document (Decode's values: maps,
+// slices, strings, json.Number, bools, nil) fits the shape. It answers
+// false whenever it is not sure, so that the full validator decides and
+// writes the error.
+func (sh *shape) accepts(v any) bool {
+	if sh == nil {
+		return true
+	}
+	if len(sh.anyOf) > 0 && !slices.ContainsFunc(sh.anyOf, func(alt *shape) bool { return alt.accepts(v) }) {
+		return false
+	}
+	var got typeSet
+	switch x := v.(type) {
+	case nil:
+		got = tNull
+	case bool:
+		got = tBoolean
+	case string:
+		got = tString
+		if sh.checkString(x) != "" {
+			return false
+		}
+	case json.Number:
+		var ok bool
+		if got, ok = sh.acceptsNumber(string(x)); !ok {
+			return false
+		}
+	case []any:
+		got = tArray
+		if sh.checkCount(len(x)) != "" {
+			return false
+		}
+		for _, it := range x {
+			if !sh.items.accepts(it) {
+				return false
+			}
+		}
+	case map[string]any:
+		got = tObject
+		var seen uint64
+		for k, val := range x {
+			p, ok := sh.props[k]
+			switch {
+			case ok:
+				seen |= p.bit
+				if !p.s.accepts(val) {
+					return false
+				}
+			case sh.closed:
+				return false
+			default:
+				if !sh.extra.accepts(val) {
+					return false
+				}
+			}
+		}
+		if sh.required > 0 && seen != 1<<sh.required-1 {
+			return false
+		}
+	default:
+		return false
+	}
+	return sh.types == 0 || sh.types&got != 0 || (got == tInteger && sh.types&tNumber != 0)
+}
+
+// acceptsNumber classifies a number and checks its bounds, answering not
+// ok when a float64 could not decide exactly (more than 15 digits).
+func (sh *shape) acceptsNumber(n string) (typeSet, bool) {
+	integral := !strings.ContainsAny(n, ".eE")
+	if integral && sh.min == nil && sh.max == nil {
+		return tInteger, true
+	}
+	if digits := strings.Count(n, "") - 1; digits > 15 {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(n, 64)
+	if err != nil {
+		return 0, false
+	}
+	t := tNumber
+	if integral || f == math.Trunc(f) {
+		t = tInteger
+	}
+	if (sh.min != nil && f < *sh.min) || (sh.max != nil && f > *sh.max) {
+		return t, false
+	}
+	return t, true
 }
 
 func (t typeSet) String() string {

@@ -22,6 +22,11 @@ var shapeSchemas = []string{
 	`{"type":"object","properties":{"any":{},"open":{"type":"object","additionalProperties":true}},"required":["any","zzz"]}`,
 	`{"type":"object","description":"free","title":"t","properties":{"a":{"type":"array"}}}`,
 	`{"type":"object","properties":{"data":{"type":"object","additionalProperties":{"type":"integer","minimum":0}}}}`,
+	// As argument schemas look: string rules, counts, enums, anyOf.
+	`{"type":"object","properties":{"path":{"type":"string","minLength":1,"maxLength":8,"pattern":"^[a-z/é]+$"},
+	  "mode":{"type":"string","enum":["utf-8","base64"]},"tags":{"type":"array","items":{"type":"string","maxLength":3},"minItems":1,"maxItems":2},
+	  "value":{"anyOf":[{"type":"string","maxLength":2},{"type":"integer","maximum":5},{"type":"null"}]},"size":{"type":"integer","minimum":1}},
+	  "required":["path"],"additionalProperties":false}`,
 }
 
 // shapeDocs are documents that fit some of the schemas and not others.
@@ -54,20 +59,47 @@ var shapeDocs = []string{
 	`null`,
 	`{"path":"a","size":1e400}`,
 	`{"path":"a","size":-0}`,
+	`{"path":"ab/é"}`,
+	`{"path":""}`,
+	`{"path":"abcdéfghi"}`,
+	`{"path":"abcdéfgh"}`,
+	`{"path":"A"}`,
+	`{"path":"a","mode":"base64"}`,
+	`{"path":"a","mode":"hex"}`,
+	`{"path":"a","tags":[]}`,
+	`{"path":"a","tags":["x","yz"]}`,
+	`{"path":"a","tags":["x","y","z"]}`,
+	`{"path":"a","tags":["long"]}`,
+	`{"path":"a","value":"ab"}`,
+	`{"path":"a","value":"abc"}`,
+	`{"path":"a","value":5}`,
+	`{"path":"a","value":6}`,
+	`{"path":"a","value":5.0}`,
+	`{"path":"a","value":null}`,
+	`{"path":"a","value":true}`,
+	`{"path":"a","size":1.5}`,
+	`{"path":"a","size":12345678901234567890}`,
+	`{"path":"a","size":0.5e1}`,
 }
 
 // fullValid is what the full validator says of doc.
 func fullValid(t testing.TB, schema, doc string) bool {
 	t.Helper()
-	s, err := gojsonschema.NewSchema(gojsonschema.NewStringLoader(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
 	dec := json.NewDecoder(strings.NewReader(doc))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		t.Fatalf("%s: %v", doc, err)
+	}
+	return fullValidValue(t, schema, v)
+}
+
+// fullValidValue is what the full validator says of a decoded document.
+func fullValidValue(t testing.TB, schema string, v any) bool {
+	t.Helper()
+	s, err := gojsonschema.NewSchema(gojsonschema.NewStringLoader(schema))
+	if err != nil {
+		t.Fatal(err)
 	}
 	res, err := s.Validate(gojsonschema.NewGoLoader(v))
 	if err != nil {
@@ -76,6 +108,10 @@ func fullValid(t testing.TB, schema, doc string) bool {
 	return res.Valid()
 }
 
+// TestShapeAgreesWithFullValidator holds both walks of a shape — over an
+// encoded document (results) and over a decoded one (arguments) — to the
+// full validator's verdicts. The decoded walk may refuse what it is not
+// sure of (the full validator then decides), never accept what it refuses.
 func TestShapeAgreesWithFullValidator(t *testing.T) {
 	for si, schema := range shapeSchemas {
 		sh := compileShape(json.RawMessage(schema))
@@ -84,8 +120,20 @@ func TestShapeAgreesWithFullValidator(t *testing.T) {
 		}
 		for _, doc := range shapeDocs {
 			err := sh.check([]byte(doc))
-			if want := fullValid(t, schema, doc); (err == nil) != want {
+			want := fullValid(t, schema, doc)
+			if (err == nil) != want {
 				t.Errorf("schema %d, %s: shape says %v, full validator valid=%v", si, doc, err, want)
+			}
+			v, derr := Decode(json.RawMessage(doc))
+			if derr != nil {
+				continue // not arguments (Decode wants an object)
+			}
+			// Decode reads null as no arguments: {}.
+			want = fullValidValue(t, schema, v)
+			if got := sh.accepts(v); got && !want {
+				t.Errorf("schema %d, %s: the decoded walk accepts what the full validator refuses", si, doc)
+			} else if !got && want && !strings.Contains(doc, "12345678901234567890") && !strings.Contains(doc, "1e400") {
+				t.Errorf("schema %d, %s: the decoded walk refuses a valid document", si, doc)
 			}
 		}
 	}
@@ -117,9 +165,12 @@ func TestShapeErrorsNameThePlace(t *testing.T) {
 
 func TestOutsideTheSubsetHasNoShape(t *testing.T) {
 	for _, schema := range []string{
-		`{"type":"string","enum":["a"]}`,
-		`{"anyOf":[{"type":"string"},{"type":"integer"}]}`,
-		`{"type":"object","properties":{"s":{"type":"string","minLength":1}}}`,
+		`{"type":"string","enum":["a",1]}`,
+		`{"type":"string","enum":["a",null]}`,
+		`{"anyOf":[{"type":"string"},{"type":"integer","exclusiveMinimum":0}]}`,
+		`{"type":"object","properties":{"s":{"type":"string","format":"date-time"}}}`,
+		`{"type":"array","uniqueItems":true}`,
+		`{"type":"string","pattern":"(?<=a)b"}`,
 		`{"type":"array","items":[{"type":"string"}]}`,
 		`{"type":"object","required":["x"],"additionalProperties":false}`,
 		`{"type":"bogus"}`,
@@ -132,12 +183,12 @@ func TestOutsideTheSubsetHasNoShape(t *testing.T) {
 }
 
 func TestCheckDocumentFallsBackToTheFullValidator(t *testing.T) {
-	s, err := Compile(json.RawMessage(`{"type":"object","properties":{"s":{"type":"string","enum":["a","b"]}}}`))
+	s, err := Compile(json.RawMessage(`{"type":"object","properties":{"s":{"type":"string","enum":["a","b",3]}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.shape != nil {
-		t.Fatal("an enum has a shape")
+		t.Fatal("an enum with a number has a shape")
 	}
 	if err := s.CheckDocument([]byte(`{"s":"a"}`)); err != nil {
 		t.Errorf("valid document refused: %v", err)
@@ -181,8 +232,12 @@ func FuzzShape(f *testing.F) {
 		if bytes.Contains(doc, []byte(`\u0000`)) || !validUTF8Keys(doc) {
 			return // the two parsers differ on these, not the schemas
 		}
-		if want := fullValid(t, shapeSchemas[i], string(doc)); (err == nil) != want {
+		want := fullValid(t, shapeSchemas[i], string(doc))
+		if (err == nil) != want {
 			t.Fatalf("schema %d, %q: shape says %v, full validator valid=%v", i, doc, err, want)
+		}
+		if v, derr := Decode(doc); derr == nil && shapes[i].accepts(v) && !fullValidValue(t, shapeSchemas[i], v) {
+			t.Fatalf("schema %d, %q: the decoded walk accepts what the full validator refuses", i, doc)
 		}
 	})
 }

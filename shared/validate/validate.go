@@ -140,6 +140,11 @@ func DecodeError(err error) *mcperr.Error {
 // CheckValue validates arguments already decoded by Decode, so a caller that
 // also needs the decoded value (the audit log) parses the JSON only once.
 func (s *Schema) CheckValue(v any) *mcperr.Error {
+	if s.shape != nil && s.shape.accepts(v) {
+		// Well-formed arguments, the common case, are decided in one walk;
+		// the full validator runs for the rest and writes the error.
+		return nil
+	}
 	if e := s.unknownKeys(v); e != nil {
 		return e
 	}
