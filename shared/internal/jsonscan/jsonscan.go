@@ -39,10 +39,27 @@ func HasLiteral(b []byte, i int, lit string) bool {
 	return len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit
 }
 
+// plain marks the bytes a string holds as they are: all but the quote,
+// the backslash and the control characters.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // String checks the string starting at b[i] (a quote) and returns the offset
 // past its closing quote and whether it holds escapes.
 func String(b []byte, i int) (end int, escaped bool, err error) {
 	for j := i + 1; j < len(b); {
+		// Runs of plain bytes, most of any string, are passed over by a
+		// table lookup each.
+		for j < len(b) && plain[b[j]] {
+			j++
+		}
+		if j >= len(b) {
+			break
+		}
 		c := b[j]
 		switch {
 		case c == '"':
