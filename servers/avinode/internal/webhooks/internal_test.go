@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"net/netip"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +108,31 @@ func TestBackoff(t *testing.T) {
 		d := p.backoff(n)
 		if d < want || d > want+want/10 {
 			t.Errorf("backoff(%d) = %s, want %s plus up to a tenth", n, d, want)
+		}
+	}
+}
+
+// TestShapesMatchPatterns: the id and type checks accept exactly what their
+// regular expressions match.
+func TestShapesMatchPatterns(t *testing.T) {
+	id := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`)
+	typ := regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+	cases := []string{"", "a", "0", "_", "-a", "arfq-12345678", "asellermsg-1", "a.b:c_d-e", "rfqs", "tripmsgs", "trip msgs",
+		"a\n", "é", "A9", "9A", "a/b", "a\x00", strings.Repeat("a", 63), strings.Repeat("a", 64), strings.Repeat("a", 65),
+		strings.Repeat("b", 127), strings.Repeat("b", 128), strings.Repeat("b", 129), "x.y", "x:y", "Z_", "z-"}
+	for _, c := range cases {
+		if got, want := isID(c), id.MatchString(c); got != want {
+			t.Errorf("isID(%q) = %v, the pattern says %v", c, got, want)
+		}
+		if got, want := isType(c), typ.MatchString(c); got != want {
+			t.Errorf("isType(%q) = %v, the pattern says %v", c, got, want)
+		}
+	}
+	for b := range 256 {
+		for _, c := range []string{string(rune(b)), "a" + string([]byte{byte(b)}), string([]byte{byte(b)}) + "a"} {
+			if isID(c) != id.MatchString(c) || isType(c) != typ.MatchString(c) {
+				t.Errorf("%q: isID %v, isType %v; the patterns say %v, %v", c, isID(c), isType(c), id.MatchString(c), typ.MatchString(c))
+			}
 		}
 	}
 }
