@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -85,6 +90,14 @@ func BenchmarkReceiverVsPgbench(b *testing.B) {
 	if _, err := conn.Exec(`CREATE TABLE pgbench_webhook_events (LIKE avinode_webhook_events INCLUDING ALL)`); err != nil {
 		b.Fatal(err)
 	}
+	var backend int
+	if err := conn.QueryRow(`SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+		b.Fatal(err)
+	}
+	_, _, postmaster, err := procTimes(backend)
+	if err != nil {
+		b.Fatal(err)
+	}
 	script := filepath.Join(b.TempDir(), "insert.sql")
 	if err := os.WriteFile(script, []byte(pgbenchScript), 0o644); err != nil {
 		b.Fatal(err)
@@ -98,46 +111,63 @@ func BenchmarkReceiverVsPgbench(b *testing.B) {
 	}
 	// The limiter runs, as in production, at a rate that refuses nothing.
 	rcv := startService(b, env, "--role", "receiver", "--rate-limit", "1000000/s")
-	url := rcv.url + webhooks.Path
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: cmpSenders}}
+	meter := cpuMeter{receiver: rcv.cmd.Process.Pid, postmaster: postmaster}
+	host := strings.TrimPrefix(rcv.url, "http://")
+	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte(hookUser+":"+hookSecret))
 	sent := map[string]int{} // deliveries per event
 	var mu sync.Mutex
 	leg := 0
 	// post sends n notifications from cmpSenders senders and returns the
-	// answers' latencies and the time taken.
+	// answers' latencies and the time taken. Each sender keeps one
+	// connection and writes its requests and reads the answers itself
+	// (HTTP/1.1, keep-alive): a load generator about as lean as pgbench's
+	// client, so the machine's CPU goes to the receiver, as it goes to
+	// PostgreSQL under pgbench.
 	post := func(n int) ([]time.Duration, time.Duration) {
 		leg++
 		lat := make([]time.Duration, 0, n)
-		work := make(chan int)
+		var next atomic.Int64
 		var wg sync.WaitGroup
 		began := time.Now()
 		for w := range cmpSenders {
 			wg.Go(func() {
+				conn, err := net.Dial("tcp", host)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				defer conn.Close()
+				r := bufio.NewReader(conn)
 				rng := rand.New(rand.NewPCG(uint64(w), uint64(leg)))
 				var mine []time.Duration
+				var req []byte
 				last := ""
-				for i := range work {
-					id := fmt.Sprintf("amsg-%d-%d", leg, i)
+				for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+					id := "amsg-" + strconv.Itoa(leg) + "-" + strconv.Itoa(i)
 					if last != "" && rng.Float64() < cmpDuplicates {
 						id = last
 					}
 					last = id
-					body := []byte(`{"id":"` + id + `","href":"http://127.0.0.1:40000/tripmsgs/` + id + `","type":"tripmsgs","tripId":"T00001"}`)
-					req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-					req.Header.Set("Content-Type", "application/json")
-					req.Header.Set(webhooks.DefaultSignatureHeader, webhooks.Sign(cmpSigning, body))
-					req.SetBasicAuth(hookUser, hookSecret)
+					body := `{"id":"` + id + `","href":"http://127.0.0.1:40000/tripmsgs/` + id + `","type":"tripmsgs","tripId":"T00001"}`
+					req = append(req[:0], "POST "+webhooks.Path+" HTTP/1.1\r\nHost: "+host+
+						"\r\nContent-Type: application/json\r\nAuthorization: "+auth+
+						"\r\n"+webhooks.DefaultSignatureHeader+": "+webhooks.Sign(cmpSigning, []byte(body))+
+						"\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body...)
 					start := time.Now()
-					resp, err := client.Do(req)
+					if _, err := conn.Write(req); err != nil {
+						b.Errorf("posting %s: %v", id, err)
+						return
+					}
+					resp, err := http.ReadResponse(r, nil)
 					if err != nil {
 						b.Errorf("posting %s: %v", id, err)
 						return
 					}
-					answer, _ := io.ReadAll(resp.Body)
+					answer, err := io.ReadAll(resp.Body)
 					resp.Body.Close()
 					mine = append(mine, time.Since(start))
-					if resp.StatusCode != http.StatusOK {
-						b.Errorf("posting %s: %d %s", id, resp.StatusCode, answer)
+					if err != nil || resp.StatusCode != http.StatusOK {
+						b.Errorf("posting %s: %d %s %v", id, resp.StatusCode, answer, err)
 						return
 					}
 					mu.Lock()
@@ -149,10 +179,6 @@ func BenchmarkReceiverVsPgbench(b *testing.B) {
 				mu.Unlock()
 			})
 		}
-		for i := range n {
-			work <- i
-		}
-		close(work)
 		wg.Wait()
 		if b.Failed() {
 			b.FailNow()
@@ -161,7 +187,10 @@ func BenchmarkReceiverVsPgbench(b *testing.B) {
 	}
 	tpsLine := regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
 	seq := 0
-	runPgbench := func() float64 {
+	// runPgbench runs one leg and returns its transactions/s and the CPU
+	// time per transaction of pgbench and of PostgreSQL.
+	runPgbench := func() (float64, time.Duration, time.Duration) {
+		before := meter.read(b)
 		cmd := exec.Command(pgbench, "-n", "-M", "prepared", "-c", strconv.Itoa(cmpSenders), "-j", "2",
 			"-T", strconv.Itoa(cmpPgbenchTime), "-f", script, "-D", "seq="+strconv.Itoa(seq), db.URL)
 		seq += 10_000_000 // each leg inserts new events
@@ -172,7 +201,10 @@ func BenchmarkReceiverVsPgbench(b *testing.B) {
 			b.Fatalf("pgbench: %v\n%s", err, out)
 		}
 		tps, _ := strconv.ParseFloat(string(m[1]), 64)
-		return tps
+		used := meter.read(b).sub(before)
+		txs := tps * cmpPgbenchTime
+		client := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		return tps, time.Duration(float64(client) / txs), time.Duration(float64(used.postgres) / txs)
 	}
 
 	post(400) // warm-up: connections made, code paths hot
@@ -182,13 +214,19 @@ func BenchmarkReceiverVsPgbench(b *testing.B) {
 		var tps []float64
 		for i := range 5 {
 			if i%2 == 0 {
-				tps = append(tps, runPgbench())
+				t, client, pg := runPgbench()
+				tps = append(tps, t)
+				b.Logf("pgbench: %.0f tps; CPU per transaction: pgbench %s, PostgreSQL %s", t, client, pg)
 				continue
 			}
+			before := meter.read(b)
 			l, d := post(cmpEvents)
+			used := meter.read(b).sub(before)
 			lat = append(lat, l...)
 			took += d
-			b.Logf("receiver: %d answers in %s, %.0f/s", len(l), d.Round(time.Millisecond), float64(len(l))/d.Seconds())
+			per := func(t time.Duration) time.Duration { return t / time.Duration(len(l)) }
+			b.Logf("receiver: %d answers in %s, %.0f/s; CPU per answer: receiver %s, senders %s, PostgreSQL %s", len(l),
+				d.Round(time.Millisecond), float64(len(l))/d.Seconds(), per(used.receiver), per(used.senders), per(used.postgres))
 		}
 		var sum float64
 		for _, t := range tps {
@@ -232,4 +270,65 @@ func BenchmarkReceiverVsPgbench(b *testing.B) {
 	if stored != len(sent) {
 		b.Fatalf("%d events stored, %d answered", stored, len(sent))
 	}
+}
+
+// clockTick is the unit of the CPU times in /proc/<pid>/stat (USER_HZ,
+// 100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+// procTimes reads a process's CPU time and its waited-for children's from
+// /proc/<pid>/stat, and its parent's pid.
+func procTimes(pid int) (own, children time.Duration, ppid int, err error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	// The command name may hold spaces; the fields start after its ')'.
+	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+	if len(f) < 15 {
+		return 0, 0, 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	n := func(i int) int { v, _ := strconv.Atoi(f[i]); return v }
+	// f[0] is field 3 (state): ppid is field 4, utime..cstime 14..17.
+	return time.Duration(n(11)+n(12)) * clockTick, time.Duration(n(13)+n(14)) * clockTick, n(1), nil
+}
+
+// cpuMeter reads the CPU time the parts of a leg have used: the receiver
+// process, this process (the senders), and the PostgreSQL cluster — its
+// postmaster with every backend, live or gone.
+type cpuMeter struct{ receiver, postmaster int }
+
+type cpuTimes struct{ receiver, senders, postgres time.Duration }
+
+func (m cpuMeter) read(b *testing.B) cpuTimes {
+	var t cpuTimes
+	var err error
+	if t.receiver, _, _, err = procTimes(m.receiver); err != nil {
+		b.Fatal(err)
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	t.senders = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	own, gone, _, err := procTimes(m.postmaster)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t.postgres = own + gone
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if own, _, ppid, err := procTimes(pid); err == nil && ppid == m.postmaster {
+			t.postgres += own
+		}
+	}
+	return t
+}
+
+func (t cpuTimes) sub(u cpuTimes) cpuTimes {
+	return cpuTimes{t.receiver - u.receiver, t.senders - u.senders, t.postgres - u.postgres}
 }
