@@ -3,13 +3,17 @@ package webhooks
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/ratelimit"
 )
@@ -135,4 +139,57 @@ func TestShapesMatchPatterns(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestCommitterAccounting: deliveries stored and refused at once, over both
+// stores, each answered; afterwards no request counts as arriving and
+// nothing is queued or being committed, so no later commit waits for them.
+func TestCommitterAccounting(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		st := db.Open(t, store.Options{})
+		rc, err := NewReceiver(ReceiverConfig{Store: st, ClientID: "avinode", ClientSecret: "a-secret-of-16-chars"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		codes := map[int]int{}
+		for i := range 60 {
+			wg.Go(func() {
+				body := fmt.Sprintf(`{"id":"asellermsg-%d","href":"https://a.example/tripmsgs/%d","type":"tripmsgs"}`, i%25, i%25)
+				secret := "a-secret-of-16-chars"
+				switch i % 4 {
+				case 1:
+					secret = "not-the-secret-at-all"
+				case 2:
+					body = `{"id":`
+				}
+				req := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.SetBasicAuth("avinode", secret)
+				w := httptest.NewRecorder()
+				rc.ServeHTTP(w, req)
+				mu.Lock()
+				codes[w.Code]++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		if codes[http.StatusOK] != 30 || codes[http.StatusUnauthorized] != 15 || codes[http.StatusBadRequest] != 15 {
+			t.Errorf("answers %v", codes)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			rc.commit.mu.Lock()
+			arriving, queued, flushing := rc.commit.arriving, len(rc.commit.queue), rc.commit.flushing
+			rc.commit.mu.Unlock()
+			if arriving == 0 && queued == 0 && flushing == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d arriving, %d queued, %d flushing", arriving, queued, flushing)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	})
 }

@@ -124,8 +124,10 @@ type committer struct {
 	// arriving counts the requests being checked: each will queue or leave.
 	arriving int
 	queue    []*delivery
-	// joined is closed, and replaced, when a request queues or leaves.
-	joined chan struct{}
+	// waiting counts the flushers waiting for the queue to be gathered;
+	// joined is closed, and replaced, to wake them once it is.
+	waiting int
+	joined  chan struct{}
 }
 
 func newCommitter(st *store.Store, timeout time.Duration) *committer {
@@ -155,10 +157,19 @@ func (c *committer) leave() {
 	c.mu.Unlock()
 }
 
-// signal wakes the flushers waiting for deliveries to join; c.mu is held.
+// gathered reports whether a commit need wait no longer for deliveries to
+// join the queue; c.mu is held.
+func (c *committer) gathered() bool {
+	return c.arriving <= len(c.queue) || len(c.queue) >= maxBatch
+}
+
+// signal wakes the waiting flushers once the queue is gathered; c.mu is
+// held.
 func (c *committer) signal() {
-	close(c.joined)
-	c.joined = make(chan struct{})
+	if c.waiting > 0 && c.gathered() {
+		close(c.joined)
+		c.joined = make(chan struct{})
+	}
 }
 
 // store commits one arrived delivery, with whatever else is waiting.
@@ -187,7 +198,7 @@ func (c *committer) flush() {
 	for {
 		c.mu.Lock()
 		var deadline time.Time
-		for len(c.queue) > 0 && c.arriving > len(c.queue) && len(c.queue) < maxBatch {
+		for len(c.queue) > 0 && !c.gathered() {
 			if deadline.IsZero() {
 				deadline = time.Now().Add(gatherWait)
 			}
@@ -196,6 +207,7 @@ func (c *committer) flush() {
 				break
 			}
 			joined := c.joined
+			c.waiting++
 			c.mu.Unlock()
 			timer.Reset(wait)
 			select {
@@ -203,6 +215,7 @@ func (c *committer) flush() {
 			case <-timer.C:
 			}
 			c.mu.Lock()
+			c.waiting--
 		}
 		if len(c.queue) == 0 {
 			c.flushing--
