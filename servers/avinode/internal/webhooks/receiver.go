@@ -103,7 +103,8 @@ const gatherWait = 2 * time.Millisecond
 
 // maxFlushes bounds the batches being committed at once: while one is in
 // the database, the next forms and goes, so neither the database nor the
-// receiver waits for the other.
+// receiver waits for the other. On a database with a single writer
+// (SQLite) one: a second would only split the batches.
 const maxFlushes = 2
 
 // committer stores the deliveries that arrive together at once (group
@@ -117,10 +118,11 @@ const maxFlushes = 2
 // is answered only once what stores it has committed; a failed commit fails
 // every delivery in it (each is answered 503 and delivered again).
 type committer struct {
-	st       *store.Store
-	timeout  time.Duration
-	mu       sync.Mutex
-	flushing int
+	st         *store.Store
+	timeout    time.Duration
+	maxFlushes int
+	mu         sync.Mutex
+	flushing   int
 	// arriving counts the requests being checked: each will queue or leave.
 	arriving int
 	queue    []*delivery
@@ -131,7 +133,11 @@ type committer struct {
 }
 
 func newCommitter(st *store.Store, timeout time.Duration) *committer {
-	return &committer{st: st, timeout: timeout, joined: make(chan struct{})}
+	c := &committer{st: st, timeout: timeout, maxFlushes: maxFlushes, joined: make(chan struct{})}
+	if st.SingleWriter() {
+		c.maxFlushes = 1
+	}
+	return c
 }
 
 type delivery struct {
@@ -179,7 +185,7 @@ func (c *committer) store(in store.Incoming) (store.Received, error) {
 	c.queue = append(c.queue, d)
 	c.arriving--
 	c.signal()
-	start := c.flushing < maxFlushes
+	start := c.flushing < c.maxFlushes
 	if start {
 		c.flushing++
 	}
