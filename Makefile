@@ -65,7 +65,7 @@ cover: postgres ## per-module statement coverage; fails under $(COVER_MIN)%
 	  awk -v p="$$pct" -v min=$(COVER_MIN) 'BEGIN { exit !(p+0 < min) }' && { echo "  below $(COVER_MIN)%"; fail=1; } || true; \
 	done; exit $$fail
 
-bench: build ## benchmarks: kit overhead, the floor ratios, round trips, memory, each server's own
+bench: build postgres ## benchmarks: kit overhead, the floor ratios, round trips, memory, each server's own (the avinode receiver against pgbench)
 	$(GO) test -run '^$$' -bench . -skip WebhookLoad -benchmem -benchtime=$(BENCHTIME) ./shared/kit/internal/engine/ ./shared/pgcall/ $(PKGS)
 
 bench-webhooks: build ## the avinode webhook load run: 10 000 events from 32 senders, duplicates, a receiver restart, both stores
