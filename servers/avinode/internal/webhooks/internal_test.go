@@ -193,3 +193,74 @@ func TestCommitterAccounting(t *testing.T) {
 		}
 	})
 }
+
+// TestCommitGathers: a commit waits for the deliveries still being checked
+// while they outnumber the queue, is woken when one joins, and gives up on
+// ones that never come after gatherWait; each delivery is answered.
+func TestCommitGathers(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		c := newCommitter(db.Open(t, store.Options{}), DefaultStoreTimeout)
+		state := func() (waiting, queued int) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return c.waiting, len(c.queue)
+		}
+		until := func(what string, ok func() bool) {
+			t.Helper()
+			for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(100 * time.Microsecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("never %s", what)
+				}
+			}
+		}
+		in := func(id string) store.Incoming {
+			return store.Incoming{Pointer: store.Pointer{ID: id, Href: "https://a.example/tripmsgs/" + id, Type: "tripmsgs"},
+				Raw: []byte(`{}`), Source: store.SourceAvinode}
+		}
+		results := make(chan store.Received, 3)
+		for range 3 {
+			c.arrive()
+		}
+		go func() {
+			r, err := c.store(in("asellermsg-1"))
+			if err != nil {
+				t.Error(err)
+			}
+			results <- r
+		}()
+		// One queued, two still arriving: the commit waits for them.
+		until("waited for the arriving deliveries", func() bool { w, q := state(); return w > 0 && q == 1 })
+		go func() {
+			r, err := c.store(in("asellermsg-2"))
+			if err != nil {
+				t.Error(err)
+			}
+			results <- r
+		}()
+		a, b := <-results, <-results
+		if !a.Fresh || !b.Fresh || a.ID == b.ID {
+			t.Errorf("answers %+v, %+v", a, b)
+		}
+		// Of three more arriving, one queues and two never come: the commit
+		// goes after gatherWait.
+		c.arrive()
+		c.arrive()
+		go func() {
+			r, err := c.store(in("asellermsg-3"))
+			if err != nil {
+				t.Error(err)
+			}
+			results <- r
+		}()
+		if r := <-results; !r.Fresh {
+			t.Errorf("answer %+v", r)
+		}
+		c.leave()
+		c.leave()
+		until("idle", func() bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return c.arriving == 0 && c.flushing == 0 && c.waiting == 0
+		})
+	})
+}
