@@ -200,6 +200,7 @@ func TestCommitterAccounting(t *testing.T) {
 func TestCommitGathers(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		c := newCommitter(db.Open(t, store.Options{}), DefaultStoreTimeout)
+		c.gatherWait = time.Minute // long enough to be seen waiting
 		state := func() (waiting, queued int) {
 			c.mu.Lock()
 			defer c.mu.Unlock()
@@ -243,6 +244,9 @@ func TestCommitGathers(t *testing.T) {
 		}
 		// Of three more arriving, one queues and two never come: the commit
 		// goes after gatherWait.
+		c.mu.Lock()
+		c.gatherWait = gatherWait
+		c.mu.Unlock()
 		c.arrive()
 		c.arrive()
 		go func() {

@@ -121,6 +121,7 @@ type committer struct {
 	st         *store.Store
 	timeout    time.Duration
 	maxFlushes int
+	gatherWait time.Duration
 	mu         sync.Mutex
 	flushing   int
 	// arriving counts the requests being checked: each will queue or leave.
@@ -133,7 +134,7 @@ type committer struct {
 }
 
 func newCommitter(st *store.Store, timeout time.Duration) *committer {
-	c := &committer{st: st, timeout: timeout, maxFlushes: maxFlushes, joined: make(chan struct{})}
+	c := &committer{st: st, timeout: timeout, maxFlushes: maxFlushes, gatherWait: gatherWait, joined: make(chan struct{})}
 	if st.SingleWriter() {
 		c.maxFlushes = 1
 	}
@@ -206,7 +207,7 @@ func (c *committer) flush() {
 		var deadline time.Time
 		for len(c.queue) > 0 && !c.gathered() {
 			if deadline.IsZero() {
-				deadline = time.Now().Add(gatherWait)
+				deadline = time.Now().Add(c.gatherWait)
 			}
 			wait := time.Until(deadline)
 			if wait <= 0 {
