@@ -65,7 +65,7 @@ cover: postgres ## per-module statement coverage; fails under $(COVER_MIN)%
 	  awk -v p="$$pct" -v min=$(COVER_MIN) 'BEGIN { exit !(p+0 < min) }' && { echo "  below $(COVER_MIN)%"; fail=1; } || true; \
 	done; exit $$fail
 
-bench: build ## benchmarks: kit overhead, the floor and reference ratios, round trips, memory, each server's own
+bench: build postgres ## benchmarks: kit overhead, the floor and reference ratios (server-postgres, pgbench), round trips, memory, each server's own
 	@# The reference servers some benchmarks compare against (tools/bench-ref/package.json).
 	@npm ci --prefix tools/bench-ref --no-audit --no-fund --loglevel=error >/dev/null
 	$(GO) test -run '^$$' -bench . -skip WebhookLoad -benchmem -benchtime=$(BENCHTIME) ./shared/kit/internal/engine/ ./shared/pgcall/ $(PKGS)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ensure-postgres.sh: make sure this machine can run the PostgreSQL
 # integration tests (Go package shared/pgtest), which start a throwaway
-# cluster with initdb and pg_ctl and talk to it with psql.
+# cluster with initdb and pg_ctl and talk to it with psql, and the benchmarks
+# that compare with pgbench (Debian ships it with the server).
 #
 # If initdb is neither on PATH nor under /usr/lib/postgresql/*/bin, installs
 # Debian's PostgreSQL (needs root; otherwise says what to install and exits
@@ -31,9 +32,9 @@ find_pg() {
 
 is_root() { [[ $(id -u) -eq 0 ]]; }
 
-if ! find_pg initdb >/dev/null || ! find_pg psql >/dev/null; then
+if ! find_pg initdb >/dev/null || ! find_pg psql >/dev/null || ! find_pg pgbench >/dev/null; then
 	if ! is_root; then
-		echo "$prog: PostgreSQL is not installed (no initdb/psql on PATH or in /usr/lib/postgresql/*/bin)." >&2
+		echo "$prog: PostgreSQL is not installed (no initdb/psql/pgbench on PATH or in /usr/lib/postgresql/*/bin)." >&2
 		echo "$prog: install it as root: apt-get install postgresql-15 (or: sudo $0)" >&2
 		exit 1
 	fi

@@ -104,6 +104,17 @@ func findServerBins(pathEnv, glob string) (serverBins, error) {
 // no /usr/bin/psql wrapper script to start for every call. Otherwise it
 // searches like findServerBins.
 func findPsql(pathEnv, glob string, server serverBins) (string, error) {
+	if p, ok := findProgram("psql", pathEnv, glob, server); ok {
+		return p, nil
+	}
+	return "", fmt.Errorf("psql not found on PATH (%s) or in %s; pgtest uses it to create "+
+		"and drop the per-test databases; %s (psql alone: apt-get install postgresql-client-15)",
+		pathEnv, glob, installHint)
+}
+
+// findProgram finds the PostgreSQL program name as findPsql finds psql:
+// beside the server's real initdb first, then on PATH and under glob.
+func findProgram(name, pathEnv, glob string, server serverBins) (string, bool) {
 	var dirs []string
 	if server.initdb != "" {
 		if real, err := filepath.EvalSymlinks(server.initdb); err == nil {
@@ -112,11 +123,9 @@ func findPsql(pathEnv, glob string, server serverBins) (string, error) {
 		dirs = append(dirs, filepath.Dir(server.initdb))
 	}
 	for _, d := range append(dirs, searchDirs(pathEnv, glob)...) {
-		if p := filepath.Join(d, "psql"); isExecutable(p) {
-			return p, nil
+		if p := filepath.Join(d, name); isExecutable(p) {
+			return p, true
 		}
 	}
-	return "", fmt.Errorf("psql not found on PATH (%s) or in %s; pgtest uses it to create "+
-		"and drop the per-test databases; %s (psql alone: apt-get install postgresql-client-15)",
-		pathEnv, glob, installHint)
+	return "", false
 }

@@ -136,6 +136,28 @@ func TestFindPsql(t *testing.T) {
 	})
 }
 
+func TestFindProgram(t *testing.T) {
+	root := t.TempDir()
+	lib := filepath.Join(root, "lib", "postgresql")
+	glob := filepath.Join(lib, "*", "bin")
+	v15 := fakeProgs(t, filepath.Join(lib, "15", "bin"), 0o755, "initdb", "pg_ctl", "pgbench")
+	v16 := fakeProgs(t, filepath.Join(lib, "16", "bin"), 0o755, "pgbench")
+	usrBin := fakeProgs(t, filepath.Join(root, "usr", "bin"), 0o755, "pgbench")
+	server := serverBins{initdb: filepath.Join(v15, "initdb"), pgctl: filepath.Join(v15, "pg_ctl")}
+	if got, ok := findProgram("pgbench", usrBin, glob, server); !ok || got != filepath.Join(v15, "pgbench") {
+		t.Errorf("with a server: %q, %v; want the one beside its initdb", got, ok)
+	}
+	if got, ok := findProgram("pgbench", usrBin, glob, serverBins{}); !ok || got != filepath.Join(usrBin, "pgbench") {
+		t.Errorf("without a server: %q, %v; want the one on PATH", got, ok)
+	}
+	if got, ok := findProgram("pgbench", "", glob, serverBins{}); !ok || got != filepath.Join(v16, "pgbench") {
+		t.Errorf("without PATH: %q, %v; want the highest version's", got, ok)
+	}
+	if got, ok := findProgram("pg_dump", usrBin, glob, server); ok {
+		t.Errorf("a program nowhere: found %q", got)
+	}
+}
+
 func TestVersionDirsOrder(t *testing.T) {
 	root := t.TempDir()
 	for _, v := range []string{"9.6", "10", "15", "9.5", "16", "beta"} {

@@ -259,6 +259,24 @@ func PsqlPath(t testing.TB) string {
 	return get(t).psql
 }
 
+// ProgramPath returns the PostgreSQL program name (pgbench, pg_dump, …) of
+// the installation the tests use: the one beside the cluster's initdb, or,
+// with PGTEST_URL, the first on PATH or under /usr/lib/postgresql/*/bin. It
+// fails t, saying what to install, when there is none.
+func ProgramPath(t testing.TB, name string) string {
+	t.Helper()
+	var bins serverBins
+	if s := get(t); s.cluster != nil {
+		bins = s.cluster.bins
+	}
+	p, ok := findProgram(name, os.Getenv("PATH"), debianBinGlob, bins)
+	if !ok {
+		t.Fatalf("pgtest: the PostgreSQL program %s was not found beside initdb, on PATH or in %s; %s",
+			name, debianBinGlob, installHint)
+	}
+	return p
+}
+
 // AdminURL returns the URL of the "postgres" database of the shared cluster
 // (or PGTEST_URL itself), connecting as the superuser "postgres", for tests
 // that need to look at or change the server as a whole. The first call in a

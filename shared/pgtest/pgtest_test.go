@@ -244,3 +244,10 @@ func TestRole(t *testing.T) {
 		t.Errorf("role %s still exists after its test", name)
 	}
 }
+
+func TestProgramPath(t *testing.T) {
+	out, err := exec.Command(pgtest.ProgramPath(t, "pgbench"), "--version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "PostgreSQL") {
+		t.Fatalf("pgbench --version: %v: %s", err, out)
+	}
+}

@@ -112,6 +112,10 @@ func OpenPostgres(ctx context.Context, url string, opts Options) (*Store, error)
 	}}, nil
 }
 
+// SingleWriter reports whether the database runs one write transaction at
+// a time (SQLite), so that a second writer in this process only queues.
+func (s *Store) SingleWriter() bool { return s.d == sqliteDialect }
+
 // Close releases the database.
 func (s *Store) Close() error { return s.close() }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -126,12 +127,16 @@ type Received struct {
 	Fresh      bool
 }
 
-// ReceiveWebhookEvents stores notifications in one transaction (a receiver
-// commits the deliveries that arrive together at once): each new one as a
-// pending event, each one whose Avinode event id is stored already by
-// counting the redelivery on the stored row. Nothing is stored unless all
-// are.
+// ReceiveWebhookEvents stores notifications that arrived together (a
+// receiver commits them at once), in one transaction: each new one as a
+// pending event, each one whose Avinode event id is stored already —
+// earlier, or earlier in ins — by counting the redelivery on the stored row.
+// It returns what it did for each, in the order of ins. Nothing is stored
+// unless all are.
 func (s *Store) ReceiveWebhookEvents(ctx context.Context, ins []Incoming) ([]Received, error) {
+	if s.d == postgresDialect {
+		return s.receivePostgres(ctx, ins)
+	}
 	out := make([]Received, len(ins))
 	err := s.Update(ctx, func(tx *Tx) error {
 		for i, in := range ins {
@@ -144,6 +149,112 @@ func (s *Store) ReceiveWebhookEvents(ctx context.Context, ins []Incoming) ([]Rec
 	})
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// receivePostgres is ReceiveWebhookEvents on PostgreSQL in one statement,
+// one round trip however many notifications there are: a multi-row INSERT
+// of one row per Avinode event id, with its deliveries in ins, that counts
+// them on the stored row instead when there is one (ON CONFLICT DO UPDATE,
+// which also waits for a concurrent insert of the same event and then
+// counts). Rows go in Avinode event id order, so concurrent receivers lock
+// them in one order; a statement PostgreSQL aborts to break a deadlock runs
+// again.
+func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received, error) {
+	type event struct {
+		Incoming
+		newID      string
+		deliveries int    // in ins
+		lastAt     string // the latest delivery's time
+	}
+	byID := make(map[string]*event, len(ins))
+	events := make([]*event, 0, len(ins))
+	for _, in := range ins {
+		if in.ReceivedAt.IsZero() {
+			in.ReceivedAt = Now()
+		}
+		at := ts(in.ReceivedAt)
+		if e := byID[in.ID]; e != nil {
+			e.deliveries++
+			e.lastAt = max(e.lastAt, at)
+			continue
+		}
+		if in.MaxRetries <= 0 {
+			in.MaxRetries = DefaultMaxRetries
+		}
+		e := &event{Incoming: in, newID: newEventID(), deliveries: 1, lastAt: at}
+		byID[in.ID] = e
+		events = append(events, e)
+	}
+	slices.SortFunc(events, func(a, b *event) int { return strings.Compare(a.ID, b.ID) })
+	n := len(events)
+	ids, eventIDs, types, resources, hrefs := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	trips, sources, ips, raws, ats, lastAts := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	verified, maxRetries, deliveries := make([]int, n), make([]int, n), make([]int, n)
+	for i, e := range events {
+		ids[i], eventIDs[i], types[i], resources[i], hrefs[i] = e.newID, e.ID, ProvisionalType(e.Type), e.Type, e.Href
+		trips[i], sources[i], ips[i], raws[i], ats[i], lastAts[i] = e.TripRef, e.Source, e.SourceIP, string(e.Raw), ts(e.ReceivedAt), e.lastAt
+		if e.SignatureVerified {
+			verified[i] = 1
+		}
+		maxRetries[i], deliveries[i] = e.MaxRetries, e.deliveries
+	}
+	type stored struct {
+		id         string
+		deliveries int
+	}
+	got := make(map[string]stored, n)
+	for attempt := 1; ; attempt++ {
+		clear(got)
+		err := func() error {
+			rows, err := s.pool.Query(ctx, `INSERT INTO avinode_webhook_events (id, avinode_event_id, event_type, resource_type, href,
+					avinode_trip_ref, source, source_ip, signature_verified, raw_payload, status, deliveries, received_at,
+					last_received_at, max_retries, next_retry_at, updated_at)
+				SELECT id, event_id, event_type, resource_type, href, trip_ref, source, source_ip, verified, raw, 'pending', deliveries,
+					at, last_at, max_retries, at, at
+				FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+					$9::int[], $10::text[], $11::int[], $12::text[], $13::text[], $14::int[])
+					AS n(id, event_id, event_type, resource_type, href, trip_ref, source, source_ip, verified, raw, deliveries, at,
+						last_at, max_retries)
+				ORDER BY event_id
+				ON CONFLICT (avinode_event_id) DO UPDATE SET deliveries = avinode_webhook_events.deliveries + excluded.deliveries,
+					last_received_at = greatest(avinode_webhook_events.last_received_at, excluded.last_received_at)
+				RETURNING avinode_event_id, id, deliveries`,
+				ids, eventIDs, types, resources, hrefs, trips, sources, ips, verified, raws, deliveries, ats, lastAts, maxRetries)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var eventID string
+				var st stored
+				if err := rows.Scan(&eventID, &st.id, &st.deliveries); err != nil {
+					return err
+				}
+				got[eventID] = st
+			}
+			return rows.Err()
+		}()
+		if err == nil {
+			break
+		}
+		if attempt == maxAttempts || !retryable(err) || ctx.Err() != nil {
+			return nil, fmt.Errorf("store: storing %d webhook events: %w", n, err)
+		}
+	}
+	// An event's deliveries in ins are its latest: the j-th of k brought it
+	// to stored-k+j, and only the first of a new event is fresh.
+	out := make([]Received, len(ins))
+	seen := make(map[string]int, n)
+	for i, in := range ins {
+		e, st := byID[in.ID], got[in.ID]
+		if st.id == "" {
+			return nil, fmt.Errorf("store: webhook event %s was neither stored nor counted", in.ID)
+		}
+		seen[in.ID]++
+		j := seen[in.ID]
+		out[i] = Received{ID: st.id, Deliveries: st.deliveries - e.deliveries + j, Fresh: j == 1 && st.id == e.newID}
 	}
 	return out, nil
 }

@@ -654,3 +654,71 @@ func TestDeadlockRetried(t *testing.T) {
 		t.Errorf("runs %v and %v: want at least one transaction run again", a, b)
 	}
 }
+
+// TestReceiveBatchesConcurrently: two stores (two receiver processes)
+// receive overlapping batches at once, each batch in its own order and with
+// events delivered twice in it: every event is stored once, exactly one
+// delivery of each is answered as new, every delivery is counted, and the
+// counts the deliveries are answered with are the event's 1..n.
+func TestReceiveBatchesConcurrently(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx := context.Background()
+		stores := []*store.Store{db.Open(t, store.Options{}), db.Open(t, store.Options{})}
+		const events, batches = 40, 24
+		var mu sync.Mutex
+		fresh := map[string]int{}
+		counts := map[string][]int{}
+		ids := map[string]map[string]bool{}
+		var wg sync.WaitGroup
+		for b := range batches {
+			wg.Go(func() {
+				var ins []store.Incoming
+				for i := range 12 {
+					in := pointer(fmt.Sprintf("asellermsg-%d", (b*7+i*(b%5+1))%events))
+					in.ReceivedAt = t0.Add(time.Duration(b) * time.Second)
+					ins = append(ins, in)
+					if i%5 == 0 {
+						ins = append(ins, in)
+					}
+				}
+				got, err := stores[b%2].ReceiveWebhookEvents(ctx, ins)
+				if err != nil || len(got) != len(ins) {
+					t.Errorf("batch %d: %d answers, %v", b, len(got), err)
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				for i, r := range got {
+					id := ins[i].ID
+					if r.Fresh {
+						fresh[id]++
+					}
+					counts[id] = append(counts[id], r.Deliveries)
+					if ids[id] == nil {
+						ids[id] = map[string]bool{}
+					}
+					ids[id][r.ID] = true
+				}
+			})
+		}
+		wg.Wait()
+		evs, err := stores[0].WebhookEvents(ctx, store.EventFilter{Limit: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != len(counts) {
+			t.Fatalf("%d events stored, %d delivered", len(evs), len(counts))
+		}
+		for _, e := range evs {
+			id := e.AvinodeEventID
+			c := slices.Sorted(slices.Values(counts[id]))
+			want := make([]int, len(c))
+			for i := range want {
+				want[i] = i + 1
+			}
+			if fresh[id] != 1 || len(ids[id]) != 1 || !ids[id][e.ID] || e.Deliveries != len(c) || !slices.Equal(c, want) {
+				t.Errorf("%s: stored with %d deliveries; %d answered new, ids %v, counts %v", id, e.Deliveries, fresh[id], ids[id], c)
+			}
+		}
+	})
+}

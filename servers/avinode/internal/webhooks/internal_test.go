@@ -3,12 +3,17 @@ package webhooks
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/ratelimit"
 )
@@ -109,4 +114,157 @@ func TestBackoff(t *testing.T) {
 			t.Errorf("backoff(%d) = %s, want %s plus up to a tenth", n, d, want)
 		}
 	}
+}
+
+// TestShapesMatchPatterns: the id and type checks accept exactly what their
+// regular expressions match.
+func TestShapesMatchPatterns(t *testing.T) {
+	id := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`)
+	typ := regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+	cases := []string{"", "a", "0", "_", "-a", "arfq-12345678", "asellermsg-1", "a.b:c_d-e", "rfqs", "tripmsgs", "trip msgs",
+		"a\n", "é", "A9", "9A", "a/b", "a\x00", strings.Repeat("a", 63), strings.Repeat("a", 64), strings.Repeat("a", 65),
+		strings.Repeat("b", 127), strings.Repeat("b", 128), strings.Repeat("b", 129), "x.y", "x:y", "Z_", "z-"}
+	for _, c := range cases {
+		if got, want := isID(c), id.MatchString(c); got != want {
+			t.Errorf("isID(%q) = %v, the pattern says %v", c, got, want)
+		}
+		if got, want := isType(c), typ.MatchString(c); got != want {
+			t.Errorf("isType(%q) = %v, the pattern says %v", c, got, want)
+		}
+	}
+	for b := range 256 {
+		for _, c := range []string{string(rune(b)), "a" + string([]byte{byte(b)}), string([]byte{byte(b)}) + "a"} {
+			if isID(c) != id.MatchString(c) || isType(c) != typ.MatchString(c) {
+				t.Errorf("%q: isID %v, isType %v; the patterns say %v, %v", c, isID(c), isType(c), id.MatchString(c), typ.MatchString(c))
+			}
+		}
+	}
+}
+
+// TestCommitterAccounting: deliveries stored and refused at once, over both
+// stores, each answered; afterwards no request counts as arriving and
+// nothing is queued or being committed, so no later commit waits for them.
+func TestCommitterAccounting(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		st := db.Open(t, store.Options{})
+		rc, err := NewReceiver(ReceiverConfig{Store: st, ClientID: "avinode", ClientSecret: "a-secret-of-16-chars"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		codes := map[int]int{}
+		for i := range 60 {
+			wg.Go(func() {
+				body := fmt.Sprintf(`{"id":"asellermsg-%d","href":"https://a.example/tripmsgs/%d","type":"tripmsgs"}`, i%25, i%25)
+				secret := "a-secret-of-16-chars"
+				switch i % 4 {
+				case 1:
+					secret = "not-the-secret-at-all"
+				case 2:
+					body = `{"id":`
+				}
+				req := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.SetBasicAuth("avinode", secret)
+				w := httptest.NewRecorder()
+				rc.ServeHTTP(w, req)
+				mu.Lock()
+				codes[w.Code]++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		if codes[http.StatusOK] != 30 || codes[http.StatusUnauthorized] != 15 || codes[http.StatusBadRequest] != 15 {
+			t.Errorf("answers %v", codes)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			rc.commit.mu.Lock()
+			arriving, queued, flushing := rc.commit.arriving, len(rc.commit.queue), rc.commit.flushing
+			rc.commit.mu.Unlock()
+			if arriving == 0 && queued == 0 && flushing == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d arriving, %d queued, %d flushing", arriving, queued, flushing)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	})
+}
+
+// TestCommitGathers: a commit waits for the deliveries still being checked
+// while they outnumber the queue, is woken when one joins, and gives up on
+// ones that never come after gatherWait; each delivery is answered.
+func TestCommitGathers(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		c := newCommitter(db.Open(t, store.Options{}), DefaultStoreTimeout)
+		c.gatherWait = time.Minute // long enough to be seen waiting
+		state := func() (waiting, queued int) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return c.waiting, len(c.queue)
+		}
+		until := func(what string, ok func() bool) {
+			t.Helper()
+			for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(100 * time.Microsecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("never %s", what)
+				}
+			}
+		}
+		in := func(id string) store.Incoming {
+			return store.Incoming{Pointer: store.Pointer{ID: id, Href: "https://a.example/tripmsgs/" + id, Type: "tripmsgs"},
+				Raw: []byte(`{}`), Source: store.SourceAvinode}
+		}
+		results := make(chan store.Received, 3)
+		for range 3 {
+			c.arrive()
+		}
+		go func() {
+			r, err := c.store(in("asellermsg-1"))
+			if err != nil {
+				t.Error(err)
+			}
+			results <- r
+		}()
+		// One queued, two still arriving: the commit waits for them.
+		until("waited for the arriving deliveries", func() bool { w, q := state(); return w > 0 && q == 1 })
+		go func() {
+			r, err := c.store(in("asellermsg-2"))
+			if err != nil {
+				t.Error(err)
+			}
+			results <- r
+		}()
+		a, b := <-results, <-results
+		if !a.Fresh || !b.Fresh || a.ID == b.ID {
+			t.Errorf("answers %+v, %+v", a, b)
+		}
+		// Of three more arriving, one queues and two never come: the commit
+		// goes after gatherWait.
+		c.mu.Lock()
+		c.gatherWait = gatherWait
+		c.mu.Unlock()
+		c.arrive()
+		c.arrive()
+		go func() {
+			r, err := c.store(in("asellermsg-3"))
+			if err != nil {
+				t.Error(err)
+			}
+			results <- r
+		}()
+		if r := <-results; !r.Fresh {
+			t.Errorf("answer %+v", r)
+		}
+		c.leave()
+		c.leave()
+		until("idle", func() bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return c.arriving == 0 && c.flushing == 0 && c.waiting == 0
+		})
+	})
 }

@@ -31,7 +31,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,80 +92,163 @@ type ReceiverConfig struct {
 	Now func() time.Time
 }
 
-// maxBatch bounds the deliveries committed in one transaction.
+// maxBatch bounds the deliveries committed together.
 const maxBatch = 256
 
-// committer stores the deliveries that arrive together in one transaction
-// (group commit): while one transaction commits, deliveries arriving
-// meanwhile queue, and the first of them then commits the queue. A delivery
-// is answered only once its transaction has committed; a failed transaction
-// fails every delivery in it (each is answered 503 and delivered again).
+// gatherWait bounds how long a commit waits for deliveries still being
+// read and checked to join it. Under load, every delivery a commit takes
+// along is one statement fewer for the database; idle, there is nobody to
+// wait for and nothing waits.
+const gatherWait = 2 * time.Millisecond
+
+// maxFlushes bounds the batches being committed at once: while one is in
+// the database, the next forms and goes, so neither the database nor the
+// receiver waits for the other. On a database with a single writer
+// (SQLite) one: a second would only split the batches.
+const maxFlushes = 2
+
+// committer stores the deliveries that arrive together at once (group
+// commit): deliveries queue, and up to maxFlushes flushers each commit the
+// queue as it stands, until it is empty. A flusher first waits (at most
+// gatherWait) until the queue holds at least as many deliveries as are
+// still being read and checked: a commit then takes about half of what is
+// in flight, and the two flushers alternate — one commits while the next
+// batch forms — instead of all deliveries moving in one wave that leaves
+// the database and the receiver each idle while the other works. A delivery
+// is answered only once what stores it has committed; a failed commit fails
+// every delivery in it (each is answered 503 and delivered again).
 type committer struct {
-	st      *store.Store
-	timeout time.Duration
-	mu      sync.Mutex
-	busy    bool
-	queue   []*delivery
+	st         *store.Store
+	timeout    time.Duration
+	maxFlushes int
+	gatherWait time.Duration
+	mu         sync.Mutex
+	flushing   int
+	// arriving counts the requests being checked: each will queue or leave.
+	arriving int
+	queue    []*delivery
+	// waiting counts the flushers waiting for the queue to be gathered;
+	// joined is closed, and replaced, to wake them once it is.
+	waiting int
+	joined  chan struct{}
+}
+
+func newCommitter(st *store.Store, timeout time.Duration) *committer {
+	c := &committer{st: st, timeout: timeout, maxFlushes: maxFlushes, gatherWait: gatherWait, joined: make(chan struct{})}
+	if st.SingleWriter() {
+		c.maxFlushes = 1
+	}
+	return c
 }
 
 type delivery struct {
-	in store.Incoming
-	// lead is closed when this delivery is to commit the queue.
-	lead chan struct{}
+	in   store.Incoming
 	done chan struct{}
 	res  store.Received
 	err  error
 }
 
-// store commits one delivery, with whatever else is waiting.
+// arrive counts a request that may soon be stored: the commit being formed
+// waits for it (a little). It must end in store or leave.
+func (c *committer) arrive() {
+	c.mu.Lock()
+	c.arriving++
+	c.mu.Unlock()
+}
+
+// leave is the end of an arrived request that is not stored.
+func (c *committer) leave() {
+	c.mu.Lock()
+	c.arriving--
+	c.signal()
+	c.mu.Unlock()
+}
+
+// gathered reports whether a commit need wait no longer for deliveries to
+// join the queue; c.mu is held.
+func (c *committer) gathered() bool {
+	return c.arriving <= len(c.queue) || len(c.queue) >= maxBatch
+}
+
+// signal wakes the waiting flushers once the queue is gathered; c.mu is
+// held.
+func (c *committer) signal() {
+	if c.waiting > 0 && c.gathered() {
+		close(c.joined)
+		c.joined = make(chan struct{})
+	}
+}
+
+// store commits one arrived delivery, with whatever else is waiting.
 func (c *committer) store(in store.Incoming) (store.Received, error) {
-	d := &delivery{in: in, lead: make(chan struct{}), done: make(chan struct{})}
+	d := &delivery{in: in, done: make(chan struct{})}
 	c.mu.Lock()
 	c.queue = append(c.queue, d)
-	if !c.busy {
-		c.busy = true
-		close(d.lead)
+	c.arriving--
+	c.signal()
+	start := c.flushing < c.maxFlushes
+	if start {
+		c.flushing++
 	}
 	c.mu.Unlock()
-	select {
-	case <-d.lead:
-		c.flush()
-	case <-d.done:
+	if start {
+		go c.flush()
 	}
 	<-d.done
 	return d.res, d.err
 }
 
-// flush commits the head of the queue, then hands the turn to the next
-// waiting delivery, if any.
+// flush commits the queue, a batch at a time, until it is empty.
 func (c *committer) flush() {
-	c.mu.Lock()
-	n := min(len(c.queue), maxBatch)
-	batch := append([]*delivery(nil), c.queue[:n]...)
-	c.queue = append(c.queue[:0:0], c.queue[n:]...)
-	c.mu.Unlock()
-	ins := make([]store.Incoming, len(batch))
-	for i, d := range batch {
-		ins[i] = d.in
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	res, err := c.st.ReceiveWebhookEvents(ctx, ins)
-	cancel()
-	for i, d := range batch {
-		if err != nil {
-			d.err = err
-		} else {
-			d.res = res[i]
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		c.mu.Lock()
+		var deadline time.Time
+		for len(c.queue) > 0 && !c.gathered() {
+			if deadline.IsZero() {
+				deadline = time.Now().Add(c.gatherWait)
+			}
+			wait := time.Until(deadline)
+			if wait <= 0 {
+				break
+			}
+			joined := c.joined
+			c.waiting++
+			c.mu.Unlock()
+			timer.Reset(wait)
+			select {
+			case <-joined:
+			case <-timer.C:
+			}
+			c.mu.Lock()
+			c.waiting--
 		}
-		close(d.done)
+		if len(c.queue) == 0 {
+			c.flushing--
+			c.mu.Unlock()
+			return
+		}
+		n := min(len(c.queue), maxBatch)
+		batch := append([]*delivery(nil), c.queue[:n]...)
+		c.queue = append(c.queue[:0:0], c.queue[n:]...)
+		c.mu.Unlock()
+		ins := make([]store.Incoming, len(batch))
+		for i, d := range batch {
+			ins[i] = d.in
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+		res, err := c.st.ReceiveWebhookEvents(ctx, ins)
+		cancel()
+		for i, d := range batch {
+			if err != nil {
+				d.err = err
+			} else {
+				d.res = res[i]
+			}
+			close(d.done)
+		}
 	}
-	c.mu.Lock()
-	if len(c.queue) > 0 {
-		close(c.queue[0].lead)
-	} else {
-		c.busy = false
-	}
-	c.mu.Unlock()
 }
 
 // Receiver is the http.Handler of Path.
@@ -204,7 +286,7 @@ func NewReceiver(cfg ReceiverConfig) (*Receiver, error) {
 		cfg.Now = time.Now
 	}
 	r := &Receiver{cfg: cfg, user: sha256.Sum256([]byte(cfg.ClientID)), pass: sha256.Sum256([]byte(cfg.ClientSecret)),
-		limiter: newLimiter(cfg.Rate), commit: &committer{st: cfg.Store, timeout: cfg.StoreTimeout}, log: zerolog.Nop(),
+		limiter: newLimiter(cfg.Rate), commit: newCommitter(cfg.Store, cfg.StoreTimeout), log: zerolog.Nop(),
 		instr:    newInstruments(cfg.Metrics),
 		decoding: validate.Limits{MaxDepth: 32, MaxValues: 10_000}}
 	if cfg.Logger != nil {
@@ -258,6 +340,13 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.refuse(w, netip.Addr{}, refusal{http.StatusMethodNotAllowed, "method", "notifications are POSTed", ""})
 		return
 	}
+	rc.commit.arrive()
+	queued := false
+	defer func() {
+		if !queued {
+			rc.commit.leave()
+		}
+	}()
 	src, err := clientAddr(r, rc.cfg.TrustedProxies)
 	if err != nil {
 		rc.refuse(w, src, refusal{http.StatusBadRequest, "source", err.Error(), ""})
@@ -277,7 +366,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.refuse(w, src, refusal{http.StatusUnauthorized, "auth", "the client identifier or secret is wrong", ""})
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" {
+	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 			rc.refuse(w, src, refusal{http.StatusUnsupportedMediaType, "body", "the body must be JSON (Content-Type: application/json)", ""})
@@ -306,6 +395,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.refuse(w, src, refusal{http.StatusBadRequest, "payload", err.Error(), field})
 		return
 	}
+	queued = true
 	ev, err := rc.commit.store(store.Incoming{Pointer: p, Raw: body, Source: store.SourceAvinode,
 		SourceIP: src.String(), SignatureVerified: verified, MaxRetries: rc.cfg.MaxRetries, ReceivedAt: store.Now()})
 	if err != nil {
@@ -364,10 +454,39 @@ func Sign(secret string, body []byte) string {
 	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
 }
 
-var (
-	idPattern   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`)
-	typePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
-)
+// isID reports whether s is an Avinode id: a letter or digit, then at most
+// 127 letters, digits and _.:- (what ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$
+// matches, checked without a regexp on every delivery).
+func isID(s string) bool {
+	return shaped(s, 128, false, "_.:-")
+}
+
+// isType reports whether s is a resource type: a letter, then at most 63
+// letters, digits and _- (^[A-Za-z][A-Za-z0-9_-]{0,63}$).
+func isType(s string) bool {
+	return shaped(s, 64, true, "_-")
+}
+
+// shaped reports whether s is 1 to max bytes of ASCII letters and digits
+// and the bytes of extra, beginning with a letter (or, unless letterFirst,
+// a digit).
+func shaped(s string, max int, letterFirst bool, extra string) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		digit := c >= '0' && c <= '9'
+		switch {
+		case i == 0 && !(letter || digit && !letterFirst):
+			return false
+		case !letter && !digit && strings.IndexByte(extra, c) < 0:
+			return false
+		}
+	}
+	return true
+}
 
 // parse validates a pointer: a JSON object (decoded within bounds, no key
 // twice) with a string id, an absolute http(s) href and a type; tripId, when
@@ -409,7 +528,7 @@ func (rc *Receiver) parse(body []byte) (store.Pointer, string, error) {
 	if p.ID, err = str("id", true, 128); err != nil {
 		return p, "id", err
 	}
-	if !idPattern.MatchString(p.ID) {
+	if !isID(p.ID) {
 		return p, "id", fmt.Errorf("id %q is not an Avinode id (such as arfq-12345678)", p.ID)
 	}
 	if p.Href, err = str("href", true, 2048); err != nil {
@@ -421,7 +540,7 @@ func (rc *Receiver) parse(body []byte) (store.Pointer, string, error) {
 	if p.Type, err = str("type", true, 64); err != nil {
 		return p, "type", err
 	}
-	if !typePattern.MatchString(p.Type) {
+	if !isType(p.Type) {
 		return p, "type", fmt.Errorf("type %q is not a resource type (such as rfqs or tripmsgs)", p.Type)
 	}
 	if p.TripRef, err = str("tripId", false, 64); err != nil {

@@ -1,0 +1,54 @@
+//go:build cpuprofile
+
+// A CPU profile of a running process, for performance work: built only with
+// -tags cpuprofile (the shipped binary has no such hook). Set
+// AVINODE_CPU_PROFILE to the file to write; the profile starts after
+// AVINODE_CPU_PROFILE_DELAY (default 0s) and is written after
+// AVINODE_CPU_PROFILE_FOR (default 10s), while the process runs on. The
+// receiver under BenchmarkReceiverVsPgbench passes its RECEIVER_-prefixed
+// copies of these on to the receiver process:
+//
+//	GOFLAGS=-tags=cpuprofile RECEIVER_AVINODE_CPU_PROFILE=/tmp/receiver.prof RECEIVER_AVINODE_CPU_PROFILE_DELAY=6s \
+//	  go test ./servers/avinode/cmd/avinode-mcp -run '^$' -bench ReceiverVsPgbench -benchtime 1x
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"time"
+)
+
+func init() {
+	path := os.Getenv("AVINODE_CPU_PROFILE")
+	if path == "" {
+		return
+	}
+	duration := func(name string, def time.Duration) time.Duration {
+		if v := os.Getenv(name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+				os.Exit(2)
+			}
+			return d
+		}
+		return def
+	}
+	delay, span := duration("AVINODE_CPU_PROFILE_DELAY", 0), duration("AVINODE_CPU_PROFILE_FOR", 10*time.Second)
+	go func() {
+		time.Sleep(delay)
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "AVINODE_CPU_PROFILE: %v\n", err)
+			return
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(os.Stderr, "AVINODE_CPU_PROFILE: %v\n", err)
+			return
+		}
+		time.Sleep(span)
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}()
+}
