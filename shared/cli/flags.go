@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -406,6 +404,3 @@ func (f *Flags) Describe() []FlagInfo {
 	}
 	return out
 }
-
-// ProgramName is the base name of the running binary.
-func ProgramName() string { return filepath.Base(os.Args[0]) }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -226,12 +225,6 @@ func TestFlagsDuplicatePanics(t *testing.T) {
 		}
 	}()
 	f.Secret(&b, "x", "")
-}
-
-func TestProgramName(t *testing.T) {
-	if got := cli.ProgramName(); got != filepath.Base(os.Args[0]) || got == "" {
-		t.Fatalf("ProgramName %q", got)
-	}
 }
 
 // TestListFlagSplitsCommandLineValue: "--tools a,b" is two names, as the

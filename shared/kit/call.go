@@ -94,9 +94,6 @@ type Root = engine.Root
 // Before protocol 2026-07-28 they are asked once per session and kept until
 // the client says they changed.
 func (c *Call) Roots(ctx context.Context) ([]Root, error) {
-	if c.e == nil {
-		return nil, nil
-	}
 	return c.e.Roots(ctx)
 }
 

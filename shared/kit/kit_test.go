@@ -65,7 +65,7 @@ func testTools(p *probe) []kit.Tool {
 				if a.Mode == "upper" {
 					out = strings.ToUpper(out)
 				}
-				return map[string]any{"text": out, "agent": c.Agent, "correlation_id": engine.CorrelationID(ctx)}, nil
+				return map[string]any{"text": out, "agent": c.Agent, "correlation_id": logging.CorrelationID(ctx)}, nil
 			},
 		},
 		{

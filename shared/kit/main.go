@@ -186,8 +186,7 @@ func run(ctx context.Context, spec Spec, cfg *config, io IO) error {
 // fleet has — a misspelt name would otherwise grant nothing, silently. One
 // policy covers every server, so a tool this server lacks is fine when
 // another server has it; the server's own tools count too, for servers
-// outside the fleet's list. It also logs which grant files widen the
-// policy, and for which step.
+// outside the fleet's list.
 func checkPolicyTools(p *acl.Policy, files []string, tools []Tool, env *Env) error {
 	if p == nil {
 		return nil

@@ -52,9 +52,6 @@ type Server struct {
 // New checks and registers tools and resources. A malformed definition, an
 // unknown name in Include/Exclude, or a duplicate is an error.
 func New(info Info, tools []Tool, opts Options) (*Server, error) {
-	if opts.Notifier == nil {
-		opts.Notifier = NewNotifier()
-	}
 	list := make([]engine.Tool, 0, len(tools))
 	for i := range tools {
 		t, err := tools[i].engineTool()

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-
-	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 )
 
 type ctxKey int
@@ -24,10 +22,6 @@ func AgentFrom(ctx context.Context) string {
 	a, _ := ctx.Value(agentKey).(string)
 	return a
 }
-
-// CorrelationID returns the id the kit gave the current call; upstream
-// clients send it on to make one call traceable across systems.
-func CorrelationID(ctx context.Context) string { return logging.CorrelationID(ctx) }
 
 // Principal is who authenticated an HTTP request, beside the agent it acts
 // as: the audit line names both. It holds validated claims only, never a

@@ -181,6 +181,7 @@ func (f *httpFrontend) health(w http.ResponseWriter, r *http.Request) {
 	if f.o.Health == nil {
 		extra["status"] = "ok"
 		body, _ := json.Marshal(extra)
+		w.Header().Set("Cache-Control", "no-store")
 		writeJSON(w, http.StatusOK, body)
 		return
 	}

@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-fleet/mcp-fleet/shared/internal/jsonscan"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/budget"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
@@ -140,7 +140,8 @@ func (s *Server) admit(ctx context.Context, r *request, t *registered) (any, *mc
 		e.RetryAfter = wait
 		return args, e
 	}
-	if t.schema.DropOptionalNulls(args) {
+	// A null is always the bytes "null": most calls have none to drop.
+	if bytes.Contains(r.p.Arguments, []byte("null")) && t.schema.DropOptionalNulls(args) {
 		// The handler reads the arguments as sent; it gets them without
 		// the nulls, as if the keys had been left out.
 		if b, err := json.Marshal(args); err == nil {
@@ -331,7 +332,7 @@ func checkOutput(b []byte, output *validate.Schema) error {
 	if output == nil {
 		return nil
 	}
-	if i := bytes.IndexFunc(b, func(r rune) bool { return r != ' ' && r != '\t' && r != '\n' && r != '\r' }); i < 0 || b[i] != '{' {
+	if i := jsonscan.SkipSpace(b, 0); i >= len(b) || b[i] != '{' {
 		return fmt.Errorf("the tool has an outputSchema but its result is not a JSON object")
 	}
 	if err := output.CheckDocument(b); err != nil {
@@ -350,7 +351,14 @@ func textResult(head []byte, text string, structured []byte) []byte {
 	if hasStructured {
 		n += len(member) + len(structured)
 	}
-	out := resultBuf(n)
+	// Only a result written after a response's opening is recycled (see
+	// callTool), so only such a result takes a pooled buffer.
+	var out []byte
+	if head != nil {
+		out = resultBuf(n)
+	} else {
+		out = make([]byte, 0, n)
+	}
 	out = append(out, head...)
 	out = append(out, open...)
 	out = wire.AppendString(out, text)
@@ -370,14 +378,17 @@ var resultBufs sync.Pool // of *[]byte
 // resultBuf is an empty buffer with room for n bytes, recycled when one is
 // at hand.
 func resultBuf(n int) []byte {
-	if p, ok := resultBufs.Get().(*[]byte); ok && cap(*p) >= n {
-		return (*p)[:0]
+	if p, ok := resultBufs.Get().(*[]byte); ok {
+		if cap(*p) >= n {
+			return (*p)[:0]
+		}
+		resultBufs.Put(p) // too small for this one, not for the next
 	}
 	return make([]byte, 0, n)
 }
 
 func textBytesResult(head, text, structured []byte) []byte {
-	return textResult(head, unsafe.String(unsafe.SliceData(text), len(text)), structured)
+	return textResult(head, wire.View(text), structured)
 }
 
 // errorResult is a tool error: isError with the body as text, and as

@@ -245,9 +245,6 @@ func (s *Server) Metrics() *metrics.Registry { return s.metrics }
 // Notifier returns the server's notifier.
 func (s *Server) Notifier() *Notifier { return s.notifier }
 
-// Info returns the server's identity.
-func (s *Server) Info() Info { return s.info }
-
 // ToolNames lists the served tools, sorted.
 func (s *Server) ToolNames() []string {
 	out := make([]string, 0, len(s.tools))

@@ -73,12 +73,6 @@ func StringLen(s string) int {
 	return len(s) + 2 + strings.Count(s, `"`) + strings.Count(s, `\`) + strings.Count(s, "\n")
 }
 
-// AppendBytesAsString appends b (JSON text, usually) as a JSON string, the
-// way AppendString does, without converting it to a string first.
-func AppendBytesAsString(dst []byte, b []byte) []byte {
-	return AppendString(dst, unsafeString(b))
-}
-
 func hexDigit(b byte) byte { return "0123456789abcdef"[b&0xF] }
 
 func appendID(dst, id []byte) []byte {

@@ -165,8 +165,8 @@ func TestAppendString(t *testing.T) {
 			t.Errorf("U+2028 not escaped: %s", b)
 		}
 	}
-	if string(AppendBytesAsString(nil, []byte(`{"a":1}`))) != `"{\"a\":1}"` {
-		t.Fatal("AppendBytesAsString")
+	if string(AppendString(nil, View([]byte(`{"a":1}`)))) != `"{\"a\":1}"` {
+		t.Fatal("AppendString of a View")
 	}
 }
 
