@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -329,29 +330,12 @@ func (w *walker) value(sh *shape, i int) (int, error) {
 
 // number classifies a number as integer or number and checks its bounds.
 func (w *walker) number(sh *shape, n []byte) (typeSet, error) {
-	integral := true
-	for _, c := range n {
-		if c == '.' || c == 'e' || c == 'E' {
-			integral = false
-			break
-		}
+	if (sh == nil || (sh.min == nil && sh.max == nil)) && !bytes.ContainsAny(n, ".eE") {
+		return tInteger, nil // the common case, without converting n
 	}
-	if integral && (sh == nil || (sh.min == nil && sh.max == nil)) {
-		return tInteger, nil
-	}
-	f, err := strconv.ParseFloat(string(n), 64)
-	if err != nil && !math.IsInf(f, 0) {
-		return tNumber, w.fail("invalid number " + string(n))
-	}
-	t := tNumber
-	if integral || f == math.Trunc(f) {
-		t = tInteger
-	}
-	if sh != nil && sh.min != nil && f < *sh.min {
-		return t, w.fail(fmt.Sprintf("%s is less than the minimum %v", n, *sh.min))
-	}
-	if sh != nil && sh.max != nil && f > *sh.max {
-		return t, w.fail(fmt.Sprintf("%s is greater than the maximum %v", n, *sh.max))
+	t, _, msg := sh.number(string(n))
+	if msg != "" {
+		return t, w.fail(msg)
 	}
 	return t, nil
 }
@@ -541,8 +525,9 @@ func (sh *shape) accepts(v any) bool {
 			return false
 		}
 	case json.Number:
-		var ok bool
-		if got, ok = sh.acceptsNumber(string(x)); !ok {
+		var exact bool
+		var msg string
+		if got, exact, msg = sh.number(string(x)); !exact || msg != "" {
 			return false
 		}
 	case []any:
@@ -583,28 +568,32 @@ func (sh *shape) accepts(v any) bool {
 	return sh.types == 0 || sh.types&got != 0 || (got == tInteger && sh.types&tNumber != 0)
 }
 
-// acceptsNumber classifies a number and checks its bounds, answering not
-// ok when a float64 could not decide exactly (more than 15 digits).
-func (sh *shape) acceptsNumber(n string) (typeSet, bool) {
+// number classifies the number n as integer or number and checks its
+// bounds: msg says why it does not fit. exact is false when a float64
+// cannot decide exactly (more than 15 characters, or out of its range), so
+// that the walk over decoded arguments leaves the verdict to the full
+// validator.
+func (sh *shape) number(n string) (t typeSet, exact bool, msg string) {
 	integral := !strings.ContainsAny(n, ".eE")
-	if integral && sh.min == nil && sh.max == nil {
-		return tInteger, true
-	}
-	if digits := strings.Count(n, "") - 1; digits > 15 {
-		return 0, false
+	if integral && (sh == nil || (sh.min == nil && sh.max == nil)) {
+		return tInteger, true, ""
 	}
 	f, err := strconv.ParseFloat(n, 64)
-	if err != nil {
-		return 0, false
+	if err != nil && !math.IsInf(f, 0) {
+		return tNumber, false, "invalid number " + n
 	}
-	t := tNumber
+	t = tNumber
 	if integral || f == math.Trunc(f) {
 		t = tInteger
 	}
-	if (sh.min != nil && f < *sh.min) || (sh.max != nil && f > *sh.max) {
-		return t, false
+	exact = err == nil && len(n) <= 15
+	switch {
+	case sh != nil && sh.min != nil && f < *sh.min:
+		msg = fmt.Sprintf("%s is less than the minimum %v", n, *sh.min)
+	case sh != nil && sh.max != nil && f > *sh.max:
+		msg = fmt.Sprintf("%s is greater than the maximum %v", n, *sh.max)
 	}
-	return t, true
+	return t, exact, msg
 }
 
 func (t typeSet) String() string {
