@@ -3,8 +3,10 @@ package acl
 import (
 	"errors"
 	"fmt"
-	"github.com/mcp-fleet/mcp-fleet/shared/suggest"
+	"slices"
 	"strings"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/suggest"
 )
 
 // Identity is what an OAuth access token says about its bearer, as far as
@@ -44,7 +46,7 @@ func (r identityRule) matches(id Identity) bool {
 		return false
 	}
 	for _, s := range r.Scopes {
-		if !anyOf([]string{s}, id.Scopes) {
+		if !slices.Contains(id.Scopes, s) {
 			return false
 		}
 	}
@@ -52,14 +54,7 @@ func (r identityRule) matches(id Identity) bool {
 }
 
 func anyOf(want, have []string) bool {
-	for _, w := range want {
-		for _, h := range have {
-			if w == h {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(want, func(w string) bool { return slices.Contains(have, w) })
 }
 
 // checkIdentities refuses rules without a matcher (issuer alone is none)

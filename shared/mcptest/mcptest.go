@@ -33,7 +33,7 @@ type Client struct {
 	t      testing.TB
 	c      *client.Client
 	agent  string
-	stderr *syncBuffer // stdio clients only: what the server logged
+	stderr *Buffer // stdio clients only: what the server logged
 	Init   *mcp.InitializeResult
 }
 
@@ -250,7 +250,7 @@ func StartStdio(t testing.TB, bin string, env []string, args ...string) *Client 
 // StartStdioWith is StartStdio with mcp-go client options.
 func StartStdioWith(t testing.TB, bin string, env []string, args []string, opts []client.ClientOption) *Client {
 	t.Helper()
-	stderr := &syncBuffer{}
+	stderr := &Buffer{}
 	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 	tr := transport.NewStdioWithOptions(bin, append(base, env...), args,
 		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
@@ -272,20 +272,29 @@ func (c *Client) Stderr() string {
 	if c.stderr == nil {
 		return ""
 	}
-	c.stderr.mu.Lock()
-	defer c.stderr.mu.Unlock()
-	return c.stderr.buf.String()
+	return c.stderr.String()
 }
 
-type syncBuffer struct {
+// Buffer is an io.Writer that goroutines may write while a test reads what
+// they wrote: a server's log sink, or a child process's stderr. It is the
+// buffer stdio clients capture the server's stderr in. The zero value is
+// ready to use.
+type Buffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *Buffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.buf.Write(p)
+}
+
+// String returns everything written so far.
+func (s *Buffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
 }
 
 // checkoutKey names the checkout the test runs in: a hash of the directory

@@ -115,7 +115,7 @@ func (in *introspector) check(ctx context.Context, raw string, identity func(map
 
 	// The call outlives the request that started it (others may be
 	// waiting for it); the client's timeout bounds it.
-	f.id, f.err = in.introspect(context.WithoutCancel(ctx), raw, identity, now)
+	f.id, f.err = in.introspect(context.WithoutCancel(ctx), key, raw, identity, now)
 	in.mu.Lock()
 	delete(in.inflight, key)
 	in.mu.Unlock()
@@ -125,7 +125,7 @@ func (in *introspector) check(ctx context.Context, raw string, identity func(map
 
 // introspect asks the authorization server and caches its judgement (not
 // a failure to reach it).
-func (in *introspector) introspect(ctx context.Context, raw string, identity func(map[string]any) Identity, now time.Time) (Identity, error) {
+func (in *introspector) introspect(ctx context.Context, key [sha256.Size]byte, raw string, identity func(map[string]any) Identity, now time.Time) (Identity, error) {
 	resp, err := in.post(ctx, raw)
 	if err != nil {
 		return Identity{}, err
@@ -138,7 +138,6 @@ func (in *introspector) introspect(ctx context.Context, raw string, identity fun
 			until = id.Expiry
 		}
 	}
-	key := sha256.Sum256([]byte(raw))
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if len(in.cache) >= introspectCache {

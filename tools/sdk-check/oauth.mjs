@@ -39,17 +39,12 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as jose from 'jose';
 
+import { j, sleep, waitFor } from './harness.mjs';
+
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BIN = path.resolve(process.argv[2] ?? path.join(here, '../../bin'));
 const VERBOSE = process.env.SDK_CHECK_VERBOSE === '1';
-const j = (v) => JSON.stringify(v);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const t0 = Date.now();
-async function waitFor(pred, ms) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) { const v = pred(); if (v) return v; await sleep(20); }
-  return pred();
-}
 
 // oidc-provider warns at start that it runs on its development defaults
 // (in-memory storage, Node 20): true of a throwaway test server, and noise here.
