@@ -49,35 +49,9 @@ type queryArgs struct {
 	Query string `json:"query" jsonschema:"exactly one SQL statement" mcp:"minLength=1,maxLength=100000"`
 	// Params are decoded one by one with UseNumber, so that large integers
 	// and decimals keep every digit.
-	Params    []json.RawMessage `json:"params,omitempty" jsonschema:"positional parameter values for the placeholders, in order" mcp:"maxItems=1000"`
+	Params    []json.RawMessage `json:"params,omitempty" jsonschema:"positional parameter values for the placeholders, in order" mcp:"itemType=string|number|boolean|null,maxItems=1000"`
 	Limit     int               `json:"limit,omitempty" jsonschema:"maximum number of rows to return" mcp:"min=1,max={maxLimit},default={defaultLimit}"`
 	TimeoutMS int64             `json:"timeout_ms,omitempty" jsonschema:"lower the statement timeout for this call (milliseconds)" mcp:"min=1,max={maxTimeoutMS}"`
-}
-
-// queryParamTypes are the JSON types a parameter may have.
-var queryParamTypes = []string{"string", "number", "boolean", "null"}
-
-// withParamTypes sets the types of params' items on database_query's
-// input schema: the mcp tag's type applies to the field itself, here the
-// array. anyOf, not a type array: Gemini refuses several types in one
-// schema.
-func withParamTypes(raw json.RawMessage) json.RawMessage {
-	var s map[string]any
-	if err := json.Unmarshal(raw, &s); err != nil {
-		panic(err)
-	}
-	props := s["properties"].(map[string]any)
-	params := props["params"].(map[string]any)
-	branches := make([]any, len(queryParamTypes))
-	for i, t := range queryParamTypes {
-		branches[i] = map[string]any{"type": t}
-	}
-	params["items"] = map[string]any{"anyOf": branches}
-	out, err := json.Marshal(s)
-	if err != nil {
-		panic(err)
-	}
-	return out
 }
 
 // queryResult is database_query's result: the rows that fit and how to
@@ -97,7 +71,7 @@ func databaseQuery(db *database.DB) kit.Tool {
 		placeholders = "? (in order), ?1/?2 or $1/$2 (by position)"
 		enforced = "the file is opened read-only and SQLite may compile nothing but reads"
 	}
-	t := kit.NewTool(kit.Tool{
+	return kit.NewTool(kit.Tool{
 		Name:  "database_query",
 		Title: "Run a read-only SQL query",
 		Description: "Run ONE read-only SQL statement (" + kinds + ") and return its rows. " + backendDescription(db) + " " +
@@ -143,8 +117,6 @@ func databaseQuery(db *database.DB) kit.Tool {
 		}
 		return kit.Fenced[queryResult]{Source: "rows from the " + db.Source(), Value: out}, nil
 	})
-	t.InputSchema = withParamTypes(t.InputSchema)
-	return t
 }
 
 // fitRows is how many rows fit in room (kit.FitItems). When all of them
