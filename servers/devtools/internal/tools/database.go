@@ -104,7 +104,7 @@ func databaseQuery(db *database.DB) kit.Tool {
 		}
 		out := queryResult{Result: *res}
 		cols, _ := json.Marshal(res.Columns)
-		n, err := fitRows(res.Rows, c.Room()-kit.CostJSON(cols))
+		n, err := kit.FitItems(res.Rows, c.Room()-kit.CostJSON(cols))
 		if err != nil {
 			return kit.Fenced[queryResult]{}, err
 		}
@@ -117,21 +117,6 @@ func databaseQuery(db *database.DB) kit.Tool {
 		}
 		return kit.Fenced[queryResult]{Source: "rows from the " + db.Source(), Value: out}, nil
 	})
-}
-
-// fitRows is how many rows fit in room (kit.FitItems). When all of them
-// do, as they mostly do, it says so from their bytes alone: FitItems
-// encodes every row again to cost it, which cost more than the query.
-// Encoding a row only compacts it, so its bytes cost at least as much.
-func fitRows(rows []json.RawMessage, room int) (int, error) {
-	used := 4 // the brackets, in both encodings
-	for _, r := range rows {
-		used += kit.CostJSON(r) + 2
-	}
-	if used <= room {
-		return len(rows), nil
-	}
-	return kit.FitItems(rows, room)
 }
 
 // queryRest says how to get the rows a truncated query left out.
