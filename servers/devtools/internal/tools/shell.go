@@ -201,17 +201,19 @@ func shares(co, ce, room int) (int, int) {
 // fitText2 fits utf-8 stdout and stderr into room, each keeping its start
 // and its end.
 func fitText2(out *shellResult, stdout, stderr string, room int) {
-	so, se := shares(kit.Cost(stdout), kit.Cost(stderr), max(room, 0))
+	co, ce := kit.Cost(stdout), kit.Cost(stderr)
+	so, se := shares(co, ce, max(room, 0))
 	var cut1, cut2 bool
-	out.Stdout, out.StdoutTail, out.StdoutOmitted, cut1 = headTail(stdout, so)
-	out.Stderr, out.StderrTail, out.StderrOmitted, cut2 = headTail(stderr, se)
+	out.Stdout, out.StdoutTail, out.StdoutOmitted, cut1 = headTail(stdout, co, so)
+	out.Stderr, out.StderrTail, out.StderrOmitted, cut2 = headTail(stderr, ce, se)
 	out.Truncated = out.Truncated || cut1 || cut2
 }
 
-// headTail keeps the start and the end of s, costing at most room
-// together, and says how many bytes it left out between them.
-func headTail(s string, room int) (head, tail string, omitted int64, cut bool) {
-	if kit.Cost(s) <= room {
+// headTail keeps the start and the end of s, whose kit.Cost is cost,
+// costing at most room together, and says how many bytes it left out
+// between them.
+func headTail(s string, cost, room int) (head, tail string, omitted int64, cut bool) {
+	if cost <= room {
 		return s, "", 0, false
 	}
 	head, _ = kit.Clip(s, room/2)
