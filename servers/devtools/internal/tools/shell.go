@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -80,7 +79,7 @@ func (a *shellArgs) Validate() error {
 	seen := make(map[string]int, len(a.Env))
 	for i, v := range a.Env {
 		field := "env." + itoa(int64(i)) + ".name"
-		if !envName.MatchString(v.Name) {
+		if !shell.ValidEnvName(v.Name) {
 			return mcperr.Invalid(field, v.Name, "letters, digits and _, not starting with a digit", "%q is not a valid environment variable name", v.Name)
 		}
 		if j, dup := seen[v.Name]; dup {
@@ -90,8 +89,6 @@ func (a *shellArgs) Validate() error {
 	}
 	return nil
 }
-
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // shellRest is how to see output that was left out.
 const shellRest = "to see the rest, narrow the command: filter with grep, pick lines with head -n, tail -n or sed -n 'A,Bp', limit git log with -n; output that comes from a file is read in pages with file_read"
