@@ -96,6 +96,10 @@ var (
 	envName     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
+// ValidEnvName says whether name may name an environment variable: letters,
+// digits and _, not starting with a digit.
+func ValidEnvName(name string) bool { return envName.MatchString(name) }
+
 // reservedEnv are names a caller may never set: the sandbox sets them, or
 // they make programs load code or read other configuration.
 var reservedEnv = map[string]bool{
@@ -165,7 +169,7 @@ func New(cfg Config) (*Shell, error) {
 		s.extra[n] = true
 	}
 	for _, n := range cfg.Env {
-		if !envName.MatchString(n) {
+		if !ValidEnvName(n) {
 			return nil, fmt.Errorf("shell: %q is not a valid environment variable name", n)
 		}
 		if reservedName(n) {

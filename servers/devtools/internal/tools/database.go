@@ -49,35 +49,9 @@ type queryArgs struct {
 	Query string `json:"query" jsonschema:"exactly one SQL statement" mcp:"minLength=1,maxLength=100000"`
 	// Params are decoded one by one with UseNumber, so that large integers
 	// and decimals keep every digit.
-	Params    []json.RawMessage `json:"params,omitempty" jsonschema:"positional parameter values for the placeholders, in order" mcp:"maxItems=1000"`
+	Params    []json.RawMessage `json:"params,omitempty" jsonschema:"positional parameter values for the placeholders, in order" mcp:"itemType=string|number|boolean|null,maxItems=1000"`
 	Limit     int               `json:"limit,omitempty" jsonschema:"maximum number of rows to return" mcp:"min=1,max={maxLimit},default={defaultLimit}"`
 	TimeoutMS int64             `json:"timeout_ms,omitempty" jsonschema:"lower the statement timeout for this call (milliseconds)" mcp:"min=1,max={maxTimeoutMS}"`
-}
-
-// queryParamTypes are the JSON types a parameter may have.
-var queryParamTypes = []string{"string", "number", "boolean", "null"}
-
-// withParamTypes sets the types of params' items on database_query's
-// input schema: the mcp tag's type applies to the field itself, here the
-// array. anyOf, not a type array: Gemini refuses several types in one
-// schema.
-func withParamTypes(raw json.RawMessage) json.RawMessage {
-	var s map[string]any
-	if err := json.Unmarshal(raw, &s); err != nil {
-		panic(err)
-	}
-	props := s["properties"].(map[string]any)
-	params := props["params"].(map[string]any)
-	branches := make([]any, len(queryParamTypes))
-	for i, t := range queryParamTypes {
-		branches[i] = map[string]any{"type": t}
-	}
-	params["items"] = map[string]any{"anyOf": branches}
-	out, err := json.Marshal(s)
-	if err != nil {
-		panic(err)
-	}
-	return out
 }
 
 // queryResult is database_query's result: the rows that fit and how to
@@ -97,7 +71,7 @@ func databaseQuery(db *database.DB) kit.Tool {
 		placeholders = "? (in order), ?1/?2 or $1/$2 (by position)"
 		enforced = "the file is opened read-only and SQLite may compile nothing but reads"
 	}
-	t := kit.NewTool(kit.Tool{
+	return kit.NewTool(kit.Tool{
 		Name:  "database_query",
 		Title: "Run a read-only SQL query",
 		Description: "Run ONE read-only SQL statement (" + kinds + ") and return its rows. " + backendDescription(db) + " " +
@@ -130,7 +104,7 @@ func databaseQuery(db *database.DB) kit.Tool {
 		}
 		out := queryResult{Result: *res}
 		cols, _ := json.Marshal(res.Columns)
-		n, err := fitRows(res.Rows, c.Room()-kit.CostJSON(cols))
+		n, err := kit.FitItems(res.Rows, c.Room()-kit.CostJSON(cols))
 		if err != nil {
 			return kit.Fenced[queryResult]{}, err
 		}
@@ -143,23 +117,6 @@ func databaseQuery(db *database.DB) kit.Tool {
 		}
 		return kit.Fenced[queryResult]{Source: "rows from the " + db.Source(), Value: out}, nil
 	})
-	t.InputSchema = withParamTypes(t.InputSchema)
-	return t
-}
-
-// fitRows is how many rows fit in room (kit.FitItems). When all of them
-// do, as they mostly do, it says so from their bytes alone: FitItems
-// encodes every row again to cost it, which cost more than the query.
-// Encoding a row only compacts it, so its bytes cost at least as much.
-func fitRows(rows []json.RawMessage, room int) (int, error) {
-	used := 4 // the brackets, in both encodings
-	for _, r := range rows {
-		used += kit.CostJSON(r) + 2
-	}
-	if used <= room {
-		return len(rows), nil
-	}
-	return kit.FitItems(rows, room)
 }
 
 // queryRest says how to get the rows a truncated query left out.

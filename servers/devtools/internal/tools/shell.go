@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -80,7 +79,7 @@ func (a *shellArgs) Validate() error {
 	seen := make(map[string]int, len(a.Env))
 	for i, v := range a.Env {
 		field := "env." + itoa(int64(i)) + ".name"
-		if !envName.MatchString(v.Name) {
+		if !shell.ValidEnvName(v.Name) {
 			return mcperr.Invalid(field, v.Name, "letters, digits and _, not starting with a digit", "%q is not a valid environment variable name", v.Name)
 		}
 		if j, dup := seen[v.Name]; dup {
@@ -90,8 +89,6 @@ func (a *shellArgs) Validate() error {
 	}
 	return nil
 }
-
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // shellRest is how to see output that was left out.
 const shellRest = "to see the rest, narrow the command: filter with grep, pick lines with head -n, tail -n or sed -n 'A,Bp', limit git log with -n; output that comes from a file is read in pages with file_read"
@@ -201,17 +198,19 @@ func shares(co, ce, room int) (int, int) {
 // fitText2 fits utf-8 stdout and stderr into room, each keeping its start
 // and its end.
 func fitText2(out *shellResult, stdout, stderr string, room int) {
-	so, se := shares(kit.Cost(stdout), kit.Cost(stderr), max(room, 0))
+	co, ce := kit.Cost(stdout), kit.Cost(stderr)
+	so, se := shares(co, ce, max(room, 0))
 	var cut1, cut2 bool
-	out.Stdout, out.StdoutTail, out.StdoutOmitted, cut1 = headTail(stdout, so)
-	out.Stderr, out.StderrTail, out.StderrOmitted, cut2 = headTail(stderr, se)
+	out.Stdout, out.StdoutTail, out.StdoutOmitted, cut1 = headTail(stdout, co, so)
+	out.Stderr, out.StderrTail, out.StderrOmitted, cut2 = headTail(stderr, ce, se)
 	out.Truncated = out.Truncated || cut1 || cut2
 }
 
-// headTail keeps the start and the end of s, costing at most room
-// together, and says how many bytes it left out between them.
-func headTail(s string, room int) (head, tail string, omitted int64, cut bool) {
-	if kit.Cost(s) <= room {
+// headTail keeps the start and the end of s, whose kit.Cost is cost,
+// costing at most room together, and says how many bytes it left out
+// between them.
+func headTail(s string, cost, room int) (head, tail string, omitted int64, cut bool) {
+	if cost <= room {
 		return s, "", 0, false
 	}
 	head, _ = kit.Clip(s, room/2)

@@ -135,7 +135,7 @@ func TooMany(n int64, max int) *DBError {
 }
 
 // RowsJSON joins JSON objects into an array.
-func RowsJSON[T ~[]byte](objs []T) json.RawMessage {
+func RowsJSON(objs []json.RawMessage) json.RawMessage {
 	n := 2
 	for _, o := range objs {
 		n += len(o) + 1
@@ -165,4 +165,14 @@ func TrimRows(rows json.RawMessage, limit int) ([]json.RawMessage, int, bool, er
 		elems = elems[:limit]
 	}
 	return elems, len(elems), more, nil
+}
+
+// RowsResult is the Result holding the rows of the JSON array raw, at most
+// limit of them (limit <= 0: all), as TrimRows splits them.
+func RowsResult(raw json.RawMessage, limit int) (*Result, error) {
+	rows, n, more, err := TrimRows(raw, limit)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Rows: rows, RowCount: n, Truncated: more}, nil
 }

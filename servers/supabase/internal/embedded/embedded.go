@@ -485,11 +485,7 @@ func (d *DB) Call(parent context.Context, q *query.Call) (*backend.Result, error
 	if err != nil {
 		return nil, dbError(err)
 	}
-	rows, n, more, err := backend.TrimRows(json.RawMessage(out), q.Limit)
-	if err != nil {
-		return nil, err
-	}
-	return &backend.Result{Rows: rows, RowCount: n, Truncated: more}, nil
+	return backend.RowsResult(json.RawMessage(out), q.Limit)
 }
 
 // Tables lists the tables and views with their row counts.

@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"bytes"
 	"database/sql/driver"
 	"encoding/binary"
 	"encoding/json"
@@ -26,10 +25,8 @@ func jsonbKeyFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value,
 	if !ok || args[0] == nil {
 		return nil, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := decodeJSON(s)
+	if err != nil {
 		return nil, errors.New(argErrorPrefix + "a stored value is not JSON")
 	}
 	if a, ok := v.([]any); ok && len(a) == 0 {

@@ -180,10 +180,8 @@ func convert(typ, s string) (any, error) {
 // jsonb, where '{"b":1,"a":2}' equals '{"a":2, "b":1}'. Text that is not
 // JSON is refused as PostgreSQL refuses it.
 func canonicalJSON(s string) (string, error) {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil || dec.More() {
+	v, err := decodeJSON(s)
+	if err != nil {
 		return "", invalidInput("json", s)
 	}
 	b, err := json.Marshal(v)
@@ -194,6 +192,21 @@ func canonicalJSON(s string) (string, error) {
 		return "", backend.NewDBError("22P05", "unsupported Unicode escape sequence", `\u0000 cannot be converted to text.`, "")
 	}
 	return string(b), nil
+}
+
+// decodeJSON decodes the one JSON value s holds, numbers as json.Number so
+// that they keep every digit; a second value after it is an error.
+func decodeJSON(s string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("more than one JSON value")
+	}
+	return v, nil
 }
 
 func bindValue(col *query.Column, v query.Value) (any, error) {

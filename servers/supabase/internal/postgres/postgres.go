@@ -201,11 +201,10 @@ func (d *DB) Select(ctx context.Context, q *query.Select) (*backend.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	rows, n, more, err := backend.TrimRows(vals[0], q.Limit)
+	res, err := backend.RowsResult(vals[0], q.Limit)
 	if err != nil {
 		return nil, err
 	}
-	res := &backend.Result{Rows: rows, RowCount: n, Truncated: more}
 	if q.Count {
 		c, err := count(vals[1])
 		if err != nil {
@@ -230,11 +229,7 @@ func (d *DB) Insert(ctx context.Context, q *query.Insert) (*backend.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	rows, n, _, err := backend.TrimRows(vals[0], 0)
-	if err != nil {
-		return nil, err
-	}
-	return &backend.Result{Rows: rows, RowCount: n}, nil
+	return backend.RowsResult(vals[0], 0)
 }
 
 // guarded runs a write that returns (rows, count) and rolls it back when
@@ -253,11 +248,7 @@ func (d *DB) guarded(ctx context.Context, st query.Statement, max int) (*backend
 	if err != nil {
 		return nil, err
 	}
-	rows, n, _, err := backend.TrimRows(vals[0], 0)
-	if err != nil {
-		return nil, err
-	}
-	return &backend.Result{Rows: rows, RowCount: n}, nil
+	return backend.RowsResult(vals[0], 0)
 }
 
 // Update changes the matching rows; past MaxAffected the transaction is

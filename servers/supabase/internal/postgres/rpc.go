@@ -193,11 +193,7 @@ func (d *DB) Call(ctx context.Context, q *query.Call) (*backend.Result, error) {
 				return &backend.Result{Scalar: true, Value: elems[0]}, nil
 			}
 		}
-		rows, n, more, err := backend.TrimRows(vals[0], q.Limit)
-		if err != nil {
-			return nil, err
-		}
-		return &backend.Result{Rows: rows, RowCount: n, Truncated: more}, nil
+		return backend.RowsResult(vals[0], q.Limit)
 	}
 	if vals[0] == nil {
 		return &backend.Result{Scalar: true, Value: json.RawMessage("null")}, nil

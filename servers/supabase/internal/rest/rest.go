@@ -200,11 +200,11 @@ func (c *Client) schema(s string) string {
 }
 
 func rowsResult(body []byte, limit int) (*backend.Result, error) {
-	rows, n, more, err := backend.TrimRows(body, limit)
+	res, err := backend.RowsResult(body, limit)
 	if err != nil {
 		return nil, mcperr.New(mcperr.Upstream, "upstream \"supabase\" sent rows that are not a JSON array").WithCause(err)
 	}
-	return &backend.Result{Rows: rows, RowCount: n, Truncated: more}, nil
+	return res, nil
 }
 
 // Select reads rows (one more than the limit, to tell whether there are
