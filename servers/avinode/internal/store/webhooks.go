@@ -205,43 +205,38 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 		deliveries int
 	}
 	got := make(map[string]stored, n)
-	for attempt := 1; ; attempt++ {
+	err := retrying(ctx, func() error {
 		clear(got)
-		err := func() error {
-			rows, err := s.pool.Query(ctx, `INSERT INTO avinode_webhook_events (id, avinode_event_id, event_type, resource_type, href,
-					avinode_trip_ref, source, source_ip, signature_verified, raw_payload, status, deliveries, received_at,
-					last_received_at, max_retries, next_retry_at, updated_at)
-				SELECT id, event_id, event_type, resource_type, href, trip_ref, source, source_ip, verified, raw, 'pending', deliveries,
-					at, last_at, max_retries, at, at
-				FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-					$9::int[], $10::text[], $11::int[], $12::text[], $13::text[], $14::int[])
-					AS n(id, event_id, event_type, resource_type, href, trip_ref, source, source_ip, verified, raw, deliveries, at,
-						last_at, max_retries)
-				ORDER BY event_id
-				ON CONFLICT (avinode_event_id) DO UPDATE SET deliveries = avinode_webhook_events.deliveries + excluded.deliveries,
-					last_received_at = greatest(avinode_webhook_events.last_received_at, excluded.last_received_at)
-				RETURNING avinode_event_id, id, deliveries`,
-				ids, eventIDs, types, resources, hrefs, trips, sources, ips, verified, raws, deliveries, ats, lastAts, maxRetries)
-			if err != nil {
+		rows, err := s.pool.Query(ctx, `INSERT INTO avinode_webhook_events (id, avinode_event_id, event_type, resource_type, href,
+				avinode_trip_ref, source, source_ip, signature_verified, raw_payload, status, deliveries, received_at,
+				last_received_at, max_retries, next_retry_at, updated_at)
+			SELECT id, event_id, event_type, resource_type, href, trip_ref, source, source_ip, verified, raw, 'pending', deliveries,
+				at, last_at, max_retries, at, at
+			FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+				$9::int[], $10::text[], $11::int[], $12::text[], $13::text[], $14::int[])
+				AS n(id, event_id, event_type, resource_type, href, trip_ref, source, source_ip, verified, raw, deliveries, at,
+					last_at, max_retries)
+			ORDER BY event_id
+			ON CONFLICT (avinode_event_id) DO UPDATE SET deliveries = avinode_webhook_events.deliveries + excluded.deliveries,
+				last_received_at = greatest(avinode_webhook_events.last_received_at, excluded.last_received_at)
+			RETURNING avinode_event_id, id, deliveries`,
+			ids, eventIDs, types, resources, hrefs, trips, sources, ips, verified, raws, deliveries, ats, lastAts, maxRetries)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var eventID string
+			var st stored
+			if err := rows.Scan(&eventID, &st.id, &st.deliveries); err != nil {
 				return err
 			}
-			defer rows.Close()
-			for rows.Next() {
-				var eventID string
-				var st stored
-				if err := rows.Scan(&eventID, &st.id, &st.deliveries); err != nil {
-					return err
-				}
-				got[eventID] = st
-			}
-			return rows.Err()
-		}()
-		if err == nil {
-			break
+			got[eventID] = st
 		}
-		if attempt == maxAttempts || !retryable(err) || ctx.Err() != nil {
-			return nil, fmt.Errorf("store: storing %d webhook events: %w", n, err)
-		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: storing %d webhook events: %w", n, err)
 	}
 	// An event's deliveries in ins are its latest: the j-th of k brought it
 	// to stored-k+j, and only the first of a new event is fresh.
