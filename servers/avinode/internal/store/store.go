@@ -67,7 +67,7 @@ const (
 type Store struct {
 	w, r     *sql.DB
 	d        dialect
-	pool     *pgxpool.Pool // PostgreSQL only: for the LISTEN connection
+	pool     *pgxpool.Pool // PostgreSQL only: the LISTEN connection and receivePostgres's batched INSERT
 	onChange func(Change)
 	close    func() error
 }
