@@ -70,7 +70,7 @@ func sendTemplateEmail(d Deps) kit.Tool {
 		}
 		pairs := make([]templates.Pair, len(a.TemplateData))
 		for i, v := range a.TemplateData {
-			pairs[i] = templates.Pair{Name: v.Name, Value: v.Value}
+			pairs[i] = templates.Pair(v)
 		}
 		data, err := t.Data(pairs, "template_data")
 		if err != nil {
