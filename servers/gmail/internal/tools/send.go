@@ -97,7 +97,7 @@ func (a *sendArgs) Validate() error {
 // content with a filename, or a path.
 func (a *common) validate() error {
 	for i, at := range a.Attachments {
-		field := fmt.Sprintf("attachments[%d]", i)
+		field := fieldAt("attachments", i)
 		switch {
 		case at.Content != "" && at.Path != "":
 			return mcperr.Invalid(field, nil, "content or path, not both", "%s gives both content and path", field)
@@ -340,7 +340,7 @@ func loadAttachments(d Deps, args []attachmentArg) ([]mailmsg.Attachment, error)
 	var out []mailmsg.Attachment
 	var total int64
 	for i, a := range args {
-		field := fmt.Sprintf("attachments[%d]", i)
+		field := fieldAt("attachments", i)
 		var data []byte
 		name := a.Filename
 		// Validate saw to it that each is content with a filename, or a path.
