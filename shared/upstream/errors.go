@@ -155,6 +155,9 @@ func FromStatus(name string, status int, header http.Header, hs ...Hint) *mcperr
 	switch {
 	case status == http.StatusTooManyRequests || (h.rateLimited && status >= 400):
 		e = mcperr.New(mcperr.RateLimit, "upstream %q is limiting the rate of requests (%s)", name, line)
+		// Set here, not only by the general line below: a rate-limited 5xx of
+		// an unsafe request is made not retryable by the outcome check, and
+		// keeps its Retry-After.
 		e.RetryAfter = retryAfter(header)
 	case status == http.StatusBadRequest, status == http.StatusRequestEntityTooLarge,
 		status == http.StatusRequestURITooLong, status == http.StatusUnsupportedMediaType,
@@ -177,7 +180,6 @@ func FromStatus(name string, status int, header http.Header, hs ...Hint) *mcperr
 		e = mcperr.New(mcperr.Upstream, "upstream %q does not support the request (%s)", name, line).WithRetryable(false)
 	case status == http.StatusServiceUnavailable:
 		e = mcperr.New(mcperr.Upstream, "upstream %q is unavailable (%s)", name, line)
-		e.RetryAfter = retryAfter(header)
 	case status >= 500 && status <= 599:
 		e = mcperr.New(mcperr.Upstream, "upstream %q failed (%s)", name, line)
 	case status >= 400 && status <= 499:

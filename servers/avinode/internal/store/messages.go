@@ -45,17 +45,13 @@ func (s *Store) HasMessage(ctx context.Context, id string) (bool, error) {
 // Message reads one message; ErrNotFound if unknown.
 func (s *Store) Message(ctx context.Context, id string) (*Message, error) {
 	var m Message
-	var sent string
 	err := s.reader().row(ctx, `SELECT id, rfq_id, trip_id, direction, sender, body, sent_at FROM messages WHERE id = ?`, id).
-		Scan(&m.ID, &m.RFQID, &m.TripID, &m.Direction, &m.Sender, &m.Text, &sent)
+		Scan(&m.ID, &m.RFQID, &m.TripID, &m.Direction, &m.Sender, &m.Text, stamp(&m.SentAt))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: reading message %s: %w", id, err)
-	}
-	if m.SentAt, err = parseTS(sent); err != nil {
-		return nil, fmt.Errorf("store: message %s: %w", id, err)
 	}
 	return &m, nil
 }

@@ -67,7 +67,7 @@ const (
 type Store struct {
 	w, r     *sql.DB
 	d        dialect
-	pool     *pgxpool.Pool // PostgreSQL only: for the LISTEN connection
+	pool     *pgxpool.Pool // PostgreSQL only: the LISTEN connection and receivePostgres's batched INSERT
 	onChange func(Change)
 	close    func() error
 }
@@ -138,8 +138,9 @@ type Tx struct {
 // transaction that changes a trip announces the trip's id.
 const ChangeChannel = "avinode_changes"
 
-// maxAttempts bounds how often Update runs a transaction that PostgreSQL
-// aborted to break a deadlock or a serialization conflict.
+// maxAttempts bounds how often a transaction or statement that PostgreSQL
+// aborted to break a deadlock or a serialization conflict is run (retrying:
+// Update, and the batched INSERT of receivePostgres).
 const maxAttempts = 3
 
 // Update runs fn in a transaction and commits it when fn returns nil;
@@ -149,8 +150,15 @@ const maxAttempts = 3
 // aborts to resolve a deadlock or a serialization conflict is run again
 // (fn must not act outside the transaction), at most maxAttempts times.
 func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
+	return retrying(ctx, func() error { return s.update(ctx, fn) })
+}
+
+// retrying runs fn again while it fails with an error PostgreSQL returns on
+// aborting for a deadlock or a serialization conflict, at most maxAttempts
+// times in all, and returns fn's last error.
+func retrying(ctx context.Context, fn func() error) error {
 	for attempt := 1; ; attempt++ {
-		err := s.update(ctx, fn)
+		err := fn()
 		if attempt == maxAttempts || !retryable(err) || ctx.Err() != nil {
 			return err
 		}

@@ -57,6 +57,27 @@ type Incoming struct {
 	ReceivedAt time.Time
 }
 
+// withDefaults is in with ReceivedAt (now) and MaxRetries
+// (DefaultMaxRetries) set where they are unset.
+func (in Incoming) withDefaults() Incoming {
+	if in.ReceivedAt.IsZero() {
+		in.ReceivedAt = Now()
+	}
+	if in.MaxRetries <= 0 {
+		in.MaxRetries = DefaultMaxRetries
+	}
+	return in
+}
+
+// verifiedFlag is SignatureVerified as the signature_verified column holds
+// it: 1 or 0.
+func (in Incoming) verifiedFlag() int {
+	if in.SignatureVerified {
+		return 1
+	}
+	return 0
+}
+
 // WebhookEvent is a stored notification and where its processing stands.
 type WebhookEvent struct {
 	ID                string     `json:"event_id"`
@@ -171,17 +192,12 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 	byID := make(map[string]*event, len(ins))
 	events := make([]*event, 0, len(ins))
 	for _, in := range ins {
-		if in.ReceivedAt.IsZero() {
-			in.ReceivedAt = Now()
-		}
+		in = in.withDefaults()
 		at := ts(in.ReceivedAt)
 		if e := byID[in.ID]; e != nil {
 			e.deliveries++
 			e.lastAt = max(e.lastAt, at)
 			continue
-		}
-		if in.MaxRetries <= 0 {
-			in.MaxRetries = DefaultMaxRetries
 		}
 		e := &event{Incoming: in, newID: newEventID(), deliveries: 1, lastAt: at}
 		byID[in.ID] = e
@@ -195,53 +211,45 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 	for i, e := range events {
 		ids[i], eventIDs[i], types[i], resources[i], hrefs[i] = e.newID, e.ID, ProvisionalType(e.Type), e.Type, e.Href
 		trips[i], sources[i], ips[i], raws[i], ats[i], lastAts[i] = e.TripRef, e.Source, e.SourceIP, string(e.Raw), ts(e.ReceivedAt), e.lastAt
-		if e.SignatureVerified {
-			verified[i] = 1
-		}
-		maxRetries[i], deliveries[i] = e.MaxRetries, e.deliveries
+		verified[i], maxRetries[i], deliveries[i] = e.verifiedFlag(), e.MaxRetries, e.deliveries
 	}
 	type stored struct {
 		id         string
 		deliveries int
 	}
 	got := make(map[string]stored, n)
-	for attempt := 1; ; attempt++ {
+	err := retrying(ctx, func() error {
 		clear(got)
-		err := func() error {
-			rows, err := s.pool.Query(ctx, `INSERT INTO avinode_webhook_events (id, avinode_event_id, event_type, resource_type, href,
-					avinode_trip_ref, source, source_ip, signature_verified, raw_payload, status, deliveries, received_at,
-					last_received_at, max_retries, next_retry_at, updated_at)
-				SELECT id, event_id, event_type, resource_type, href, trip_ref, source, source_ip, verified, raw, 'pending', deliveries,
-					at, last_at, max_retries, at, at
-				FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-					$9::int[], $10::text[], $11::int[], $12::text[], $13::text[], $14::int[])
-					AS n(id, event_id, event_type, resource_type, href, trip_ref, source, source_ip, verified, raw, deliveries, at,
-						last_at, max_retries)
-				ORDER BY event_id
-				ON CONFLICT (avinode_event_id) DO UPDATE SET deliveries = avinode_webhook_events.deliveries + excluded.deliveries,
-					last_received_at = greatest(avinode_webhook_events.last_received_at, excluded.last_received_at)
-				RETURNING avinode_event_id, id, deliveries`,
-				ids, eventIDs, types, resources, hrefs, trips, sources, ips, verified, raws, deliveries, ats, lastAts, maxRetries)
-			if err != nil {
+		rows, err := s.pool.Query(ctx, `INSERT INTO avinode_webhook_events (id, avinode_event_id, event_type, resource_type, href,
+				avinode_trip_ref, source, source_ip, signature_verified, raw_payload, status, deliveries, received_at,
+				last_received_at, max_retries, next_retry_at, updated_at)
+			SELECT id, event_id, event_type, resource_type, href, trip_ref, source, source_ip, verified, raw, 'pending', deliveries,
+				at, last_at, max_retries, at, at
+			FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+				$9::int[], $10::text[], $11::int[], $12::text[], $13::text[], $14::int[])
+				AS n(id, event_id, event_type, resource_type, href, trip_ref, source, source_ip, verified, raw, deliveries, at,
+					last_at, max_retries)
+			ORDER BY event_id
+			ON CONFLICT (avinode_event_id) DO UPDATE SET deliveries = avinode_webhook_events.deliveries + excluded.deliveries,
+				last_received_at = greatest(avinode_webhook_events.last_received_at, excluded.last_received_at)
+			RETURNING avinode_event_id, id, deliveries`,
+			ids, eventIDs, types, resources, hrefs, trips, sources, ips, verified, raws, deliveries, ats, lastAts, maxRetries)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var eventID string
+			var st stored
+			if err := rows.Scan(&eventID, &st.id, &st.deliveries); err != nil {
 				return err
 			}
-			defer rows.Close()
-			for rows.Next() {
-				var eventID string
-				var st stored
-				if err := rows.Scan(&eventID, &st.id, &st.deliveries); err != nil {
-					return err
-				}
-				got[eventID] = st
-			}
-			return rows.Err()
-		}()
-		if err == nil {
-			break
+			got[eventID] = st
 		}
-		if attempt == maxAttempts || !retryable(err) || ctx.Err() != nil {
-			return nil, fmt.Errorf("store: storing %d webhook events: %w", n, err)
-		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: storing %d webhook events: %w", n, err)
 	}
 	// An event's deliveries in ins are its latest: the j-th of k brought it
 	// to stored-k+j, and only the first of a new event is fresh.
@@ -290,17 +298,8 @@ func (t *Tx) EnqueueWebhookEvent(ctx context.Context, in Incoming) (*WebhookEven
 
 // receive inserts the notification, or counts a redelivery.
 func (t *Tx) receive(ctx context.Context, in Incoming) (Received, error) {
-	if in.ReceivedAt.IsZero() {
-		in.ReceivedAt = Now()
-	}
-	if in.MaxRetries <= 0 {
-		in.MaxRetries = DefaultMaxRetries
-	}
+	in = in.withDefaults()
 	at := ts(in.ReceivedAt)
-	verified := 0
-	if in.SignatureVerified {
-		verified = 1
-	}
 	r := Received{Deliveries: 1, Fresh: true}
 	err := t.q.row(ctx, `INSERT INTO avinode_webhook_events (id, avinode_event_id, event_type, resource_type, href,
 			avinode_trip_ref, source, source_ip, signature_verified, raw_payload, status, received_at, last_received_at,
@@ -308,7 +307,7 @@ func (t *Tx) receive(ctx context.Context, in Incoming) (Received, error) {
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (avinode_event_id) DO NOTHING
 		RETURNING id`,
-		newEventID(), in.ID, ProvisionalType(in.Type), in.Type, in.Href, in.TripRef, in.Source, in.SourceIP, verified,
+		newEventID(), in.ID, ProvisionalType(in.Type), in.Type, in.Href, in.TripRef, in.Source, in.SourceIP, in.verifiedFlag(),
 		string(in.Raw), EventPending, at, at, in.MaxRetries, at, at).Scan(&r.ID)
 	if err == nil {
 		return r, nil

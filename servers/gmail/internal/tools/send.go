@@ -63,10 +63,8 @@ type attachmentArg struct {
 	Path        string `json:"path,omitempty" jsonschema:"a file in the server's outbox directory, relative to it (instead of content)" mcp:"maxLength=1024"`
 }
 
-// Common are the arguments every sending tool has. It is exported because
-// the schema generator (package schema) skips embedded fields of an
-// unexported type, and with them their limits.
-type Common struct {
+// common are the arguments every sending tool has.
+type common struct {
 	To               recipients      `json:"to"`
 	Cc               []string        `json:"cc,omitempty" jsonschema:"copy recipients" mcp:"maxItems=50"`
 	Bcc              []string        `json:"bcc,omitempty" jsonschema:"blind copy recipients" mcp:"maxItems=50"`
@@ -76,7 +74,7 @@ type Common struct {
 }
 
 type sendArgs struct {
-	Common
+	common
 	Subject  string `json:"subject,omitempty" jsonschema:"subject line; required unless reply_to_message_id is given (a reply keeps the thread's subject)" mcp:"maxLength=998"`
 	Body     string `json:"body" jsonschema:"the message: HTML or plain text, as body_type says" mcp:"minLength=1,maxLength={maxBody}"`
 	BodyType string `json:"body_type,omitempty" jsonschema:"html (sent with a plain-text alternative made from it) or text" mcp:"enum=html|text,default=html"`
@@ -85,7 +83,7 @@ type sendArgs struct {
 // Validate holds the rules between arguments, the same for send_email and
 // create_draft.
 func (a *sendArgs) Validate() error {
-	if err := a.Common.validate(); err != nil {
+	if err := a.common.validate(); err != nil {
 		return err
 	}
 	if strings.TrimSpace(a.Subject) == "" && strings.TrimSpace(a.ReplyToMessageID) == "" {
@@ -97,7 +95,7 @@ func (a *sendArgs) Validate() error {
 
 // validate holds the rules every sending tool shares: each attachment is
 // content with a filename, or a path.
-func (a *Common) validate() error {
+func (a *common) validate() error {
 	for i, at := range a.Attachments {
 		field := fieldAt("attachments", i)
 		switch {
@@ -160,7 +158,7 @@ func createDraft(d Deps) kit.Tool {
 // the message as given, sent now or saved as a draft.
 func composed(d Deps, draft bool) func(context.Context, *kit.Call, sendArgs) (*sentResult, error) {
 	return func(ctx context.Context, c *kit.Call, a sendArgs) (*sentResult, error) {
-		p, err := compose(ctx, d, a.Common, a.Subject, a.Body, a.BodyType, "")
+		p, err := compose(ctx, d, a.common, a.Subject, a.Body, a.BodyType, "")
 		if err != nil {
 			return nil, err
 		}
@@ -179,7 +177,7 @@ type prepared struct {
 
 // compose validates the arguments and builds the message. Nothing leaves
 // the server here.
-func compose(ctx context.Context, d Deps, a Common, subject, body, bodyType, text string) (*prepared, error) {
+func compose(ctx context.Context, d Deps, a common, subject, body, bodyType, text string) (*prepared, error) {
 	to, err := parseTo(a.To)
 	if err != nil {
 		return nil, err
@@ -342,7 +340,7 @@ func loadAttachments(d Deps, args []attachmentArg) ([]mailmsg.Attachment, error)
 	var out []mailmsg.Attachment
 	var total int64
 	for i, a := range args {
-		field := fmt.Sprintf("attachments[%d]", i)
+		field := fieldAt("attachments", i)
 		var data []byte
 		name := a.Filename
 		// Validate saw to it that each is content with a filename, or a path.

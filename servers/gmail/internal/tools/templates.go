@@ -24,7 +24,7 @@ type templateVar struct {
 }
 
 type templateArgs struct {
-	Common
+	common
 	TemplateName string        `json:"template_name" jsonschema:"the template (list_templates describes each and the data it needs)" mcp:"enum={names}"`
 	TemplateData []templateVar `json:"template_data" jsonschema:"the template's variables, each once, as name/value pairs: names, types and which are required are in list_templates" mcp:"maxItems=100"`
 	Subject      string        `json:"subject,omitempty" jsonschema:"replaces the template's subject line (not for replies, which keep the thread's subject)" mcp:"maxLength=998"`
@@ -33,7 +33,7 @@ type templateArgs struct {
 // Validate holds the rules the schema cannot state: the ones every sending tool shares and
 // each variable named once.
 func (a *templateArgs) Validate() error {
-	if err := a.Common.validate(); err != nil {
+	if err := a.common.validate(); err != nil {
 		return err
 	}
 	seen := make(map[string]int, len(a.TemplateData))
@@ -70,7 +70,7 @@ func sendTemplateEmail(d Deps) kit.Tool {
 		}
 		pairs := make([]templates.Pair, len(a.TemplateData))
 		for i, v := range a.TemplateData {
-			pairs[i] = templates.Pair{Name: v.Name, Value: v.Value}
+			pairs[i] = templates.Pair(v)
 		}
 		data, err := t.Data(pairs, "template_data")
 		if err != nil {
@@ -91,7 +91,7 @@ func sendTemplateEmail(d Deps) kit.Tool {
 		if body == "" {
 			body, bodyType = r.Text, "text"
 		}
-		p, err := compose(ctx, d, a.Common, subject, body, bodyType, r.Text)
+		p, err := compose(ctx, d, a.common, subject, body, bodyType, r.Text)
 		if err != nil {
 			return nil, err
 		}
