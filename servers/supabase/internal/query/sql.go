@@ -294,10 +294,13 @@ func (s *sqlb) embed(ep EmbedPlan) {
 	}
 }
 
-// SQLSelect renders a read of p. PostgreSQL: one statement giving the rows
-// as one JSON array (text) and, when asked, the exact count. SQLite: a
-// statement giving one JSON object per row, and a count statement when
-// asked. One row more than Limit is read.
+// SQLSelect renders a read of p as one statement, so that the rows and the
+// count come from one snapshot without a transaction around them.
+// PostgreSQL: the rows as one JSON array (text) and, when asked, the exact
+// count. SQLite: the number of rows, their JSON objects joined by RowSep in
+// one text (NULL when there are none) and, when asked, the exact count: one
+// result row, as the driver's cost is per row. count is never set. One row
+// more than Limit is read.
 func SQLSelect(d *Dialect, p *Plan, q *Select) (rows Statement, count *Statement, err error) {
 	s := &sqlb{d: d}
 	body := func(s *sqlb) error {
@@ -361,23 +364,29 @@ func SQLSelect(d *Dialect, p *Plan, q *Select) (rows Statement, count *Statement
 		}
 		obj += ")"
 	}
-	s.w("SELECT ", obj)
+	// The subquery orders and limits the rows; an aggregate over a subquery
+	// with ORDER BY reads it as a co-routine, in that order.
+	s.w("SELECT count(*), group_concat(_r._j, char(", strconv.Itoa(RowSep), "))")
+	if q.Count {
+		s.w(", (SELECT count(*)")
+		if err := body(s); err != nil {
+			return Statement{}, nil, err
+		}
+		s.w(")")
+	}
+	s.w(" FROM (SELECT ", obj, " AS _j")
 	if err := body(s); err != nil {
 		return Statement{}, nil, err
 	}
 	limits(s)
-	rows = s.stmt()
-	if q.Count {
-		c := &sqlb{d: d}
-		c.w("SELECT count(*)")
-		if err := body(c); err != nil {
-			return Statement{}, nil, err
-		}
-		st := c.stmt()
-		count = &st
-	}
-	return rows, count, nil
+	s.w(") _r")
+	return s.stmt(), nil, nil
 }
+
+// RowSep separates the rows of an SQLite read (SQLSelect): the record
+// separator, a control character, which SQLite's JSON functions always
+// escape inside strings and never write outside them.
+const RowSep = 0x1e
 
 func (s *sqlb) returning(t *Table, cols []string) {
 	if s.d.Postgres {
