@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 )
 
 func TestRowsResultAppendsWhatJSONMarshals(t *testing.T) {
@@ -37,6 +39,33 @@ func TestRowsResultAppendsWhatJSONMarshals(t *testing.T) {
 		}
 		if name != "spaced, <, &" && string(got) != string(want) {
 			t.Errorf("%s: compact rows differ byte for byte:\n AppendJSON %s\n json.Marshal %s", name, got, want)
+		}
+	}
+}
+
+// TestFitRowsAgreesWithFitItems: the shortcut for rows well within the
+// room keeps what kit.FitItems keeps, at every room from too small for one
+// row to more than enough, for rows of plain bytes and of bytes that cost
+// the most (quotes and backslashes).
+func TestFitRowsAgreesWithFitItems(t *testing.T) {
+	for name, rows := range map[string][]json.RawMessage{
+		"plain":   {json.RawMessage(`{"id":1,"name":"abc"}`), json.RawMessage(`{"id":2,"name":"de"}`), json.RawMessage(`{"id":3}`)},
+		"escapes": {json.RawMessage(`{"q":"\"\\\"\\"}`), json.RawMessage(`["\\\\","\"\""]`)},
+		"none":    {},
+		"nil":     nil,
+	} {
+		for room := 0; room < maxCost(rows)+8; room++ {
+			got, fit, err := fitRows(rows, room)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := kit.FitItems(rows, room)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != n || fit != (n == len(rows)) || got == nil {
+				t.Errorf("%s, room %d: fitRows kept %d (fit %v), FitItems %d of %d", name, room, len(got), fit, n, len(rows))
+			}
 		}
 	}
 }
