@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -58,17 +60,46 @@ func benchProc(b *testing.B, backend string) *mcptest.Proc {
 // BenchmarkStdioQuery is supabase_query through the built binary over
 // stdio, as a client sees it (pipes, JSON-RPC, the kit, the backend, the
 // fenced answer): 100 rows, and a point lookup, on the embedded database
-// and on PostgreSQL (a least-privilege role on a throwaway cluster).
-// mcptest.Measure reports p50/p95/p99.
+// and on PostgreSQL (a least-privilege role on a throwaway cluster). The
+// floor (testdata/floor) gives the same answer, recorded, for the same call,
+// measured alternately call by call; reports both p50s and the ratio
+// (ref-p50-µs and ×ref-p50 are the floor's). The embedded 100-row target is
+// p50 ≤ 0.5 ms; the floor says how much of a run's p50 is the machine's.
 func BenchmarkStdioQuery(b *testing.B) {
+	floorBin := mcptest.Build(b, "./testdata/floor")
 	for _, backend := range []string{"embedded", "postgres"} {
 		for _, q := range []struct{ name, call string }{{"100rows", query100}, {"point", pointLookup}} {
 			b.Run(backend+"/"+q.name, func(b *testing.B) {
 				p := benchProc(b, backend)
-				mcptest.Measure(b, func() { p.Call(b, q.call) })
+				floor := floorProc(b, floorBin, q.call, p.Call(b, q.call))
+				mcptest.VersusReference(b, func() []byte { return p.RoundTrip(b, "tools/call", q.call) },
+					func() []byte { return floor.RoundTrip(b, "tools/call", q.call) })
 			})
 		}
 	}
+}
+
+// floorProc starts the floor answering call with the result of line, a
+// response of the server.
+func floorProc(b *testing.B, bin, call string, line []byte) *mcptest.Proc {
+	var res struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(line, &res); err != nil || len(res.Result) == 0 {
+		b.Fatalf("no result to record for the floor: %v: %.300s", err, line)
+	}
+	answers, err := json.Marshal(map[string]json.RawMessage{call: res.Result})
+	if err != nil {
+		b.Fatal(err)
+	}
+	file := filepath.Join(b.TempDir(), "answers.json")
+	if err := os.WriteFile(file, answers, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	p := mcptest.StartProc(b, bin, nil, "-answers", file)
+	b.Cleanup(p.Stop)
+	p.Initialize(b)
+	return p
 }
 
 // BenchmarkQueryVsServerPostgres: supabase_query through the built binary
