@@ -82,8 +82,36 @@ VALUES ('paging', 'e', ?, ?, ?)`, fmt.Sprintf("t-%02d", i), fmt.Sprintf("row %d 
 	if n := len(db.stmts.m); n > maxStmts {
 		t.Errorf("%d statements kept prepared, at most %d", n, maxStmts)
 	}
+	// Ordered by a column without an index (SQLite sorts), then a second key.
+	q := &query.Select{Schema: Schema, Table: "agent_errors", Items: []query.Item{{Column: "task_id"}},
+		Order: []query.Order{{Column: "retry_count", Desc: true}, {Column: "task_id"}}, Limit: total}
+	res, err := db.Select(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, raw := range res.Rows {
+		var row struct {
+			TaskID string `json:"task_id"`
+		}
+		if err := json.Unmarshal(raw, &row); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, row.TaskID)
+	}
+	var want []string
+	for r := 2; r >= 0; r-- {
+		for i := range total {
+			if i%3 == r {
+				want = append(want, fmt.Sprintf("t-%02d", i))
+			}
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("sorted by retry_count desc, task_id:\n got %v\nwant %v", got, want)
+	}
 	// Past the last row: none, and nothing more.
-	q := &query.Select{Schema: Schema, Table: "agent_errors", Items: []query.Item{{Star: true}}, Limit: 5, Offset: 100}
+	q = &query.Select{Schema: Schema, Table: "agent_errors", Items: []query.Item{{Star: true}}, Limit: 5, Offset: 100}
 	if res, err := db.Select(ctx, q); err != nil || len(res.Rows) != 0 || res.Rows == nil || res.Truncated || res.Count != nil {
 		t.Errorf("past the end: %+v %v", res, err)
 	}
