@@ -225,6 +225,15 @@ func TestMainVersion(t *testing.T) {
 	if out != "demo-mcp 1.2.3 (commit abc123)\n" {
 		t.Fatalf("version output %q", out)
 	}
+	// A spec without a version has the binary's, from shared/buildinfo:
+	// unlinked, as here, dev and unknown.
+	spec := (&demo{}).spec()
+	spec.Version, spec.Commit = "", ""
+	var stdout bytes.Buffer
+	if code := kit.Main(spec, []string{"--version"}, envFrom(nil), strings.NewReader(""), &stdout, io.Discard); code != 0 ||
+		stdout.String() != "demo-mcp dev (commit unknown)\n" {
+		t.Fatalf("unversioned spec: exit %d, version output %q", code, stdout.String())
+	}
 }
 
 func TestMainRefusesBadConfiguration(t *testing.T) {

@@ -12,7 +12,8 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Spec describes a server binary to Main.
+// Spec describes a server binary to Main. An empty Info.Version or
+// Info.Commit is the one the binary was linked with (shared/buildinfo).
 type Spec struct {
 	Info
 	Summary     string // one line for --help
