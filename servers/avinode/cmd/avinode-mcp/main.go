@@ -26,12 +26,6 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 )
 
-// Set by the Makefile through -ldflags.
-var (
-	version = "dev"
-	commit  = "unknown"
-)
-
 func main() {
 	os.Exit(kit.Main(spec(), os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
 }
@@ -266,7 +260,7 @@ func (s *settings) setup(ctx context.Context, env *kit.Env) ([]kit.Tool, func(),
 func spec() kit.Spec {
 	var s settings
 	return kit.Spec{
-		Info: kit.Info{Name: "avinode", Version: version, Commit: commit,
+		Info: kit.Info{Name: "avinode",
 			Instructions: "Private-jet charter through Avinode. create_trip creates a trip and returns a deep link: give it to the " +
 				"user, who sends requests for quote to operators in Avinode. Quotes arrive over time: read them with get_quotes " +
 				"(or subscribe to avinode://trips/{trip_id}/quotes). Airports are ICAO codes; search_airports finds them. Without " +

@@ -20,12 +20,6 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 )
 
-// Set by the Makefile through -ldflags.
-var (
-	version = "dev"
-	commit  = "unknown"
-)
-
 func main() {
 	os.Exit(kit.Main(spec(), os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
 }
@@ -168,7 +162,7 @@ func (s *settings) deps(env *kit.Env) (tools.Deps, error) {
 func spec() kit.Spec {
 	var s settings
 	return kit.Spec{
-		Info: kit.Info{Name: "devtools", Version: version, Commit: commit,
+		Info: kit.Info{Name: "devtools",
 			Instructions: "Developer tools confined to the configured root directories (or the client's roots inside them). Paths are relative to the first root unless absolute inside a root; call system_info to see the roots. " +
 				"Files under the roots are also resources (file:///abs/path) that a client can read and subscribe to, to hear when they change."},
 		Summary:     "MCP server with file, shell, web, database and system tools confined to root directories",
