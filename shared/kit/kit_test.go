@@ -360,12 +360,7 @@ func TestTimeoutAndCancel(t *testing.T) {
 	})
 	t.Run("client cancellation reaches the handler", func(t *testing.T) {
 		p := &probe{started: make(chan struct{})}
-		tools := testTools(p)
-		tools[3].Timeout = time.Minute
-		s, err := kit.New(kit.Info{Name: "t"}, tools, kit.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := slowServer(t, p)
 		c := mcptest.NewInProcess(t, s, "")
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
