@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -174,13 +173,9 @@ func (s *settings) openStore(ctx context.Context, env *kit.Env, opts store.Optio
 		}
 		return st, nil
 	}
-	path := s.dbPath
-	if path == "" {
-		dir, err := env.DataDir()
-		if err != nil {
-			return nil, err
-		}
-		path = filepath.Join(dir, "avinode.db")
+	path, err := env.DataPath(s.dbPath, "avinode.db")
+	if err != nil {
+		return nil, err
 	}
 	st, err := store.OpenSQLite(ctx, path, opts)
 	if err != nil {

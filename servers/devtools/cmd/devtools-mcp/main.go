@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -149,12 +148,10 @@ func (s *settings) deps(env *kit.Env) (tools.Deps, error) {
 			return d, &cli.UsageError{Msg: "DATABASE_URL is neither a PostgreSQL URL (postgres://user@host:5432/db) nor an SQLite file (sqlite:///abs/path.db)"}
 		}
 	}
-	if s.databaseURL == "" && d.Database.EmbeddedPath == "" {
-		dir, err := env.DataDir()
-		if err != nil {
+	if s.databaseURL == "" {
+		if d.Database.EmbeddedPath, err = env.DataPath(d.Database.EmbeddedPath, "devtools.db"); err != nil {
 			return d, err
 		}
-		d.Database.EmbeddedPath = filepath.Join(dir, "devtools.db")
 	}
 	return d, nil
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -134,13 +133,9 @@ func (s *settings) open(ctx context.Context, env *kit.Env, seed bool) (workbook.
 		}
 		return g, func() { g.Close(); auth.CloseIdleConnections() }, nil
 	}
-	dir := s.workbookDir
-	if dir == "" {
-		data, err := env.DataDir()
-		if err != nil {
-			return nil, nil, err
-		}
-		dir = filepath.Join(data, "workbook")
+	dir, err := env.DataPath(s.workbookDir, "workbook")
+	if err != nil {
+		return nil, nil, err
 	}
 	cfg := workbook.LocalConfig{Dir: dir}
 	if seed {

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -180,13 +179,9 @@ func (s *settings) open(ctx context.Context, env *kit.Env, policy *backend.Polic
 	if len(policy.Schemas) != 1 || policy.Schemas[0] != embedded.Schema {
 		return nil, usage(fmt.Errorf("the embedded database has one schema, %q; --schemas cannot expose others", embedded.Schema))
 	}
-	path := s.dbPath
-	if path == "" {
-		dir, err := env.DataDir()
-		if err != nil {
-			return nil, err
-		}
-		path = filepath.Join(dir, "supabase.db")
+	path, err := env.DataPath(s.dbPath, "supabase.db")
+	if err != nil {
+		return nil, err
 	}
 	return embedded.Open(ctx, embedded.Config{Path: path, Sample: s.sample, Timeout: s.timeout})
 }
