@@ -337,19 +337,6 @@ func (b *lockedBuffer) Reset() {
 	b.buf.Reset()
 }
 
-// waitFor polls cond until it holds; the audit line of a call is written
-// just after its response, so a test that reads logs waits for it.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // stdioProc is Main serving stdio on pipes.
 type stdioProc struct {
 	t      *testing.T

@@ -70,7 +70,7 @@ func TestClientLogMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	mcptest.FailCode(t, c.Call("notfound", nil), mcperr.NotFound)
-	waitFor(t, "a log message", func() bool { return count() == 1 })
+	mcptest.WaitFor(t, "a log message", func() bool { return count() == 1 })
 	mu.Lock()
 	defer mu.Unlock()
 	if !strings.Contains(msgs[0], `"level":"warning"`) || !strings.Contains(msgs[0], "NOT_FOUND") {
