@@ -9,7 +9,9 @@ MODULES      := shared $(addprefix servers/,$(SERVERS)) tools/fleetcheck
 PKGS         := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT       ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
-LDFLAGS      := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+# Every server reads its version and commit from one package.
+BUILDINFO    := github.com/mcp-fleet/mcp-fleet/shared/buildinfo
+LDFLAGS      := -s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT)
 STATICCHECK  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 COVER_MIN    ?= 80
 BENCHTIME    ?= 1s

@@ -66,14 +66,22 @@ func TestToolConcurrencyCap(t *testing.T) {
 	mcptest.OK(t, c.Call("hold", nil), nil)
 }
 
-func TestByteBudgetStdio(t *testing.T) {
+// budgetServer is a server whose byte budgets (one message, one session,
+// all in flight) are 150 KiB, with the test tools and g's "hold".
+func budgetServer(t *testing.T) (*kit.Server, *gate) {
+	t.Helper()
 	g := newGate()
-	defer g.open()
 	lim := kit.Limits{MaxMessageBytes: 150 << 10, MaxSessionBytes: 150 << 10, MaxInflightBytes: 150 << 10}
 	s, err := kit.New(kit.Info{Name: "t"}, append(testTools(nil), g.tool(0)), kit.Options{Limits: lim})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, g
+}
+
+func TestByteBudgetStdio(t *testing.T) {
+	s, g := budgetServer(t)
+	defer g.open()
 	p := startStdioPeer(t, s, "")
 	p.send(t, initLine)
 	p.recv(t)
@@ -103,13 +111,8 @@ func TestByteBudgetStdio(t *testing.T) {
 }
 
 func TestByteBudgetHTTP(t *testing.T) {
-	g := newGate()
+	s, g := budgetServer(t)
 	defer g.open()
-	lim := kit.Limits{MaxMessageBytes: 150 << 10, MaxSessionBytes: 150 << 10, MaxInflightBytes: 150 << 10}
-	s, err := kit.New(kit.Info{Name: "t"}, append(testTools(nil), g.tool(0)), kit.Options{Limits: lim})
-	if err != nil {
-		t.Fatal(err)
-	}
 	base := startHTTP(t, s, kit.HTTPOptions{AuthToken: httpToken})
 	sid := initSession(t, base, httpToken)
 	body := rpcCall(5, "tools/call", `{"name":"hold","arguments":{"pad":"`+strings.Repeat("y", 100<<10)+`"}}`)

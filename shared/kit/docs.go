@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/cli"
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/argorder"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
 )
 
@@ -146,20 +147,7 @@ func writeArgs(b *strings.Builder, schema json.RawMessage) {
 		b.WriteString("No arguments.\n\n")
 		return
 	}
-	req := map[string]bool{}
-	for _, n := range sc.Required {
-		req[n] = true
-	}
-	names := make([]string, 0, len(sc.Properties))
-	for n := range sc.Properties {
-		names = append(names, n)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		if req[names[i]] != req[names[j]] {
-			return req[names[i]]
-		}
-		return names[i] < names[j]
-	})
+	names, req := argorder.Names(sc.Properties, sc.Required)
 	b.WriteString("| argument | type | required | default | limits | description |\n|---|---|---|---|---|---|\n")
 	for _, n := range names {
 		p := sc.Properties[n]

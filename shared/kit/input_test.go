@@ -17,6 +17,16 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 )
 
+// askServer serves askTools.
+func askServer(t *testing.T, runs *atomic.Int32) *kit.Server {
+	t.Helper()
+	s, err := kit.New(kit.Info{Name: "test"}, askTools(runs), kit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // askTools ask the user before acting, the way a sending tool asks for a
 // confirmation; runs counts how often the handler ran.
 func askTools(runs *atomic.Int32) []kit.Tool {
@@ -71,10 +81,7 @@ func TestElicitationBothEras(t *testing.T) {
 	for _, legacy := range []bool{true, false} {
 		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) {
 			var runs atomic.Int32
-			s, err := kit.New(kit.Info{Name: "test"}, askTools(&runs), kit.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := askServer(t, &runs)
 			user := &yesUser{}
 			opts := []client.ClientOption{client.WithElicitationHandler(user), client.WithRootsHandler(someRoots{})}
 			if legacy {
@@ -105,10 +112,7 @@ func TestElicitationBothEras(t *testing.T) {
 // a clear refusal (before 2026-07-28 a tool error; after, -32021).
 func TestElicitationWithoutCapability(t *testing.T) {
 	var runs atomic.Int32
-	s, err := kit.New(kit.Info{Name: "test"}, askTools(&runs), kit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := askServer(t, &runs)
 	c := mcptest.NewInProcess(t, s, "", client.WithLegacyProtocolOnly())
 	b := mcptest.FailCode(t, c.Call("confirm", nil), "PERMISSION_DENIED")
 	if !strings.Contains(b.Message, "elicitation/create") {
@@ -130,10 +134,7 @@ func TestElicitationWithoutCapability(t *testing.T) {
 // refused with -32602.
 func TestRequestStateIsSigned(t *testing.T) {
 	var runs atomic.Int32
-	s, err := kit.New(kit.Info{Name: "test"}, askTools(&runs), kit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := askServer(t, &runs)
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
 	first := s.Handle(context.Background(), "", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"confirm","arguments":{"what":"a"},`+meta+`}}`))
 	var res struct {
@@ -168,10 +169,7 @@ func TestElicitationOverHTTP(t *testing.T) {
 	for _, legacy := range []bool{true, false} {
 		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) {
 			var runs atomic.Int32
-			s, err := kit.New(kit.Info{Name: "test"}, askTools(&runs), kit.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := askServer(t, &runs)
 			base := startHTTP(t, s, kit.HTTPOptions{AuthToken: httpToken})
 			tr, err := transport.NewStreamableHTTP(base+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + httpToken}))
 			if err != nil {

@@ -331,7 +331,7 @@ func TestFailuresKeepServerAlive(t *testing.T) {
 		t.Fatalf("typed error message lost: %q", b.Message)
 	}
 	mcptest.OK(t, c.Call("echo", map[string]any{"text": "still here"}), nil)
-	waitFor(t, "4 audit lines", func() bool { return strings.Count(logs.String(), `"event":"tool_call"`) == 4 })
+	mcptest.WaitFor(t, "4 audit lines", func() bool { return strings.Count(logs.String(), `"event":"tool_call"`) == 4 })
 	if strings.Contains(logs.String(), "hunter2-secret") {
 		t.Fatal("secret value reached the logs")
 	}
@@ -360,12 +360,7 @@ func TestTimeoutAndCancel(t *testing.T) {
 	})
 	t.Run("client cancellation reaches the handler", func(t *testing.T) {
 		p := &probe{started: make(chan struct{})}
-		tools := testTools(p)
-		tools[3].Timeout = time.Minute
-		s, err := kit.New(kit.Info{Name: "t"}, tools, kit.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := slowServer(t, p)
 		c := mcptest.NewInProcess(t, s, "")
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
@@ -407,7 +402,7 @@ func TestAuditLog(t *testing.T) {
 	mcptest.OK(t, c.Call("echo", map[string]any{"text": long, "api_token": "tok-abcdef-123456"}), nil)
 	mcptest.OK(t, c.Call("echo", map[string]any{"text": "https://x.example/?token=url-secret-123"}), nil)
 	mcptest.FailCode(t, c.Call("write", map[string]any{}), mcperr.PermissionDeny)
-	waitFor(t, "3 audit lines", func() bool { return strings.Count(logs.String(), `"event":"tool_call"`) == 3 })
+	mcptest.WaitFor(t, "3 audit lines", func() bool { return strings.Count(logs.String(), `"event":"tool_call"`) == 3 })
 
 	var lines []map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
@@ -460,7 +455,7 @@ func TestMetricsCountCalls(t *testing.T) {
 	mcptest.OK(t, c.Call("echo", map[string]any{"text": "x"}), nil)
 	mcptest.FailCode(t, c.Call("echo", map[string]any{}), mcperr.Validation)
 	// Metrics are recorded just after the response is written.
-	waitFor(t, "two recorded calls", func() bool { return calls(s, "echo") == 2 })
+	mcptest.WaitFor(t, "two recorded calls", func() bool { return calls(s, "echo") == 2 })
 	for _, ts := range s.Engine().Metrics().Snapshot() {
 		if ts.Tool != "echo" {
 			continue
@@ -508,7 +503,7 @@ func TestAuditOmitAndDuplicateKeys(t *testing.T) {
 	}
 	c := mcptest.NewInProcess(t, s, "")
 	mcptest.OK(t, c.Call("echo", map[string]any{"text": "PRIVATE=hunter22"}), nil)
-	waitFor(t, "the audit line", func() bool { return strings.Contains(logs.String(), `"event":"tool_call"`) })
+	mcptest.WaitFor(t, "the audit line", func() bool { return strings.Contains(logs.String(), `"event":"tool_call"`) })
 	if strings.Contains(logs.String(), "hunter22") || !strings.Contains(logs.String(), `"text":"[omitted: 16 bytes]"`) {
 		t.Fatalf("audit line:\n%s", logs.String())
 	}

@@ -225,6 +225,15 @@ func TestMainVersion(t *testing.T) {
 	if out != "demo-mcp 1.2.3 (commit abc123)\n" {
 		t.Fatalf("version output %q", out)
 	}
+	// A spec without a version has the binary's, from shared/buildinfo:
+	// unlinked, as here, dev and unknown.
+	spec := (&demo{}).spec()
+	spec.Version, spec.Commit = "", ""
+	var stdout bytes.Buffer
+	if code := kit.Main(spec, []string{"--version"}, envFrom(nil), strings.NewReader(""), &stdout, io.Discard); code != 0 ||
+		stdout.String() != "demo-mcp dev (commit unknown)\n" {
+		t.Fatalf("unversioned spec: exit %d, version output %q", code, stdout.String())
+	}
 }
 
 func TestMainRefusesBadConfiguration(t *testing.T) {
@@ -326,19 +335,6 @@ func (b *lockedBuffer) Reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.buf.Reset()
-}
-
-// waitFor polls cond until it holds; the audit line of a call is written
-// just after its response, so a test that reads logs waits for it.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // stdioProc is Main serving stdio on pipes.

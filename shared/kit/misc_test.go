@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -68,7 +70,7 @@ func TestClientLogMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	mcptest.FailCode(t, c.Call("notfound", nil), mcperr.NotFound)
-	waitFor(t, "a log message", func() bool { return count() == 1 })
+	mcptest.WaitFor(t, "a log message", func() bool { return count() == 1 })
 	mu.Lock()
 	defer mu.Unlock()
 	if !strings.Contains(msgs[0], `"level":"warning"`) || !strings.Contains(msgs[0], "NOT_FOUND") {
@@ -174,5 +176,39 @@ func TestDocsListResources(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("reference lacks %q", want)
 		}
+	}
+}
+
+// TestEnvDataPath: a configured path is kept; without one the name is
+// placed in the data directory, which is created (0700).
+func TestEnvDataPath(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	env := &kit.Env{Info: kit.Info{Name: "demo"}, Getenv: func(k string) string {
+		if k == "DEMO_DATA_DIR" {
+			return data
+		}
+		return ""
+	}}
+	if got, err := env.DataPath("/elsewhere/demo.db", "demo.db"); err != nil || got != "/elsewhere/demo.db" {
+		t.Errorf("configured path: %q, %v", got, err)
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Errorf("a configured path created the data directory: %v", err)
+	}
+	got, err := env.DataPath("", "demo.db")
+	if err != nil || got != filepath.Join(data, "demo.db") {
+		t.Fatalf("default path: %q, %v", got, err)
+	}
+	if fi, err := os.Stat(data); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("data directory: %v %v", fi, err)
+	}
+	env.Getenv = func(k string) string {
+		if k == "DEMO_DATA_DIR" {
+			return "/proc/no-such-dir/demo"
+		}
+		return ""
+	}
+	if _, err := env.DataPath("", "demo.db"); err == nil {
+		t.Error("a data directory that cannot be made gave a path")
 	}
 }

@@ -99,7 +99,7 @@ func TestOAuthWithoutPolicy(t *testing.T) {
 		if out.Text != "hi" || out.Agent != "" {
 			t.Fatalf("echo %+v", out)
 		}
-		waitFor(t, "the audit line", func() bool { return len(fx.auditLines(t)) == 1 })
+		mcptest.WaitFor(t, "the audit line", func() bool { return len(fx.auditLines(t)) == 1 })
 		l := fx.auditLines(t)[0]
 		if l["auth"] != "oauth" || l["sub"] != "alice" || l["name"] != "alice@example.com" || l["client_id"] != "test-client" || l["agent"] != "" {
 			t.Fatalf("audit line %v", l)
@@ -233,7 +233,7 @@ func TestOAuthWithPolicy(t *testing.T) {
 		if got := strings.Join(clientToolNames(t, c2), ","); got != "echo,write" {
 			t.Fatalf("bob sees %q", got)
 		}
-		waitFor(t, "the audit lines", func() bool { return len(fx.auditLines(t)) == 2 })
+		mcptest.WaitFor(t, "the audit lines", func() bool { return len(fx.auditLines(t)) == 2 })
 		for _, l := range fx.auditLines(t) {
 			if l["auth"] != "oauth" || l["agent"] != "reader" || l["sub"] != "alice" {
 				t.Fatalf("audit line %v", l)
@@ -245,7 +245,7 @@ func TestOAuthWithPolicy(t *testing.T) {
 		if r.Status != 200 {
 			t.Fatalf("static token: %d %s", r.Status, r.Body)
 		}
-		waitFor(t, "the audit line", func() bool { return len(fx.auditLines(t)) == 3 })
+		mcptest.WaitFor(t, "the audit line", func() bool { return len(fx.auditLines(t)) == 3 })
 		found := false
 		for _, l := range fx.auditLines(t) {
 			if l["auth"] == "token" && l["agent"] == "writer" && l["sub"] == nil {

@@ -226,7 +226,7 @@ func TestResourceSubscriptionsStdio(t *testing.T) {
 	}
 	nb.set("a", "changed")
 	nb.set("b", "not subscribed")
-	waitFor(t, "the update of notes://a", func() bool { return u.count("notes://a") >= 1 })
+	mcptest.WaitFor(t, "the update of notes://a", func() bool { return u.count("notes://a") >= 1 })
 	if u.count("notes://b") != 0 {
 		t.Fatal("an update for an unsubscribed URI arrived")
 	}
@@ -273,9 +273,9 @@ func TestListenModern(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	waitFor(t, "the watch of notes://a", func() bool { return nb.watching("a") == 1 })
+	mcptest.WaitFor(t, "the watch of notes://a", func() bool { return nb.watching("a") == 1 })
 	nb.set("a", "changed")
-	waitFor(t, "the tagged update", func() bool { return u.count("notes://a") >= 1 })
+	mcptest.WaitFor(t, "the tagged update", func() bool { return u.count("notes://a") >= 1 })
 	u.mu.Lock()
 	tagged := len(u.meta) > 0 && u.meta[0]["io.modelcontextprotocol/subscriptionId"] != nil
 	u.mu.Unlock()
@@ -283,7 +283,7 @@ func TestListenModern(t *testing.T) {
 		t.Fatalf("listen-stream update not tagged with its subscription id: %+v", u.meta)
 	}
 	stop()
-	waitFor(t, "the watch to stop when the stream ends", func() bool { return nb.watching("a") == 0 })
+	mcptest.WaitFor(t, "the watch to stop when the stream ends", func() bool { return nb.watching("a") == 0 })
 
 	// reader may not read notes: its listen stream establishes nothing.
 	raw := s.Handle(context.Background(), "reader", []byte(`{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["notes://a"]},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))

@@ -77,6 +77,16 @@ func CostJSON(b []byte) int {
 	return n
 }
 
+// CostOf is what v costs in a result, encoded as JSON (see CostJSON). A
+// value that does not encode costs 0: the result holding it fails anyway.
+func CostOf(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return CostJSON(b)
+}
+
 // FitItems returns how many of items, from the first, fit in room as the
 // elements of a JSON array (CostJSON, with the commas), so that a tool
 // listing rows, messages or entries can return the ones that fit and a

@@ -65,13 +65,13 @@ func TestSignalStopsWorkerAndListener(t *testing.T) {
 		b, _ := json.Marshal(m)
 		return resp.StatusCode, string(b)
 	}
-	waitFor(t, "a healthy worker", func() bool { code, _ := health(); return code == 200 })
+	mcptest.WaitFor(t, "a healthy worker", func() bool { code, _ := health(); return code == 200 })
 	base := "http://" + mcpAddr
 	sid := initSession(t, base, httpToken)
 	if r := post(t, base, httpToken, sid, rpcCall(2, "tools/call", `{"name":"break_worker"}`)); r.Status != 200 {
 		t.Fatalf("break_worker: %d %s", r.Status, r.Body)
 	}
-	waitFor(t, "/healthz to name the stuck worker", func() bool {
+	mcptest.WaitFor(t, "/healthz to name the stuck worker", func() bool {
 		code, body := health()
 		return code == 503 && strings.Contains(body, "worker ticker") && strings.Contains(body, "ticker is stuck")
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/datadir"
@@ -12,7 +13,8 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Spec describes a server binary to Main.
+// Spec describes a server binary to Main. An empty Info.Version or
+// Info.Commit is the one the binary was linked with (shared/buildinfo).
 type Spec struct {
 	Info
 	Summary     string // one line for --help
@@ -85,6 +87,20 @@ func (e *Env) DataDir() (string, error) {
 		getenv = os.Getenv
 	}
 	return datadir.Ensure(e.Info.Name, getenv)
+}
+
+// DataPath is where the server keeps a file or directory a flag may place
+// elsewhere: path when it is set, else name in the data directory (which
+// it creates, as DataDir does).
+func (e *Env) DataPath(path, name string) (string, error) {
+	if path != "" {
+		return path, nil
+	}
+	dir, err := e.DataDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, name), nil
 }
 
 // AddResource serves a static resource beside the tools.

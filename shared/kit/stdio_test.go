@@ -107,12 +107,7 @@ func TestStdioTransport(t *testing.T) {
 // SDK reports one as an error). The next request is answered as usual.
 func TestStdioCancellation(t *testing.T) {
 	pr := &probe{}
-	tools := testTools(pr)
-	tools[3].Timeout = time.Minute
-	s, err := kit.New(kit.Info{Name: "t"}, tools, kit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := slowServer(t, pr)
 	p := startStdioPeer(t, s, "")
 	p.send(t, initLine)
 	p.recv(t)
@@ -194,12 +189,7 @@ func TestStdioStopsOnContextWithStdinOpen(t *testing.T) {
 // and each answer carries its own id.
 func TestStdioConcurrentRequests(t *testing.T) {
 	p := &probe{started: make(chan struct{})}
-	tools := testTools(p)
-	tools[3].Timeout = time.Minute
-	s, err := kit.New(kit.Info{Name: "t"}, tools, kit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := slowServer(t, p)
 	peer := startStdioPeer(t, s, "")
 	peer.send(t, initLine)
 	peer.recv(t)

@@ -181,6 +181,12 @@ func TestClipAndCost(t *testing.T) {
 	if kit.CostJSON([]byte(`{"a":1}`)) != 14+2 {
 		t.Fatalf("CostJSON = %d", kit.CostJSON([]byte(`{"a":1}`)))
 	}
+	if n := kit.CostOf(map[string]int{"a": 1}); n != 14+2 {
+		t.Fatalf("CostOf = %d, want CostJSON of the encoding", n)
+	}
+	if n := kit.CostOf(func() {}); n != 0 {
+		t.Fatalf("CostOf of what does not encode = %d", n)
+	}
 }
 
 func TestNewToolBadDefinitionsFailRegistration(t *testing.T) {

@@ -1,9 +1,11 @@
 package mcptest
 
 import (
+	"cmp"
 	"context"
 	"testing"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/buildinfo"
 	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
@@ -31,6 +33,9 @@ func Setup(t testing.TB, spec kit.Spec, args []string, env map[string]string) ([
 	if err := f.Parse(args, getenv); err != nil {
 		return nil, nil, err
 	}
+	// As Main: a spec without a version has the binary's.
+	spec.Version = cmp.Or(spec.Version, buildinfo.Version())
+	spec.Commit = cmp.Or(spec.Commit, buildinfo.Commit())
 	e := &kit.Env{Info: spec.Info, Metrics: metrics.New(spec.Name), Notifier: kit.NewNotifier(), Health: kit.NewHealth(),
 		Getenv: getenv, Redactor: logging.NewRedactor()}
 	tools, cleanup, err := spec.Setup(context.Background(), e)

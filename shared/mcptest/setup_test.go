@@ -33,6 +33,9 @@ func TestSetup(t *testing.T) {
 		if err != nil || len(tools) != 1 || greeting != "hi" || env.Info.Name != "greeter" {
 			t.Fatalf("tools %d, greeting %q, err %v", len(tools), greeting, err)
 		}
+		if env.Info.Version != "dev" || env.Info.Commit != "unknown" {
+			t.Errorf("a spec without a version: %q %q, want the unlinked binary's dev and unknown", env.Info.Version, env.Info.Commit)
+		}
 		if rep := env.Health.Report(context.Background()); !rep.OK || len(rep.Parts) != 1 {
 			t.Errorf("health %+v", rep)
 		}

@@ -35,11 +35,7 @@ func newEnv(t testing.TB) *env {
 	t.Helper()
 	dbURL := pgtest.URL(t)
 	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = admin.Close(context.Background()) })
+	admin := pgtest.Conn(t, dbURL)
 	u, err := url.Parse(dbURL)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
 )
 
@@ -249,5 +250,27 @@ func TestProgramPath(t *testing.T) {
 	out, err := exec.Command(pgtest.ProgramPath(t, "pgbench"), "--version").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "PostgreSQL") {
 		t.Fatalf("pgbench --version: %v: %s", err, out)
+	}
+}
+
+// TestConn: the connection is to the database and as the user the URL
+// names, and it is closed when the test ends.
+func TestConn(t *testing.T) {
+	dbURL := pgtest.URL(t)
+	role, roleURL := pgtest.Role(t, dbURL)
+	var conn *pgx.Conn
+	t.Run("open", func(t *testing.T) {
+		conn = pgtest.Conn(t, roleURL)
+		var db, user string
+		if err := conn.QueryRow(context.Background(), "SELECT current_database(), current_user").Scan(&db, &user); err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(dbURL)
+		if db != strings.TrimPrefix(u.Path, "/") || user != role {
+			t.Errorf("connected to %s as %s, want %s as %s", db, user, u.Path, role)
+		}
+	})
+	if !conn.IsClosed() {
+		t.Error("the connection outlived its test")
 	}
 }

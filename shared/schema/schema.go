@@ -34,6 +34,7 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mcp-fleet/mcp-fleet/shared/internal/ident"
 )
 
 // Vars are the values "{name}" placeholders in tags stand for.
@@ -195,7 +196,7 @@ func expand(text string, vars Vars) (string, error) {
 			return b.String(), nil
 		}
 		key := text[i+1 : i+j]
-		if !isIdent(key) {
+		if !ident.Is(key) {
 			b.WriteString(text[:i+j+1])
 			text = text[i+j+1:]
 			continue
@@ -208,18 +209,6 @@ func expand(text string, vars Vars) (string, error) {
 		b.WriteString(fmt.Sprint(v))
 		text = text[i+j+1:]
 	}
-}
-
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r != '_' && (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
-			return false
-		}
-	}
-	return true
 }
 
 func applyTag(s *jsonschema.Schema, t reflect.Type, tag string, vars Vars) error {

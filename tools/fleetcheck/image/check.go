@@ -199,7 +199,7 @@ func (r *Report) binary(im *Image, entry string, w Want) {
 		return
 	}
 	if w.Version != "" && !bytes.Contains(f.Data, []byte(w.Version)) {
-		r.fail("%s does not hold the version %q (built without -X main.version?)", entry, w.Version)
+		r.fail("%s does not hold the version %q (built without -X .../shared/buildinfo.version?)", entry, w.Version)
 	}
 	r.ok("%s: static ELF for %s/%s, %.1f MB", entry, im.Config.OS, im.Config.Architecture, float64(f.Size)/1e6)
 }

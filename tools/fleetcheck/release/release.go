@@ -26,6 +26,13 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// VersionVar and CommitVar are the variables every server reads its version
+// and commit from; the ldflags set them with -X.
+const (
+	VersionVar = "github.com/mcp-fleet/mcp-fleet/shared/buildinfo.version"
+	CommitVar  = "github.com/mcp-fleet/mcp-fleet/shared/buildinfo.commit"
+)
+
 // Config is the part of a GoReleaser v2 configuration these checks read.
 type Config struct {
 	Version     int       `yaml:"version"`
@@ -128,7 +135,7 @@ func Check(c *Config, root string, servers []string) []string {
 			fail("builds.%s: flags %v lack -trimpath", s, b.Flags)
 		}
 		ld := strings.Join(b.Ldflags, " ")
-		for _, sym := range []string{"main.version", "main.commit"} {
+		for _, sym := range []string{VersionVar, CommitVar} {
 			if !regexp.MustCompile(`-X ` + regexp.QuoteMeta(sym) + `=\{\{\s*\.\w+\s*\}\}`).MatchString(ld) {
 				fail("builds.%s: ldflags %q do not set %s from a template (-X %s={{ .Version }})", s, ld, sym, sym)
 			}

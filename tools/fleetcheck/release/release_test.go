@@ -46,9 +46,12 @@ func TestCheckFindsMistakes(t *testing.T) {
 			c.Builds[1].Skip = true
 		}, []string{"lacks CGO_ENABLED=0", "lack -trimpath", "builds.gmail: skipped"}},
 		{"ldflags", func(c *Config) {
-			c.Builds[0].Ldflags = []string{"-s -w -X main.version=1.0"}
-			c.Builds[1].Ldflags = []string{"-X main.version={{ .Version }} -X main.commit={{ .ShortCommit }} -X main.date={{ .Date }}"}
-		}, []string{"do not set main.version", "do not set main.commit", "template {{ .Date }}"}},
+			c.Builds[0].Ldflags = []string{"-s -w -X " + VersionVar + "=1.0"}
+			c.Builds[1].Ldflags = []string{"-X " + VersionVar + "={{ .Version }} -X " + CommitVar + "={{ .ShortCommit }} -X main.date={{ .Date }}"}
+			c.Builds[2].Ldflags = []string{"-s -w -X main.version={{ .Version }} -X main.commit={{ .ShortCommit }}"}
+		}, []string{"builds.avinode: ldflags \"-s -w -X " + VersionVar + "=1.0\" do not set " + VersionVar,
+			"builds.avinode: ldflags \"-s -w -X " + VersionVar + "=1.0\" do not set " + CommitVar, "template {{ .Date }}",
+			"builds.sheets: ldflags \"-s -w -X main.version={{ .Version }} -X main.commit={{ .ShortCommit }}\" do not set " + VersionVar}},
 		{"platforms", func(c *Config) {
 			c.Builds[0].Goos = []string{"linux", "darwin"}
 			c.Builds[1].Ignore = append(c.Builds[1].Ignore, struct {
@@ -118,7 +121,7 @@ func TestBuildAndInspect(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Config{Builds: []Build{{ID: "tiny", Main: "./testdata/tiny", Binary: "tiny-mcp", Env: []string{"CGO_ENABLED=0"},
-		Flags: []string{"-trimpath"}, Ldflags: []string{"-s -w -X main.version={{ .Version }} -X main.commit={{ .ShortCommit }}"}}}}
+		Flags: []string{"-trimpath"}, Ldflags: []string{"-s -w -X " + VersionVar + "={{ .Version }} -X " + CommitVar + "={{ .ShortCommit }}"}}}}
 	v := Values{Version: "0.0.0-test", Commit: "0123456789abcdef0123456789abcdef01234567", ShortCommit: "0123456"}
 	ctx := context.Background()
 	out := t.TempDir()

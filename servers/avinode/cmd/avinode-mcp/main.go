@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -24,12 +23,6 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/webhooks"
 	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
-)
-
-// Set by the Makefile through -ldflags.
-var (
-	version = "dev"
-	commit  = "unknown"
 )
 
 func main() {
@@ -180,13 +173,9 @@ func (s *settings) openStore(ctx context.Context, env *kit.Env, opts store.Optio
 		}
 		return st, nil
 	}
-	path := s.dbPath
-	if path == "" {
-		dir, err := env.DataDir()
-		if err != nil {
-			return nil, err
-		}
-		path = filepath.Join(dir, "avinode.db")
+	path, err := env.DataPath(s.dbPath, "avinode.db")
+	if err != nil {
+		return nil, err
 	}
 	st, err := store.OpenSQLite(ctx, path, opts)
 	if err != nil {
@@ -266,7 +255,7 @@ func (s *settings) setup(ctx context.Context, env *kit.Env) ([]kit.Tool, func(),
 func spec() kit.Spec {
 	var s settings
 	return kit.Spec{
-		Info: kit.Info{Name: "avinode", Version: version, Commit: commit,
+		Info: kit.Info{Name: "avinode",
 			Instructions: "Private-jet charter through Avinode. create_trip creates a trip and returns a deep link: give it to the " +
 				"user, who sends requests for quote to operators in Avinode. Quotes arrive over time: read them with get_quotes " +
 				"(or subscribe to avinode://trips/{trip_id}/quotes). Airports are ICAO codes; search_airports finds them. Without " +

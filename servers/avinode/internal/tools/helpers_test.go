@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -272,56 +271,6 @@ func isDeclineReason(r string) bool {
 		}
 	}
 	return false
-}
-
-// notifications collects notifications/resources/updated by URI.
-type notifications struct {
-	mu   sync.Mutex
-	uris map[string]int
-	ch   chan string
-}
-
-func listen(c *mcptest.Client) *notifications {
-	n := &notifications{uris: map[string]int{}, ch: make(chan string, 100)}
-	c.Raw().OnNotification(func(msg mcp.JSONRPCNotification) {
-		if msg.Method != "notifications/resources/updated" {
-			return
-		}
-		uri, _ := msg.Params.AdditionalFields["uri"].(string)
-		n.mu.Lock()
-		n.uris[uri]++
-		n.mu.Unlock()
-		select {
-		case n.ch <- uri:
-		default:
-		}
-	})
-	return n
-}
-
-// wait blocks until uri was notified (failing after a generous bound).
-func (n *notifications) wait(t *testing.T, uri string) {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		n.mu.Lock()
-		got := n.uris[uri]
-		n.mu.Unlock()
-		if got > 0 {
-			return
-		}
-		select {
-		case <-n.ch:
-		case <-deadline:
-			t.Fatalf("no notifications/resources/updated for %s", uri)
-		}
-	}
-}
-
-func (n *notifications) reset() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.uris = map[string]int{}
 }
 
 // subscribe subscribes c to uris — with resources/subscribe before

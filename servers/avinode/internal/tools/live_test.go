@@ -57,7 +57,7 @@ func in(days int) string {
 func TestLiveTools(t *testing.T) {
 	e := newLiveEnv(t, nil)
 	c, fake := e.c, e.fake
-	notes := listen(c)
+	notes := mcptest.ListenUpdates(c)
 
 	var trip tripResult
 	mcptest.OK(t, c.Call("create_trip", map[string]any{"departure_airport": "KTEB", "arrival_airport": "KVNY", "passengers": 6,
@@ -85,7 +85,7 @@ func TestLiveTools(t *testing.T) {
 
 	var q quotesResult
 	mcptest.Structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
-	notes.wait(t, trip.Resources.Quotes)
+	notes.Seen(t, trip.Resources.Quotes)
 	if q.Total != 1 || q.Status.OperatorsAsked != 3 || q.Status.Quoted != 1 || q.Status.Declined != 1 || q.Status.Pending != 1 ||
 		len(q.Status.Declines) != 1 || q.Status.Declines[0].Reason != "CABOTAGE" || q.Cheapest["USD"] != quoteID {
 		t.Fatalf("get_quotes = %+v", q)

@@ -37,7 +37,7 @@ func TestMockTripLifecycle(t *testing.T) {
 
 func mockLifecycle(t *testing.T, e *env) {
 	c := e.c
-	notes := listen(c)
+	notes := mcptest.ListenUpdates(c)
 
 	var trip tripResult
 	mcptest.OK(t, c.Call("create_trip", map[string]any{"departure_airport": "KTEB", "arrival_airport": "KVNY", "passengers": 6,
@@ -76,8 +76,8 @@ func mockLifecycle(t *testing.T, e *env) {
 		evs[0].TripID != trip.TripID || evs[0].QuoteID == "" || evs[0].Source != store.SourceMock || evs[0].TripRef != trip.DisplayID {
 		t.Fatalf("webhook events after the first quote: %+v, %v", evs, err)
 	}
-	notes.wait(t, trip.Resources.Quotes)
-	notes.wait(t, trip.Resources.Trip)
+	notes.Seen(t, trip.Resources.Quotes)
+	notes.Seen(t, trip.Resources.Trip)
 	mcptest.Structured(t, c.Call("get_quotes", map[string]any{"trip_id": trip.TripID}), &q)
 	if q.Total != 1 || q.Status.Quoted != 1 || q.Status.Pending != 4 || q.Status.First == nil || *q.Status.First != 0.1 {
 		t.Fatalf("after the first quote: %+v", q.Status)
@@ -137,7 +137,7 @@ func mockLifecycle(t *testing.T, e *env) {
 	}
 
 	// A message; the operator replies after the first-response delay.
-	notes.reset()
+	notes.Reset()
 	var sent struct {
 		ID   string `json:"message_id"`
 		From string `json:"from"`
@@ -147,7 +147,7 @@ func mockLifecycle(t *testing.T, e *env) {
 	if !strings.HasPrefix(sent.ID, "abuyermsg-") || sent.From != "buyer" || sent.Note == "" {
 		t.Fatalf("send_message = %+v", sent)
 	}
-	notes.wait(t, trip.Resources.Trip)
+	notes.Seen(t, trip.Resources.Trip)
 	var thread messagesResult
 	mcptest.Structured(t, c.Call("get_messages", map[string]any{"rfq_id": quotedRFQ}), &thread)
 	if len(thread.Messages) != 1 {
@@ -161,7 +161,7 @@ func mockLifecycle(t *testing.T, e *env) {
 	}
 
 	// Cancel: the trip, its RFQs and quotes; the sellers get the message.
-	notes.reset()
+	notes.Reset()
 	var cancelled tripView
 	mcptest.Structured(t, c.Call("cancel_trip", map[string]any{"trip_id": trip.TripID, "reason": "BY_CLIENT",
 		"message_to_sellers": "The client found another option."}), &cancelled)
@@ -169,7 +169,7 @@ func mockLifecycle(t *testing.T, e *env) {
 		cancelled.QuoteStatus.Pending != 0 {
 		t.Fatalf("cancel_trip = %+v", cancelled)
 	}
-	notes.wait(t, trip.Resources.Quotes)
+	notes.Seen(t, trip.Resources.Quotes)
 	for _, r := range cancelled.RFQs {
 		if r.Status != "cancelled" && r.Status != "declined" {
 			t.Errorf("rfq after cancel: %+v", r)
@@ -502,7 +502,7 @@ func TestWorkerDelivers(t *testing.T) {
 	m := mock.New(st, mock.Config{}) // answers at once
 	d := tools.Deps{Store: st, Market: m}
 	c := serve(t, d, n, "", kit.Options{})
-	notes := listen(c)
+	notes := mcptest.ListenUpdates(c)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	errs := 0
@@ -513,7 +513,7 @@ func TestWorkerDelivers(t *testing.T) {
 	p := processor(t, st, m, nil)
 	go func() { done <- m.Run(ctx, 5*time.Millisecond, nil, func(error) { errs++ }) }()
 	go func() { done <- p.Run(ctx) }()
-	notes.wait(t, trip.Resources.Quotes)
+	notes.Seen(t, trip.Resources.Quotes)
 	// The first answer heard may be a decline: the workers store the quote
 	// soon after, without anyone reading.
 	var qs []store.Quote

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,12 +17,6 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/webguard"
 	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
-)
-
-// Set by the Makefile through -ldflags.
-var (
-	version = "dev"
-	commit  = "unknown"
 )
 
 func main() {
@@ -155,12 +148,10 @@ func (s *settings) deps(env *kit.Env) (tools.Deps, error) {
 			return d, &cli.UsageError{Msg: "DATABASE_URL is neither a PostgreSQL URL (postgres://user@host:5432/db) nor an SQLite file (sqlite:///abs/path.db)"}
 		}
 	}
-	if s.databaseURL == "" && d.Database.EmbeddedPath == "" {
-		dir, err := env.DataDir()
-		if err != nil {
+	if s.databaseURL == "" {
+		if d.Database.EmbeddedPath, err = env.DataPath(d.Database.EmbeddedPath, "devtools.db"); err != nil {
 			return d, err
 		}
-		d.Database.EmbeddedPath = filepath.Join(dir, "devtools.db")
 	}
 	return d, nil
 }
@@ -168,7 +159,7 @@ func (s *settings) deps(env *kit.Env) (tools.Deps, error) {
 func spec() kit.Spec {
 	var s settings
 	return kit.Spec{
-		Info: kit.Info{Name: "devtools", Version: version, Commit: commit,
+		Info: kit.Info{Name: "devtools",
 			Instructions: "Developer tools confined to the configured root directories (or the client's roots inside them). Paths are relative to the first root unless absolute inside a root; call system_info to see the roots. " +
 				"Files under the roots are also resources (file:///abs/path) that a client can read and subscribe to, to hear when they change."},
 		Summary:     "MCP server with file, shell, web, database and system tools confined to root directories",

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -26,13 +25,7 @@ func TestStdioFileResources(t *testing.T) {
 	root := tempRoot(t)
 	outside := t.TempDir()
 	c := mcptest.StartStdioWith(t, binary(t), []string{"DEVTOOLS_ROOTS=" + root}, nil, []client.ClientOption{client.WithLegacyProtocolOnly()})
-	updates := make(chan string, 100)
-	c.Raw().OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == "notifications/resources/updated" {
-			uri, _ := n.Params.AdditionalFields["uri"].(string)
-			updates <- uri
-		}
-	})
+	updates := mcptest.ListenUpdates(c)
 	ctx := context.Background()
 	hello := "file://" + filepath.Join(root, "hello.txt")
 	sentinel := "file://" + filepath.Join(root, "sentinel")
@@ -60,18 +53,8 @@ func TestStdioFileResources(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	next := func() string {
-		t.Helper()
-		select {
-		case uri := <-updates:
-			return uri
-		case <-time.After(10 * time.Second):
-			t.Fatal("no notifications/resources/updated arrived")
-			return ""
-		}
-	}
 	replace("hello.txt", "changed\n")
-	if got := next(); got != hello {
+	if got := updates.Next(t); got != hello {
 		t.Fatalf("update for %s, want %s", got, hello)
 	}
 	if err := c.Raw().Unsubscribe(ctx, mcp.UnsubscribeRequest{Params: mcp.UnsubscribeParams{URI: hello}}); err != nil {
@@ -79,7 +62,7 @@ func TestStdioFileResources(t *testing.T) {
 	}
 	replace("hello.txt", "after unsubscribe\n")
 	replace("sentinel", "s")
-	if got := next(); got != sentinel {
+	if got := updates.Next(t); got != sentinel {
 		t.Errorf("after unsubscribe the next update is for %s, want the sentinel's", got)
 	}
 }

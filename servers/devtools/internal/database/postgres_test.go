@@ -49,11 +49,7 @@ func newPGEnv(t testing.TB) *pgEnv {
 	t.Helper()
 	dbURL := pgtest.URL(t)
 	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = admin.Close(context.Background()) })
+	admin := pgtest.Conn(t, dbURL)
 	e := &pgEnv{superURL: dbURL, admin: admin}
 	e.role, e.readerURL = pgtest.Role(t, dbURL)
 	e.alt, _ = pgtest.Role(t, dbURL)

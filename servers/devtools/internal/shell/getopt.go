@@ -280,17 +280,7 @@ func sortedKeys[K ~byte | ~string, V any](m map[K]V) []K {
 	return keys
 }
 
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+func isDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 func printable(c byte) string {
 	if c >= 0x21 && c < 0x7f {

@@ -203,16 +203,7 @@ func (e *filesEnv) hostState(t *testing.T) map[string]string {
 	return out
 }
 
-type fileOut struct {
-	Path     string `json:"path"`
-	Root     string `json:"root"`
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	Size     int64  `json:"size"`
-	Mode     string `json:"mode"`
-	Modified string `json:"modified"`
-	Target   string `json:"symlink_target"`
-}
+type fileOut = tools.FileInfoResult
 
 type linesOut struct{ Start, End, Total int }
 

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -76,56 +75,6 @@ func newResEnv(t *testing.T, policy *acl.Policy, maxFiles int) *resEnv {
 
 func (e *resEnv) uri(rel string) string {
 	return tools.FileURI(filepath.Join(e.root, filepath.FromSlash(rel)))
-}
-
-// updates collects notifications/resources/updated by URI.
-type updates struct {
-	mu   sync.Mutex
-	got  []string
-	more chan struct{}
-}
-
-func listen(c *mcptest.Client) *updates {
-	u := &updates{more: make(chan struct{}, 1000)}
-	c.Raw().OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method != "notifications/resources/updated" {
-			return
-		}
-		uri, _ := n.Params.AdditionalFields["uri"].(string)
-		u.mu.Lock()
-		u.got = append(u.got, uri)
-		u.mu.Unlock()
-		u.more <- struct{}{}
-	})
-	return u
-}
-
-// next waits for the next update (the wait only guards against a hang).
-func (u *updates) next(t *testing.T) string {
-	t.Helper()
-	select {
-	case <-u.more:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no notifications/resources/updated arrived")
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	uri := u.got[0]
-	u.got = u.got[1:]
-	return uri
-}
-
-// until waits for an update for uri, returning the others seen first.
-func (u *updates) until(t *testing.T, uri string) []string {
-	t.Helper()
-	var others []string
-	for {
-		got := u.next(t)
-		if got == uri {
-			return others
-		}
-		others = append(others, got)
-	}
 }
 
 // replace changes a file with a single event, as an editor saving it
@@ -287,7 +236,7 @@ func TestFileResourceSubscribe(t *testing.T) {
 	t.Parallel()
 	e := newResEnv(t, nil, 0)
 	c := connect(t, e.srv, "", true)
-	u := listen(c)
+	u := mcptest.ListenUpdates(c)
 	ctx := context.Background()
 	sub := func(rel string) {
 		t.Helper()
@@ -300,7 +249,7 @@ func TestFileResourceSubscribe(t *testing.T) {
 	// Changes with one kernel event each, so each sends one update and
 	// none is left in flight.
 	e.replace(t, "hello.txt", "changed by another process\n")
-	if got := u.next(t); got != e.uri("hello.txt") {
+	if got := u.Next(t); got != e.uri("hello.txt") {
 		t.Fatalf("update for %s, want hello.txt", got)
 	}
 	// Unsubscribed: a change to hello.txt sends nothing, as the sentinel,
@@ -308,7 +257,7 @@ func TestFileResourceSubscribe(t *testing.T) {
 	must(t, c.Raw().Unsubscribe(ctx, mcp.UnsubscribeRequest{Params: mcp.UnsubscribeParams{URI: e.uri("hello.txt")}}))
 	e.replace(t, "hello.txt", "after unsubscribe")
 	e.replace(t, "sentinel", "s")
-	if got := u.next(t); got != e.uri("sentinel") {
+	if got := u.Next(t); got != e.uri("sentinel") {
 		t.Errorf("after unsubscribe the next update is for %s, want the sentinel's", got)
 	}
 
@@ -316,10 +265,10 @@ func TestFileResourceSubscribe(t *testing.T) {
 	// kernel's event, for the URI subscribed to.
 	sub("hello.txt")
 	mcptest.OK(t, c.Call("file_write", map[string]any{"path": "hello.txt", "content": "by the tool"}), nil)
-	u.until(t, e.uri("hello.txt"))
+	u.Until(t, e.uri("hello.txt"))
 	// Deleting a directory reports the subscribed files inside it.
 	mcptest.OK(t, c.Call("file_delete", map[string]any{"path": "sub", "recursive": true}), nil)
-	u.until(t, e.uri("sub/nested.go"))
+	u.Until(t, e.uri("sub/nested.go"))
 }
 
 // TestFileResourceListen: a client on protocol 2026-07-28 opts in through
@@ -334,7 +283,7 @@ func TestFileResourceListen(t *testing.T) {
 			acked <- struct{}{}
 		}
 	})
-	u := listen(c)
+	u := mcptest.ListenUpdates(c)
 	stop, err := c.Raw().ListenAsync(context.Background(), mcp.SubscriptionFilter{ResourceSubscriptions: []string{e.uri("hello.txt")}}, nil)
 	must(t, err)
 	// Closing the stream is a notifications/cancelled the client sends in
@@ -353,7 +302,7 @@ func TestFileResourceListen(t *testing.T) {
 		t.Fatal("subscriptions/listen was not acknowledged")
 	}
 	e.replace(t, "hello.txt", "changed")
-	if got := u.next(t); got != e.uri("hello.txt") {
+	if got := u.Next(t); got != e.uri("hello.txt") {
 		t.Fatalf("update for %s", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/fsroot"
 	"github.com/mcp-fleet/mcp-fleet/servers/devtools/internal/tools"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
@@ -16,33 +17,10 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 )
 
-type systemInfoOut struct {
-	Server    string   `json:"server"`
-	Version   string   `json:"version"`
-	Commit    string   `json:"commit"`
-	OS        string   `json:"os"`
-	Arch      string   `json:"arch"`
-	GoVersion string   `json:"go_version"`
-	CPUs      int      `json:"cpus"`
-	PID       int      `json:"pid"`
-	Hostname  string   `json:"hostname"`
-	StartedAt string   `json:"started_at"`
-	UptimeSec *float64 `json:"uptime_seconds"`
-	Roots     []string `json:"roots"`
-}
+type systemInfoOut = tools.SystemInfoResult
 
-type healthOut struct {
-	Status     string                 `json:"status"`
-	UptimeSec  *float64               `json:"uptime_seconds"`
-	Goroutines int                    `json:"goroutines"`
-	HeapBytes  uint64                 `json:"heap_alloc_bytes"`
-	SysBytes   uint64                 `json:"sys_bytes"`
-	TotalCalls uint64                 `json:"total_calls"`
-	TotalErrs  uint64                 `json:"total_errors"`
-	Tools      []metrics.ToolSnapshot `json:"tools"`
-}
-
-func (h healthOut) tool(name string) (metrics.ToolSnapshot, bool) {
+// toolOf is name's entry in a system_health result.
+func toolOf(h tools.HealthResult, name string) (metrics.ToolSnapshot, bool) {
 	for _, t := range h.Tools {
 		if t.Tool == name {
 			return t, true
@@ -51,16 +29,24 @@ func (h healthOut) tool(name string) (metrics.ToolSnapshot, bool) {
 	return metrics.ToolSnapshot{}, false
 }
 
+// hasUptime: the result states uptime_seconds, zero included.
+func hasUptime(res *mcp.CallToolResult) bool {
+	m, _ := res.StructuredContent.(map[string]any)
+	_, has := m["uptime_seconds"]
+	return has
+}
+
 func TestSystemInfo(t *testing.T) {
 	t.Parallel()
 	e := newFilesEnv(t)
 	var out systemInfoOut
-	ok(t, e.c.Call("system_info", map[string]any{}), &out)
+	res := e.c.Call("system_info", map[string]any{})
+	ok(t, res, &out)
 	host, _ := os.Hostname()
 	want := systemInfoOut{Server: "devtools", Version: "1.2.3", Commit: "abc1234", OS: runtime.GOOS, Arch: runtime.GOARCH,
 		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), PID: os.Getpid(), Hostname: host}
 	got := out
-	got.StartedAt, got.UptimeSec, got.Roots = "", nil, nil
+	got.StartedAt, got.UptimeSec, got.Roots = "", 0, nil
 	if got.Server != want.Server || got.Version != want.Version || got.Commit != want.Commit || got.OS != want.OS ||
 		got.Arch != want.Arch || got.GoVersion != want.GoVersion || got.CPUs != want.CPUs || got.PID != want.PID || got.Hostname != want.Hostname {
 		t.Errorf("system_info = %+v, want %+v", got, want)
@@ -72,7 +58,7 @@ func TestSystemInfo(t *testing.T) {
 	if started.Truncate(time.Second) != e.reg.Started().UTC().Truncate(time.Second) {
 		t.Errorf("started_at %v, registry started %v", started, e.reg.Started())
 	}
-	if out.UptimeSec == nil || *out.UptimeSec < 0 {
+	if !hasUptime(res) || out.UptimeSec < 0 {
 		t.Errorf("uptime_seconds = %v", out.UptimeSec)
 	}
 	if !slices.Equal(out.Roots, []string{e.root}) {
@@ -111,7 +97,7 @@ func TestSystemInfoRoots(t *testing.T) {
 func TestSystemHealth(t *testing.T) {
 	t.Parallel()
 	e := newFilesEnv(t)
-	var first healthOut
+	var first tools.HealthResult
 	ok(t, e.c.Call("system_health", map[string]any{}), &first)
 	if first.TotalCalls != 0 || first.TotalErrs != 0 {
 		t.Errorf("before any call: total_calls %d total_errors %d", first.TotalCalls, first.TotalErrs)
@@ -127,9 +113,10 @@ func TestSystemHealth(t *testing.T) {
 	// let the last ones land before asking.
 	waitCalls(t, e.reg, 8)
 
-	var h healthOut
-	ok(t, e.c.Call("system_health", nil), &h)
-	if h.Status != "ok" || h.UptimeSec == nil || *h.UptimeSec < 0 || h.Goroutines <= 0 || h.HeapBytes == 0 || h.SysBytes < h.HeapBytes {
+	var h tools.HealthResult
+	res := e.c.Call("system_health", nil)
+	ok(t, res, &h)
+	if h.Status != "ok" || !hasUptime(res) || h.UptimeSec < 0 || h.Goroutines <= 0 || h.HeapBytes == 0 || h.SysBytes < h.HeapBytes {
 		t.Errorf("health = status %q uptime %v goroutines %d heap %d sys %d", h.Status, h.UptimeSec, h.Goroutines, h.HeapBytes, h.SysBytes)
 	}
 	// The first system_health call is counted; this one is not yet.
@@ -157,7 +144,7 @@ func TestSystemHealth(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.tool, func(t *testing.T) {
-			ts, found := h.tool(tc.tool)
+			ts, found := toolOf(h, tc.tool)
 			if !found {
 				t.Fatalf("%s missing from %+v", tc.tool, h.Tools)
 			}

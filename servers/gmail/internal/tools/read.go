@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -64,15 +63,6 @@ func window(s string, offset, n int) (string, int, *int) {
 	return string(r[offset:end]), len(r), next
 }
 
-// costOf is what v costs in a result, encoded as JSON.
-func costOf(v any) int {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return 0
-	}
-	return kit.CostJSON(b)
-}
-
 func getEmail(d Deps) kit.Tool {
 	return kit.NewTool(kit.Tool{
 		Name:  "get_email",
@@ -111,7 +101,7 @@ func getEmail(d Deps) kit.Tool {
 		// The headers are small and bounded; the body takes what is left
 		// of the result budget (with room for a next_offset).
 		res.NextOffset = &total
-		room := c.Room() - costOf(res)
+		room := c.Room() - kit.CostOf(res)
 		res.NextOffset = after
 		if clipped, cut := kit.Clip(win, max(room, 0)); cut {
 			win = clipped
@@ -198,7 +188,7 @@ func getThreadHistory(d Deps) kit.Tool {
 		res := &threadResult{ThreadID: a.ThreadID, MessageCount: len(msgs), EarlierOmitted: len(msgs), Messages: []threadMessage{}}
 		next := len(msgs)
 		res.NextOffset = &next
-		room := c.Room() - costOf(res)
+		room := c.Room() - kit.CostOf(res)
 		k, err := kit.FitItems(items, room)
 		if err != nil {
 			return none, err
@@ -209,7 +199,7 @@ func getThreadHistory(d Deps) kit.Tool {
 			m := &items[0]
 			body := m.BodyText
 			m.BodyText = ""
-			m.BodyText, _ = kit.Clip(body, max(room-costOf([]threadMessage{*m}), 0))
+			m.BodyText, _ = kit.Clip(body, max(room-kit.CostOf([]threadMessage{*m}), 0))
 			m.BodyTruncated, k = true, 1
 			res.Truncated = true
 		}
@@ -298,7 +288,7 @@ func searchEmails(d Deps) kit.Tool {
 		msgs := page.Messages[min(skip, len(page.Messages)):]
 		res := &searchResult{Messages: []mailbox.Summary{}, NextPageToken: page.NextPageToken, ResultSizeEstimate: page.ResultSizeEstimate}
 		// Room for the longest token this call can return, too.
-		room := c.Room() - costOf(res) - 2*len(cutToken(size, size, token))
+		room := c.Room() - kit.CostOf(res) - 2*len(cutToken(size, size, token))
 		k, err := kit.FitItems(msgs, room)
 		if err != nil {
 			return none, err
@@ -362,7 +352,7 @@ func getAttachment(d Deps) kit.Tool {
 					"the attachment is %d bytes, over the %d bytes returned as base64; use mode file", len(att.Data), d.InlineAttachmentMax)
 			}
 			// base64 costs twice its length in a result (structured and text).
-			if need := costOf(res) + 2*base64.StdEncoding.EncodedLen(len(att.Data)); need > c.Room() {
+			if need := kit.CostOf(res) + 2*base64.StdEncoding.EncodedLen(len(att.Data)); need > c.Room() {
 				return none, mcperr.Invalid("mode", a.Mode, "file (the attachment is over the result budget as base64)",
 					"the attachment is %d bytes, too large to return as base64 within this server's result budget (--max-result-bytes); use mode file", len(att.Data))
 			}

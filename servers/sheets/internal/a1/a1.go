@@ -181,17 +181,7 @@ func parseRef(s string) (col, row int, err error) {
 	return col, row, nil
 }
 
-func digitsOnly(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+func digitsOnly(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 func isLetter(c byte) bool { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') }
 

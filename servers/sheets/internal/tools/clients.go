@@ -47,7 +47,7 @@ func listClients(d Deps) kit.Tool {
 		// longest cursor a cut can add (maxLength of cursor).
 		clients, cursor := p.Clients, p.NextCursor
 		p.Clients, p.NextCursor = nil, strings.Repeat("x", 64)
-		n, err := kit.FitItems(clients, c.Room()-costOf(p))
+		n, err := kit.FitItems(clients, c.Room()-kit.CostOf(p))
 		if err != nil {
 			return kit.Fenced[*clientdb.Page]{}, err
 		}
@@ -92,7 +92,7 @@ func searchClients(d Deps) kit.Tool {
 		}
 		clients, next := found.Clients, found.NextOffset
 		found.Clients, found.NextOffset, found.Truncated = nil, &found.Matches, true
-		n, err := kit.FitItems(clients, c.Room()-costOf(found))
+		n, err := kit.FitItems(clients, c.Room()-kit.CostOf(found))
 		if err != nil {
 			return kit.Fenced[*clientdb.Found]{}, err
 		}

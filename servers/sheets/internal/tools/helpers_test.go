@@ -3,12 +3,10 @@ package tools_test
 import (
 	"context"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
 	"golang.org/x/oauth2"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/clientdb"
@@ -103,26 +101,4 @@ func (s *server) connect(t testing.TB, p *acl.Policy, agent string, opts ...clie
 		t.Fatal(err)
 	}
 	return mcptest.NewInProcess(t, srv, agent, opts...)
-}
-
-// notifications collects resources/updated notifications.
-type notifications struct {
-	mu   sync.Mutex
-	uris []string
-}
-
-func (n *notifications) add(note mcp.JSONRPCNotification) {
-	if note.Method != "notifications/resources/updated" {
-		return
-	}
-	uri, _ := note.Params.AdditionalFields["uri"].(string)
-	n.mu.Lock()
-	n.uris = append(n.uris, uri)
-	n.mu.Unlock()
-}
-
-func (n *notifications) list() []string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return append([]string(nil), n.uris...)
 }

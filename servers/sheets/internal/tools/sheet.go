@@ -47,7 +47,7 @@ func readSheet(d Deps) kit.Tool {
 		rows, rng, next := r.Rows, r.Range, r.NextOffset
 		big := 1 << 30
 		r.Rows, r.NextOffset, r.Range = nil, &big, rng+rng
-		n, err := kit.FitItems(rows, c.Room()-costOf(r))
+		n, err := kit.FitItems(rows, c.Room()-kit.CostOf(r))
 		if err != nil {
 			return none, err
 		}

@@ -5,7 +5,6 @@
 package tools
 
 import (
-	"encoding/json"
 	"net/url"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/clientdb"
@@ -58,13 +57,4 @@ func rowsOf[T any](d Deps, tab string, v T, err error) (kit.Fenced[*T], error) {
 func clientsTab(d Deps) string {
 	ct, _ := d.DB.Tabs()
 	return ct
-}
-
-// costOf is what v costs in a result, encoded as JSON.
-func costOf(v any) int {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return 0
-	}
-	return kit.CostJSON(b)
 }

@@ -151,14 +151,13 @@ func TestClientResource(t *testing.T) {
 		for _, era := range []string{"2025-11-25", "2026-07-28"} {
 			t.Run(name+"/"+era, func(t *testing.T) {
 				s := mk(t)
-				var notes notifications
 				var opts []client.ClientOption
 				if era != "2026-07-28" {
 					//lint:ignore SA1019 the server serves the 2025-11-25 era too; this is how a client of it connects
 					opts = append(opts, client.WithLegacyProtocolOnly())
 				}
 				c := s.connect(t, nil, "", opts...)
-				c.Raw().OnNotification(notes.add)
+				notes := mcptest.ListenUpdates(c)
 
 				read, err := c.Raw().ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "sheets://clients/CL-006"}})
 				if err != nil {
@@ -198,10 +197,10 @@ func TestClientResource(t *testing.T) {
 				}
 				mcptest.OK(t, c.Call("update_client", map[string]any{"client_id": "CL-007", "updates": map[string]any{"catering_preference": "none"}}), nil)
 				mcptest.OK(t, c.Call("update_client", map[string]any{"client_id": "CL-006", "updates": map[string]any{"catering_preference": "vegan, no soy"}}), nil)
-				mcptest.WaitFor(t, "the notification", func() bool { return len(notes.list()) > 0 })
+				mcptest.WaitFor(t, "the notification", func() bool { return len(notes.All()) > 0 })
 				mcptest.OK(t, c.Call("add_flight_history", map[string]any{"client_id": "CL-006", "flight_details": map[string]any{"date": "2025-12-01", "route": "KLAX-PHNL"}}), nil)
-				mcptest.WaitFor(t, "the second notification", func() bool { return len(notes.list()) > 1 })
-				if got := notes.list(); slices.ContainsFunc(got, func(u string) bool { return u != uri }) {
+				mcptest.WaitFor(t, "the second notification", func() bool { return len(notes.All()) > 1 })
+				if got := notes.All(); slices.ContainsFunc(got, func(u string) bool { return u != uri }) {
 					t.Errorf("notifications %v", got)
 				}
 			})

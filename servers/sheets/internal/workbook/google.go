@@ -15,6 +15,7 @@ import (
 	sheets "google.golang.org/api/sheets/v4"
 
 	"github.com/mcp-fleet/mcp-fleet/servers/sheets/internal/a1"
+	"github.com/mcp-fleet/mcp-fleet/shared/googleauth"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/retry"
@@ -79,24 +80,12 @@ func NewGoogle(ctx context.Context, cfg GoogleConfig) (*Google, error) {
 	if version == "" {
 		version = "dev"
 	}
-	ts := cfg.TokenSource
+	// A user sign-in's token source says itself what to do (run
+	// `sheets-mcp auth` again): the hook keeps its words.
 	up, err := upstream.New(upstream.Config{
 		Name: "google-sheets", Server: "sheets-mcp", Version: version, Timeout: cfg.Timeout, Retry: cfg.Retry,
 		RetryableStatus: retry.GoogleRateLimited, Logger: cfg.Logger, Redactor: cfg.Redactor,
-		Auth: func(r *http.Request) error {
-			tok, err := ts.Token()
-			if err != nil {
-				// A user sign-in's token source says itself what to do
-				// (run `sheets-mcp auth` again); keep its words.
-				var me *mcperr.Error
-				if errors.As(err, &me) {
-					return me
-				}
-				return mcperr.New(mcperr.Authentication, "could not obtain a Google access token for the Sheets API; check the configured credentials").WithCause(err)
-			}
-			tok.SetAuthHeader(r)
-			return nil
-		},
+		Auth: googleauth.AuthHook(cfg.TokenSource, "check the configured credentials for the Sheets API"),
 	})
 	if err != nil {
 		return nil, err

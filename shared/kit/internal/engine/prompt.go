@@ -3,10 +3,10 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/argorder"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 )
 
@@ -81,17 +81,7 @@ func argLines(schema json.RawMessage) []string {
 	if json.Unmarshal(schema, &sc) != nil || len(sc.Properties) == 0 {
 		return []string{"Arguments: none."}
 	}
-	req := setOf(sc.Required)
-	names := make([]string, 0, len(sc.Properties))
-	for n := range sc.Properties {
-		names = append(names, n)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		if req[names[i]] != req[names[j]] {
-			return req[names[i]]
-		}
-		return names[i] < names[j]
-	})
+	names, req := argorder.Names(sc.Properties, sc.Required)
 	out := []string{"Arguments:"}
 	for _, n := range names {
 		p := sc.Properties[n]

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/internal/ident"
 	"github.com/rs/zerolog"
 )
 
@@ -125,7 +126,7 @@ func parseTemplate(t string) ([]tmplPart, error) {
 			return nil, fmt.Errorf("unclosed { in URI template")
 		}
 		name := strings.TrimLeft(t[i+1:i+j], "+")
-		if !isIdent(name) {
+		if !ident.Is(name) {
 			return nil, fmt.Errorf("template expression {%s}: want {name} or {+name}", t[i+1:i+j])
 		}
 		if len(parts) > 0 && parts[len(parts)-1].literal == "" {
@@ -138,18 +139,6 @@ func parseTemplate(t string) ([]tmplPart, error) {
 		return nil, fmt.Errorf("empty URI template")
 	}
 	return parts, nil
-}
-
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r != '_' && (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // match reports whether uri is an instance of the template, with its values.

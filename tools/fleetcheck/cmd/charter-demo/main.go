@@ -19,18 +19,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/tools/fleetcheck/charter"
+	"github.com/mcp-fleet/mcp-fleet/tools/fleetcheck/internal/command"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
-}
+func main() { command.Exit(run) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("charter-demo", flag.ContinueOnError)

@@ -16,21 +16,17 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/tools/fleetcheck/image"
+	"github.com/mcp-fleet/mcp-fleet/tools/fleetcheck/internal/command"
 	"github.com/mcp-fleet/mcp-fleet/tools/fleetcheck/release"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
-}
+func main() { command.Exit(run) }
 
 const usage = `usage:
   fleetcheck images [--engine podman|docker] [--policy configs/acl.yaml] --version V --commit C IMAGE...

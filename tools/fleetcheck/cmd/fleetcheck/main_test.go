@@ -104,7 +104,7 @@ builds:
     binary: tiny-mcp
     env: [CGO_ENABLED=0]
     flags: [-trimpath]
-    ldflags: ["-s -w -X main.version={{ .Version }} -X main.commit={{ .ShortCommit }}"]
+    ldflags: ["-s -w -X github.com/mcp-fleet/mcp-fleet/shared/buildinfo.version={{ .Version }} -X github.com/mcp-fleet/mcp-fleet/shared/buildinfo.commit={{ .ShortCommit }}"]
     goos: [linux, darwin, windows]
     goarch: [amd64, arm64]
 archives:
@@ -127,8 +127,17 @@ func TestRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The small server links the fleet's version variables: the package
+	// itself, in a module of its own beside the server.
+	buildinfo, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "shared", "buildinfo", "buildinfo.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const shared = "github.com/mcp-fleet/mcp-fleet/shared"
 	files := map[string]string{
-		"go.mod":                            "module example.com/tiny\n\ngo 1.26.0\n",
+		"go.mod":                            "module example.com/tiny\n\ngo 1.26.0\n\nrequire " + shared + " v0.0.0\n\nreplace " + shared + " => ./shared\n",
+		"shared/go.mod":                     "module " + shared + "\n\ngo 1.26.0\n",
+		"shared/buildinfo/buildinfo.go":     string(buildinfo),
 		"README.md":                         "tiny\n",
 		"servers/tiny/cmd/tiny-mcp/main.go": string(main),
 		"good.yaml":                         fmt.Sprintf(tinyConfig, "sha256"),

@@ -20,14 +20,16 @@ func Server(t testing.TB, dir, name string) string {
 }
 
 // ServerVersion is Server with the version and commit set as `make build`
-// sets them (-X main.version, -X main.commit); empty leaves the defaults.
+// sets them (-X on shared/buildinfo's version and commit); empty leaves the
+// defaults.
 func ServerVersion(t testing.TB, dir, name, version, commit string) string {
 	t.Helper()
 	out := filepath.Join(dir, name+"-mcp")
 	pkg := fmt.Sprintf("github.com/mcp-fleet/mcp-fleet/servers/%s/cmd/%s-mcp", name, name)
 	args := []string{"build", "-trimpath", "-o", out}
 	if version != "" {
-		args = append(args, "-ldflags", fmt.Sprintf("-s -w -X main.version=%s -X main.commit=%s", version, commit))
+		const v = "github.com/mcp-fleet/mcp-fleet/shared/buildinfo"
+		args = append(args, "-ldflags", fmt.Sprintf("-s -w -X %s.version=%s -X %s.commit=%s", v, version, v, commit))
 	}
 	cmd := exec.Command("go", append(args, pkg)...)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
