@@ -21,6 +21,19 @@ func TestFenceRoundTrip(t *testing.T) {
 	}
 }
 
+func TestTagsAreFencesParts(t *testing.T) {
+	for _, content := range []string{"", "rows\n", `[{"a":1}]`} {
+		open, close := Tags("rows of public.t", content)
+		f := open + content + close
+		if got, ok := Unfence(f); !ok || got != strings.TrimSuffix(content, "\n") || Tag(f) == "" {
+			t.Fatalf("Tags(%q) do not make a fence: %q", content, f)
+		}
+		if !strings.HasPrefix(open, Notice+"\n<"+Tag(f)+` source="rows of public.t">`) || !strings.HasSuffix(close, "</"+Tag(f)+">") {
+			t.Fatalf("Tags(%q) = %q, %q", content, open, close)
+		}
+	}
+}
+
 func TestFenceTokenIsFreshAndUnforgeable(t *testing.T) {
 	seen := map[string]bool{}
 	for i := 0; i < 100; i++ {

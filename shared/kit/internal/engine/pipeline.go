@@ -235,7 +235,8 @@ func encodeResult(head []byte, v any, output *validate.Schema) ([]byte, error) {
 			if output != nil {
 				return nil, fmt.Errorf("the tool has an outputSchema but returned text, which has no structuredContent")
 			}
-			return textResult(head, untrusted.Fence(t.Source, str), nil), nil
+			open, close := untrusted.Tags(t.Source, str)
+			return partsResult(head, nil, open, str, close), nil
 		}
 		b, done, err := marshal(t.Value, output)
 		if err != nil {
@@ -245,7 +246,11 @@ func encodeResult(head []byte, v any, output *validate.Schema) ([]byte, error) {
 		if err := checkOutput(b, output); err != nil {
 			return nil, err
 		}
-		return textResult(head, untrusted.Fence(t.Source, string(b)), b), nil
+		// The fence is written around the JSON as it is escaped into the
+		// text: joining them first would copy a result of many rows twice.
+		text := wire.View(b)
+		open, close := untrusted.Tags(t.Source, text)
+		return partsResult(head, b, open, text, close), nil
 	case json.RawMessage:
 		t, err := oneLine(t)
 		if err != nil {
@@ -272,6 +277,10 @@ func encodeResult(head []byte, v any, output *validate.Schema) ([]byte, error) {
 // copied and dropped.
 var marshalBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
+// appendBufs hold the JSON of results that encode themselves, for the same
+// reason.
+var appendBufs = sync.Pool{New: func() any { return new([]byte) }}
+
 // maxPooledBuf is the largest buffer kept for the next result, so that one
 // large result does not stay in memory.
 const maxPooledBuf = 64 << 10
@@ -281,10 +290,22 @@ const maxPooledBuf = 64 << 10
 // only when the tool has an outputSchema to check it against.
 func marshal(v any, output *validate.Schema) (b []byte, done func(), err error) {
 	if a, ok := v.(appender); ok && output != nil {
-		if b, err = a.AppendJSON(nil); err == nil {
-			b, err = oneLine(b)
+		p := appendBufs.Get().(*[]byte)
+		raw, err := a.AppendJSON((*p)[:0])
+		done = func() {
+			if cap(raw) <= maxPooledBuf {
+				*p = raw[:0]
+				appendBufs.Put(p)
+			}
 		}
-		return b, func() {}, err
+		if err == nil {
+			b, err = oneLine(raw)
+		}
+		if err != nil {
+			done()
+			return nil, nil, err
+		}
+		return b, done, nil
 	}
 	buf := marshalBufs.Get().(*bytes.Buffer)
 	buf.Reset()
@@ -345,9 +366,15 @@ func checkOutput(b []byte, output *validate.Schema) error {
 // after head. structuredContent must be an object; other JSON stays text
 // only. The buffer has room for one more byte.
 func textResult(head []byte, text string, structured []byte) []byte {
+	return partsResult(head, structured, "", text, "")
+}
+
+// partsResult is textResult with the text given in three parts (a fence's
+// opening, the content, its closing), written one after another.
+func partsResult(head, structured []byte, before, text, after string) []byte {
 	const open, closeText, member = `{"content":[{"type":"text","text":`, "}]", `,"structuredContent":`
 	hasStructured := len(structured) > 0 && structured[0] == '{'
-	n := len(head) + len(open) + wire.StringLen(text) + len(closeText) + 2
+	n := len(head) + len(open) + wire.StringLen(before) + wire.StringLen(text) + wire.StringLen(after) - 4 + len(closeText) + 2
 	if hasStructured {
 		n += len(member) + len(structured)
 	}
@@ -361,7 +388,7 @@ func textResult(head []byte, text string, structured []byte) []byte {
 	}
 	out = append(out, head...)
 	out = append(out, open...)
-	out = wire.AppendString(out, text)
+	out = wire.AppendStrings(out, before, text, after)
 	out = append(out, closeText...)
 	if hasStructured {
 		out = append(out, member...)

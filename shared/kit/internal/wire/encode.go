@@ -17,7 +17,23 @@ var plain = func() (t [256]bool) {
 // AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
 // U+2028 and U+2029 are escaped so the output is also valid JavaScript.
 func AppendString(dst []byte, s string) []byte {
+	return append(appendEscaped(append(dst, '"'), s), '"')
+}
+
+// AppendStrings appends one JSON string holding the parts one after another,
+// as AppendString(strings.Join(parts, "")) would, without joining them.
+func AppendStrings(dst []byte, parts ...string) []byte {
 	dst = append(dst, '"')
+	for _, s := range parts {
+		dst = appendEscaped(dst, s)
+	}
+	return append(dst, '"')
+}
+
+// appendEscaped appends s escaped as the inside of a JSON string. Each of
+// AppendStrings' parts is escaped on its own, so a rune split between two
+// parts would become U+FFFD: its callers pass whole strings.
+func appendEscaped(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -60,8 +76,7 @@ func AppendString(dst []byte, s string) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 // StringLen is the length AppendString appends for s when s holds none of

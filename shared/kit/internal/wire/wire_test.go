@@ -170,6 +170,15 @@ func TestAppendString(t *testing.T) {
 	}
 }
 
+func TestAppendStringsIsAppendStringOfTheJoin(t *testing.T) {
+	for _, parts := range [][]string{nil, {""}, {"a", "", "b"}, {"notice\n<tag>\n", `{"a":"q\"é"}`, "\n</tag>"}, {"\u2028", "x\x00"}} {
+		got, want := AppendStrings([]byte("pre"), parts...), AppendString([]byte("pre"), strings.Join(parts, ""))
+		if string(got) != string(want) {
+			t.Errorf("AppendStrings(%q) = %s, want %s", parts, got, want)
+		}
+	}
+}
+
 func TestAppendMessages(t *testing.T) {
 	check := func(b []byte, want string) {
 		t.Helper()
