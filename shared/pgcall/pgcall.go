@@ -38,6 +38,21 @@
 // read-write Exec needs a third round trip: COMMIT is sent only once the
 // statement's outcome is known.
 //
+// A Statement marked Prepared (SQL the server wrote itself, never an
+// agent's) is prepared once per connection and kept there, and its call
+// ends with ROLLBACK or COMMIT alone: no DISCARD ALL, which would drop it.
+// The transaction's opening (BEGIN in the call's mode, the SET LOCALs) is
+// pipelined in front of Bind and Execute, so such a read-only call costs
+// one round trip once its statement is prepared on the connection (two
+// the first time: Parse and Describe, then Bind and Execute), and the
+// server plans it from its plan cache instead of parsing and planning it
+// afresh. A connection that then serves an agent's SQL is reset with
+// DISCARD ALL as always, and its prepared statements are forgotten with it.
+// When a table's columns change under a prepared statement
+// (PostgreSQL's "cached plan must not change result type"), the call is
+// rolled back and the statement prepared again, once, on the same
+// connection.
+//
 // The pool does not ping a connection before handing it out (that would be a
 // third round trip after every idle second). A connection that turns out to
 // be dead during the first round trip, which runs nothing of the caller's,
@@ -135,6 +150,10 @@ type Config struct {
 	// result row (64 MiB when zero). A larger row fails the call with
 	// ErrRowTooLarge in its chain.
 	MaxMessageBytes int
+	// MaxPrepared caps the Prepared statements one connection keeps
+	// (DefaultMaxPrepared when zero); the least recently used is closed to
+	// make room.
+	MaxPrepared int
 
 	// dial, when set, replaces the network dialer (tests count round trips).
 	dial pgconn.DialFunc
@@ -196,6 +215,9 @@ func Open(cfg Config) (*Pool, error) {
 	}
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = 64 << 20
+	}
+	if cfg.MaxPrepared <= 0 {
+		cfg.MaxPrepared = DefaultMaxPrepared
 	}
 	pc.MaxConns = int32(cfg.MaxConns)
 	pc.MinConns = 0
@@ -348,6 +370,7 @@ func (p *Pool) Tx(parent context.Context, o Options, fn func(ctx context.Context
 		if err != nil {
 			return p.classify(parent, ctx, err, o, "")
 		}
+		forgetPrepared(pc.Conn().PgConn()) // the call ends with DISCARD ALL
 		_, err = pc.Conn().PgConn().Exec(ctx, p.beginSQL(o)).ReadAll()
 		if err == nil {
 			break
