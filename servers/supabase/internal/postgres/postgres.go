@@ -2,9 +2,11 @@
 // reached directly (DATABASE_URL): the query model rendered to
 // parameterised SQL and run under shared/pgcall's discipline — one pooled
 // connection and one transaction per call, READ ONLY for reads (and for
-// everything when the server is read-only), per-call timeouts, the session
-// reset after every call, privileged roles refused. Rows are built as JSON
-// by the database, in the same shape PostgREST gives.
+// everything when the server is read-only), per-call timeouts, privileged
+// roles refused. The statements rendered from the query model are prepared
+// once per connection (pgcall's Prepared statements); a function call
+// (rpc) resets the session after it, as a function may change it. Rows are
+// built as JSON by the database, in the same shape PostgREST gives.
 package postgres
 
 import (
@@ -66,8 +68,10 @@ func Open(cfg Config) (*DB, error) {
 	if len(cfg.Schemas) == 0 {
 		cfg.Schemas = []string{"public"}
 	}
+	// Every call has the same timeout: as the sessions' own, it needs no
+	// SET LOCAL per call.
 	pool, err := pgcall.Open(pgcall.Config{URL: cfg.URL, MaxConns: cfg.MaxConns, ReadOnly: cfg.ReadOnly,
-		ApplicationName: "supabase-mcp", AllowPrivileged: cfg.AllowPrivileged})
+		ApplicationName: "supabase-mcp", AllowPrivileged: cfg.AllowPrivileged, DefaultTimeout: cfg.Timeout})
 	if err != nil {
 		return nil, err
 	}
@@ -173,9 +177,15 @@ func (r *receiver) Row(values [][]byte) error {
 	return nil
 }
 
-func (d *DB) exec(ctx context.Context, mode pgcall.Mode, st query.Statement, check func([][]byte) error) ([][]byte, error) {
+// exec runs one statement. prepared is true for the statements the query
+// model renders (select, insert, update, delete: identifiers checked
+// against the catalog, values as parameters), which pgcall prepares once
+// per connection; false for a function call, which may change the session
+// and so is followed by a reset.
+func (d *DB) exec(ctx context.Context, mode pgcall.Mode, st query.Statement, prepared bool, check func([][]byte) error) ([][]byte, error) {
 	r := &receiver{check: check}
-	_, err := d.pool.Exec(ctx, d.opts(mode), pgcall.Statement{SQL: st.SQL, Params: params(st.Args), Field: "filters"}, r)
+	_, err := d.pool.Exec(ctx, d.opts(mode), pgcall.Statement{SQL: st.SQL, Params: params(st.Args), Field: "filters",
+		Prepared: prepared}, r)
 	if err != nil {
 		return nil, dbError(err)
 	}
@@ -197,7 +207,7 @@ func (d *DB) Select(ctx context.Context, q *query.Select) (*backend.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	vals, err := d.exec(ctx, pgcall.ReadOnly, st, nil)
+	vals, err := d.exec(ctx, pgcall.ReadOnly, st, true, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +235,7 @@ func (d *DB) Insert(ctx context.Context, q *query.Insert) (*backend.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	vals, err := d.exec(ctx, pgcall.ReadWrite, sts[0], nil)
+	vals, err := d.exec(ctx, pgcall.ReadWrite, sts[0], true, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +245,7 @@ func (d *DB) Insert(ctx context.Context, q *query.Insert) (*backend.Result, erro
 // guarded runs a write that returns (rows, count) and rolls it back when
 // it changed more than max rows.
 func (d *DB) guarded(ctx context.Context, st query.Statement, max int) (*backend.Result, error) {
-	vals, err := d.exec(ctx, pgcall.ReadWrite, st, func(v [][]byte) error {
+	vals, err := d.exec(ctx, pgcall.ReadWrite, st, true, func(v [][]byte) error {
 		n, err := count(v[1])
 		if err != nil {
 			return err
