@@ -10,6 +10,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -197,6 +198,33 @@ func (d *DB) exec(ctx context.Context, mode pgcall.Mode, st query.Statement, pre
 
 func count(b []byte) (int64, error) { return strconv.ParseInt(string(b), 10, 64) }
 
+// splitRows splits the rows a rendered statement gives (JSON objects joined
+// with query.RowSeparator) and keeps limit of them (limit <= 0: all). Each
+// must look like an object; the kit checks the whole result against the
+// tool's outputSchema before it leaves.
+func splitRows(raw []byte, limit int) (*backend.Result, error) {
+	n := 0
+	if len(raw) > 0 {
+		n = bytes.Count(raw, []byte{query.RowSeparator}) + 1
+	}
+	more := limit > 0 && n > limit
+	if more {
+		n = limit
+	}
+	rows := make([]json.RawMessage, 0, n)
+	for len(rows) < n {
+		row := raw
+		if i := bytes.IndexByte(raw, query.RowSeparator); i >= 0 {
+			row, raw = raw[:i], raw[i+1:]
+		}
+		if len(row) < 2 || row[0] != '{' || row[len(row)-1] != '}' {
+			return nil, errors.New("postgres: a row of the result is not a JSON object")
+		}
+		rows = append(rows, row)
+	}
+	return &backend.Result{Rows: rows, RowCount: len(rows), Truncated: more}, nil
+}
+
 // Select reads rows in a READ ONLY transaction.
 func (d *DB) Select(ctx context.Context, q *query.Select) (*backend.Result, error) {
 	plan, err := query.PlanSelect(catalog{d, ctx}, q)
@@ -211,7 +239,7 @@ func (d *DB) Select(ctx context.Context, q *query.Select) (*backend.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	res, err := backend.RowsResult(vals[0], q.Limit)
+	res, err := splitRows(vals[0], q.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +267,7 @@ func (d *DB) Insert(ctx context.Context, q *query.Insert) (*backend.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	return backend.RowsResult(vals[0], 0)
+	return splitRows(vals[0], 0)
 }
 
 // guarded runs a write that returns (rows, count) and rolls it back when
@@ -258,7 +286,7 @@ func (d *DB) guarded(ctx context.Context, st query.Statement, max int) (*backend
 	if err != nil {
 		return nil, err
 	}
-	return backend.RowsResult(vals[0], 0)
+	return splitRows(vals[0], 0)
 }
 
 // Update changes the matching rows; past MaxAffected the transaction is

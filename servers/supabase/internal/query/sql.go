@@ -13,7 +13,8 @@ import (
 // database when rendering SQL.
 type Dialect struct {
 	// Postgres: $n placeholders with casts to the column's type, schema-
-	// qualified names, rows built with json_agg. Otherwise SQLite: ?n
+	// qualified names, rows built with row_to_json and joined with
+	// RowSeparator (pgRows). Otherwise SQLite: ?n
 	// placeholders, rows built with json_object.
 	Postgres bool
 	// BindValue converts a filter value compared with col.
@@ -295,7 +296,7 @@ func (s *sqlb) embed(ep EmbedPlan) {
 }
 
 // SQLSelect renders a read of p. PostgreSQL: one statement giving the rows
-// as one JSON array (text) and, when asked, the exact count. SQLite: a
+// as one text (see pgRows) and, when asked, the exact count. SQLite: a
 // statement giving one JSON object per row, and a count statement when
 // asked. One row more than Limit is read.
 func SQLSelect(d *Dialect, p *Plan, q *Select) (rows Statement, count *Statement, err error) {
@@ -323,7 +324,7 @@ func SQLSelect(d *Dialect, p *Plan, q *Select) (rows Statement, count *Statement
 		}
 	}
 	if d.Postgres {
-		s.w("SELECT coalesce(json_agg(_r), '[]'::json)::text")
+		s.w("SELECT ", pgRows("_r"))
 		if q.Count {
 			s.w(", (SELECT count(*)")
 			if err := body(s); err != nil {
@@ -401,12 +402,25 @@ func (s *sqlb) value(c *Column, raw json.RawMessage) error {
 	return nil
 }
 
+// RowSeparator separates the rows of a PostgreSQL statement's result, each
+// a JSON object as row_to_json writes it (the element json_agg would
+// write). It is a control character, which JSON text never holds
+// unescaped, so the backend splits the rows with a byte search instead of
+// scanning a JSON array.
+const RowSeparator = '\x1e'
+
+// pgRows aggregates the rows of the relation alias into one text: their
+// JSON objects joined with RowSeparator, empty for no rows.
+func pgRows(alias string) string {
+	return "coalesce(string_agg(row_to_json(" + alias + ")::text, E'\\x1e'), '')"
+}
+
 // pgWrap turns a data-changing statement that returns rows into one that
-// gives them as a JSON array (at most cap rows) and the number changed.
+// gives them as pgRows does (at most cap rows) and the number changed.
 func pgWrap(s *sqlb, cap int) {
 	inner := s.b.String()
 	s.b.Reset()
-	s.w("WITH _m AS (", inner, ") SELECT (SELECT coalesce(json_agg(_x), '[]'::json)::text FROM (SELECT * FROM _m")
+	s.w("WITH _m AS (", inner, ") SELECT (SELECT ", pgRows("_x"), " FROM (SELECT * FROM _m")
 	if cap > 0 {
 		s.w(" LIMIT ", strconv.Itoa(cap))
 	}
