@@ -337,15 +337,21 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 		fe.Send(&pgproto3.Bind{Parameters: [][]byte{[]byte("{" + strings.Join(unknown, ",") + "}")}})
 		fe.Send(&pgproto3.Execute{})
 	}
+	if ps != nil && c.o.Mode == ReadOnly {
+		// Before the Sync: the reply comes with the statement's, and the
+		// connection is idle as soon as the caller has its result. After a
+		// failure the server skips it, and the connection is rolled back
+		// in the background instead.
+		fe.Send(&pgproto3.Parse{Query: "ROLLBACK"})
+		fe.Send(&pgproto3.Bind{})
+		fe.Send(&pgproto3.Execute{})
+	}
 	fe.Send(&pgproto3.Sync{})
 	pending := 0
-	if c.o.Mode == ReadOnly {
+	if c.o.Mode == ReadOnly && ps == nil {
 		fe.Send(&pgproto3.Query{String: "ROLLBACK"})
-		pending = 1
-		if ps == nil {
-			fe.Send(&pgproto3.Query{String: "DISCARD ALL"})
-			pending = 2
-		}
+		fe.Send(&pgproto3.Query{String: "DISCARD ALL"})
+		pending = 2
 	}
 	if err := c.flush(); err != nil {
 		return nil, err
@@ -417,10 +423,15 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 	if ps != nil && stmtErr == nil && ps.typeNames == nil {
 		ps.typeNames = slices.Clone(out.TypeNames)
 	}
-	if c.o.Mode == ReadOnly {
+	switch {
+	case c.o.Mode == ReadOnly && ps != nil && txStatus != 'I':
+		c.rollback()
+	case c.o.Mode == ReadOnly:
 		c.release(pending, false)
-	} else if err := c.commit(stmtErr == nil && rowErr == nil); err != nil && stmtErr == nil {
-		stmtErr = err
+	default:
+		if err := c.commit(stmtErr == nil && rowErr == nil); err != nil && stmtErr == nil {
+			stmtErr = err
+		}
 	}
 	switch {
 	case stmtErr != nil:
@@ -485,7 +496,7 @@ func (c *call) stillInside(tag string, txStatus byte) error {
 			word = t
 		}
 	}
-	if word == "" && (c.o.Mode == ReadWrite || txStatus == 'T') {
+	if word == "" && (c.o.Mode == ReadWrite || txStatus == 'T' || c.st.Prepared) {
 		return nil
 	}
 	if word == "" {

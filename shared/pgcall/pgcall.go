@@ -456,6 +456,10 @@ func (p *Pool) finish(ctx context.Context, pc *pgxpool.Conn, pending int, broken
 // the next call), is closed instead.
 func (p *Pool) release(ctx context.Context, pc *pgxpool.Conn, queries []string, pending int, broken bool) {
 	broken = broken || ctx.Err() != nil
+	if !broken && len(queries) == 0 && pending == 0 && drain(pc.Conn().PgConn(), 0) {
+		pc.Release() // idle already: nothing to wait for
+		return
+	}
 	p.resets.Add(1)
 	go func() {
 		defer p.resets.Done()

@@ -167,10 +167,17 @@ func TestPreparedErrors(t *testing.T) {
 	if r, _ := execP(t, p, ro, "SELECT $1::int", "7"); r.got[0] != "7" {
 		t.Errorf("after the errors: %v", r.got)
 	}
+	// A statement that fails as it runs, prepared or not yet.
+	for i := range 2 {
+		_, err := p.Exec(context.Background(), []Options{ro, rw}[i], prepared("SELECT 10 / $1::int", "0"), &rows{})
+		if me := mcperr.Wrap(err); me.Code != mcperr.Validation || !strings.Contains(me.Message, "division by zero") {
+			t.Errorf("division by zero: %v", err)
+		}
+	}
 	r := &rows{}
 	if _, err := p.Exec(context.Background(), ro, stmt("SELECT name FROM pg_prepared_statements ORDER BY name"), r); err != nil ||
-		strings.Join(r.got, " ") != "pgcall_1 pgcall_3" {
-		t.Errorf("prepared statements %v (%v), want the two that parsed", r.got, err)
+		strings.Join(r.got, " ") != "pgcall_1 pgcall_3 pgcall_4" {
+		t.Errorf("prepared statements %v (%v), want the three that parsed", r.got, err)
 	}
 	if got := exec1(t, p, "SELECT pg_backend_pid()"); got != pid {
 		t.Error("an error closed the connection")
