@@ -146,6 +146,13 @@ type call struct {
 	// staleRetry is true while a prepared statement whose result columns
 	// changed may be prepared again and the call retried on its connection.
 	staleRetry bool
+	// guardSent is true while the write sendBegin queued holds the guard's
+	// Parse and its ParseComplete has not come.
+	guardSent bool
+	// drift is true when the server reported a change of a session setting
+	// during the call: no reset follows a Prepared call, so the connection
+	// is closed rather than reused.
+	drift bool
 	// stopWatch stops watching ctx; false means interrupt has run.
 	stopWatch func() bool
 }
@@ -169,7 +176,7 @@ func (c *call) interrupt() {
 func (c *call) release(pending int, broken bool) {
 	if !c.released {
 		c.released = true
-		if !c.stopWatch() {
+		if !c.stopWatch() || (c.drift && c.st.Prepared) {
 			broken = true
 		}
 		c.p.finish(c.ctx, c.pc, pending, broken)
@@ -289,7 +296,7 @@ func (c *call) rollback() {
 		return
 	}
 	c.released = true
-	if !c.stopWatch() {
+	if !c.stopWatch() || (c.drift && c.st.Prepared) {
 		c.p.finish(c.ctx, c.pc, 0, true)
 		return
 	}
@@ -326,7 +333,7 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 	if ps != nil {
 		cacheOf(c.pg).sendClosing(fe)
 		if begin {
-			skip = c.sendBegin(fe)
+			skip = c.sendBegin(fe, cacheOf(c.pg))
 		}
 		bind.PreparedStatement = ps.name
 	}
@@ -373,8 +380,13 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 			c.firstTrip = false // the session is alive: what failed now is the call's own
 		}
 		switch msg := msg.(type) {
+		case *pgproto3.ParseComplete:
+			c.parseComplete()
+		case *pgproto3.ParameterStatus:
+			c.drift = true
 		case *pgproto3.DataRow:
 			switch {
+			case skip > 0: // the guard's
 			case inLookup:
 				if len(msg.Values) == 2 {
 					if oid, err := strconv.ParseUint(string(msg.Values[0]), 10, 32); err == nil {

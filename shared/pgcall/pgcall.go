@@ -41,13 +41,19 @@
 // A Statement marked Prepared (SQL the server wrote itself, never an
 // agent's) is prepared once per connection and kept there, and its call
 // ends with ROLLBACK or COMMIT alone: no DISCARD ALL, which would drop it.
-// The transaction's opening (BEGIN in the call's mode, the SET LOCALs) is
-// pipelined in front of Bind and Execute, so such a read-only call costs
-// one round trip once its statement is prepared on the connection (two
-// the first time: Parse and Describe, then Bind and Execute), and the
-// server plans it from its plan cache instead of parsing and planning it
-// afresh. A connection that then serves an agent's SQL is reset with
+// The transaction's opening (BEGIN in the call's mode, the role and
+// timeouts set for the transaction) is pipelined in front of Bind and
+// Execute, and a read-only call's ROLLBACK in front of the Sync, so such a
+// call costs one round trip once its statement is prepared on the
+// connection (two the first time: Parse and Describe, then Bind and
+// Execute; read-write, one more for COMMIT), and the server plans it from
+// its plan cache instead of parsing and planning it afresh. A connection that then serves an agent's SQL is reset with
 // DISCARD ALL as always, and its prepared statements are forgotten with it.
+// Since no reset runs between Prepared calls, each sets its role back to the
+// session's own and its timeouts for its transaction (a statement prepared
+// once per connection), whatever the database's own code (a trigger) did to
+// the session in an earlier call; a change the server reports (time zone,
+// date style…) closes the connection.
 // When a table's columns change under a prepared statement
 // (PostgreSQL's "cached plan must not change result type"), the call is
 // rolled back and the statement prepared again, once, on the same
@@ -144,7 +150,8 @@ type Config struct {
 	// DefaultTimeout, when set, becomes the session's own statement, lock
 	// and idle-in-transaction timeouts, which DISCARD ALL restores after
 	// every call: a call with this timeout then needs no SET LOCAL, which
-	// saves the server three statements per call.
+	// saves the server three statements per call. (A Prepared call sets its
+	// timeouts all the same: no DISCARD ALL precedes it.)
 	DefaultTimeout time.Duration
 	// MaxMessageBytes caps one protocol message from the server, so one
 	// result row (64 MiB when zero). A larger row fails the call with

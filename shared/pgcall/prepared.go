@@ -32,6 +32,8 @@ type stmtCache struct {
 	// closing are statements dropped from the cache that the server still
 	// holds: the next call closes them first thing.
 	closing []string
+	// guard is true once the session holds the guard statement.
+	guard bool
 }
 
 // preparedStmt is one prepared statement and what the server said of it.
@@ -121,36 +123,51 @@ func staleResult(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "0A000" && strings.Contains(pe.Message, "cached plan must not change result type")
 }
 
-// beginParts are the statements that open a prepared call's transaction,
-// each sent on its own through the extended protocol (which takes one
-// statement per Parse), pipelined with the call's statement so that they
-// cost no round trip of their own. The snapshot-taking SELECT of beginSQL
-// is left out: the statement is the server's own and changes no
-// transaction setting.
-func (p *Pool) beginParts(o Options) []string {
-	parts := []string{"BEGIN READ WRITE"}
-	if o.Mode == ReadOnly {
-		parts[0] = "BEGIN READ ONLY"
+// guardName is a statement every connection prepares once, which each
+// Prepared call runs first in its transaction: the role back to the
+// session's own and the call's timeouts, for the transaction only. No
+// reset runs between Prepared calls, and the database's own code (a
+// trigger, a function in a view) may have changed the session in an earlier
+// read-write call; whatever it did, these hold. A change PostgreSQL reports
+// (time zone, date style, encoding…) closes the connection instead.
+const guardName = "pgcall_guard"
+
+const guardSQL = "SELECT pg_catalog.set_config('role', 'none', true), pg_catalog.set_config('statement_timeout', $1, true), " +
+	"pg_catalog.set_config('lock_timeout', $2, true), pg_catalog.set_config('idle_in_transaction_session_timeout', $3, true)"
+
+// sendBegin queues a Prepared call's opening, pipelined with its statement
+// so that it costs no round trip of its own: the guard's Parse when the
+// connection may lack it (first: no error before it can make the server
+// skip it), BEGIN in the call's mode (through the extended protocol, so that
+// an error skips everything up to the Sync), and the guard. It returns the
+// statements queued, each answering CommandComplete.
+func (c *call) sendBegin(fe *pgproto3.Frontend, sc *stmtCache) int {
+	c.guardSent = !sc.guard
+	if c.guardSent {
+		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: guardName})
+		fe.Send(&pgproto3.Parse{Name: guardName, Query: guardSQL})
 	}
-	if o.Timeout != p.cfg.DefaultTimeout {
-		st, lock, idle := timeouts(o.Timeout)
-		parts = append(parts, "SET LOCAL statement_timeout = "+strconv.FormatInt(st, 10),
-			"SET LOCAL lock_timeout = "+strconv.FormatInt(lock, 10),
-			"SET LOCAL idle_in_transaction_session_timeout = "+strconv.FormatInt(idle, 10))
+	begin := "BEGIN READ WRITE"
+	if c.o.Mode == ReadOnly {
+		begin = "BEGIN READ ONLY"
 	}
-	return parts
+	fe.Send(&pgproto3.Parse{Query: begin})
+	fe.Send(&pgproto3.Bind{})
+	fe.Send(&pgproto3.Execute{})
+	st, lock, idle := timeouts(c.o.Timeout)
+	fe.Send(&pgproto3.Bind{PreparedStatement: guardName, Parameters: [][]byte{
+		strconv.AppendInt(nil, st, 10), strconv.AppendInt(nil, lock, 10), strconv.AppendInt(nil, idle, 10)}})
+	fe.Send(&pgproto3.Execute{})
+	return 2
 }
 
-// sendBegin queues the transaction's opening statements; each answers
-// ParseComplete, BindComplete and CommandComplete.
-func (c *call) sendBegin(fe *pgproto3.Frontend) int {
-	parts := c.p.beginParts(c.o)
-	for _, q := range parts {
-		fe.Send(&pgproto3.Parse{Query: q})
-		fe.Send(&pgproto3.Bind{})
-		fe.Send(&pgproto3.Execute{})
+// parseComplete notes a ParseComplete of a write that sendBegin opened:
+// the first is the guard's, when it was sent.
+func (c *call) parseComplete() {
+	if c.guardSent {
+		cacheOf(c.pg).guard = true
+		c.guardSent = false
 	}
-	return len(parts)
 }
 
 // errStale asks runPrepared to prepare the statement again.
@@ -202,7 +219,11 @@ func (c *call) runPrepared(r Receiver) (*Outcome, error) {
 func (c *call) prepare(sc *stmtCache) (*preparedStmt, error) {
 	fe := c.pg.Frontend()
 	sc.sendClosing(fe)
-	parts := c.sendBegin(fe)
+	c.sendBegin(fe, sc)
+	before := 1 // the Parse messages ahead of the statement's: BEGIN's, and the guard's
+	if c.guardSent {
+		before = 2
+	}
 	ps := &preparedStmt{name: sc.name()}
 	fe.Send(&pgproto3.Parse{Name: ps.name, Query: c.st.SQL})
 	fe.Send(&pgproto3.Describe{ObjectType: 'S', Name: ps.name})
@@ -224,7 +245,10 @@ func (c *call) prepare(sc *stmtCache) (*preparedStmt, error) {
 				firstErr = pgconn.ErrorResponseToPgError(msg)
 			}
 		case *pgproto3.ParseComplete:
+			c.parseComplete()
 			parsed++
+		case *pgproto3.ParameterStatus:
+			c.drift = true
 		case *pgproto3.ParameterDescription:
 			ps.paramOIDs = slices.Clone(msg.ParameterOIDs)
 		case *pgproto3.RowDescription:
@@ -235,7 +259,7 @@ func (c *call) prepare(sc *stmtCache) (*preparedStmt, error) {
 	}
 	c.firstTrip = false
 	if firstErr != nil {
-		if parsed > parts { // the server holds the statement nonetheless
+		if parsed > before { // the server holds the statement nonetheless
 			sc.closing = append(sc.closing, ps.name)
 		}
 		c.rollback()

@@ -3,6 +3,7 @@ package pgcall
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -70,7 +71,7 @@ func TestPreparedRoundTrips(t *testing.T) {
 	}
 	// The statements stayed prepared on the session: the agent's call sees
 	// them, and resets the session after it.
-	if got := exec1(t, p, "SELECT count(*) FROM pg_prepared_statements"); got != "3" {
+	if got := exec1(t, p, "SELECT count(*) FROM pg_prepared_statements WHERE name <> 'pgcall_guard'"); got != "3" {
 		t.Errorf("%s statements prepared on the session, want 3", got)
 	}
 	if got := exec1(t, p, "SELECT count(*) FROM pg_prepared_statements"); got != "0" {
@@ -175,7 +176,7 @@ func TestPreparedErrors(t *testing.T) {
 		}
 	}
 	r := &rows{}
-	if _, err := p.Exec(context.Background(), ro, stmt("SELECT name FROM pg_prepared_statements ORDER BY name"), r); err != nil ||
+	if _, err := p.Exec(context.Background(), ro, stmt("SELECT name FROM pg_prepared_statements WHERE name <> 'pgcall_guard' ORDER BY name"), r); err != nil ||
 		strings.Join(r.got, " ") != "pgcall_1 pgcall_3 pgcall_4" {
 		t.Errorf("prepared statements %v (%v), want the three that parsed", r.got, err)
 	}
@@ -214,7 +215,7 @@ func TestPreparedAfterDDL(t *testing.T) {
 	}
 	// Once is enough: one statement prepared per text, the stale ones closed.
 	r := &rows{}
-	if _, err := p.Exec(ctx, ro, prepared("SELECT count(*) FROM pg_prepared_statements WHERE statement NOT LIKE '%pg_prepared%'"), r); err != nil || r.got[0] != "2" {
+	if _, err := p.Exec(ctx, ro, prepared("SELECT count(*) FROM pg_prepared_statements WHERE statement NOT LIKE '%pg_prepared%' AND name <> 'pgcall_guard'"), r); err != nil || r.got[0] != "2" {
 		t.Errorf("statements prepared: %v (%v), want 2", r.got, err)
 	}
 }
@@ -229,8 +230,8 @@ func TestPreparedCap(t *testing.T) {
 		execP(t, p, ro, sql)
 	}
 	// Its own Parse evicts one more (SELECT 3), closed before it runs.
-	r, _ := execP(t, p, ro, "SELECT statement FROM pg_prepared_statements ORDER BY name")
-	want := "SELECT 1 SELECT 4 SELECT statement FROM pg_prepared_statements ORDER BY name"
+	r, _ := execP(t, p, ro, "SELECT statement FROM pg_prepared_statements WHERE name <> 'pgcall_guard' ORDER BY name")
+	want := "SELECT 1 SELECT 4 SELECT statement FROM pg_prepared_statements WHERE name <> 'pgcall_guard' ORDER BY name"
 	if got := strings.Join(r.got, " "); got != want {
 		t.Errorf("prepared: %q, want %q", got, want)
 	}
@@ -269,5 +270,56 @@ func BenchmarkExec100RowsPrepared(b *testing.B) {
 		if _, err := p.Exec(ctx, ro, st, r); err != nil || len(r.got) != 100 {
 			b.Fatal(len(r.got), err)
 		}
+	}
+}
+
+// TestPreparedSessionDrift: the database's own code (here a function; a
+// trigger alike) changes the session in a committed call, and no reset
+// follows a Prepared call. The next Prepared call still runs as the login
+// role with its own timeouts; a change the server reports (the time zone)
+// closes the connection.
+func TestPreparedSessionDrift(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	alt := e.role + "_alt"
+	if _, err := e.admin.Exec(ctx, fmt.Sprintf(`CREATE ROLE %[1]s; GRANT %[1]s TO %[2]s;
+CREATE FUNCTION drift(loud boolean) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('statement_timeout', '123s', false);
+  PERFORM set_config('role', '%[1]s', false);
+  IF loud THEN PERFORM set_config('TimeZone', 'Asia/Tokyo', false); END IF;
+  RETURN 1;
+END $$`, alt, e.role)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = e.admin.Exec(context.Background(), "DROP FUNCTION drift(boolean); DROP ROLE "+alt) })
+	p := e.open(t, Config{MaxConns: 1})
+	const state = "SELECT current_user || ' ' || current_setting('statement_timeout') || ' ' || current_setting('TimeZone') || ' ' || pg_backend_pid()"
+	r, _ := execP(t, p, ro, state)
+	before := strings.Fields(r.got[0])
+	if before[0] != e.role || before[1] != "10s" {
+		t.Fatalf("before: %v", before)
+	}
+
+	execP(t, p, rw, "SELECT drift(false)")
+	r, _ = execP(t, p, ro, state)
+	if got := strings.Join(strings.Fields(r.got[0]), " "); got != strings.Join(before, " ") {
+		t.Errorf("after a quiet change, a Prepared call sees %q, want %q", got, strings.Join(before, " "))
+	}
+	// The change was real: a call that is not Prepared, which sets no role,
+	// sees it (and resets the session after it).
+	if got := exec1(t, p, "SELECT current_user"); got != alt {
+		t.Errorf("the function's role change did not happen (%s): the test proves nothing", got)
+	}
+	if got := exec1(t, p, "SELECT current_user"); got != e.role {
+		t.Errorf("after the reset: %s", got)
+	}
+
+	execP(t, p, rw, "SELECT drift(true)")
+	r, _ = execP(t, p, ro, state)
+	after := strings.Fields(r.got[0])
+	if after[0] != e.role || after[1] != "10s" || after[2] != before[2] || after[3] == before[3] {
+		t.Errorf("after a reported change: %v, want a new connection as before %v", after, before)
 	}
 }
