@@ -491,6 +491,9 @@ func (c *call) commit(ok bool) error {
 			if endErr == nil && tag != "COMMIT" {
 				endErr = mcperr.New(mcperr.Conflict, "the transaction could not be committed and was rolled back")
 			}
+			if c.st.Prepared && endErr == nil {
+				cacheOf(c.pg).dirty = true
+			}
 			c.release(pending, endErr != nil)
 			return endErr
 		}

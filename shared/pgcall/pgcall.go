@@ -49,11 +49,13 @@
 // Execute; read-write, one more for COMMIT), and the server plans it from
 // its plan cache instead of parsing and planning it afresh. A connection that then serves an agent's SQL is reset with
 // DISCARD ALL as always, and its prepared statements are forgotten with it.
-// Since no reset runs between Prepared calls, each sets its role back to the
-// session's own and its timeouts for its transaction (a statement prepared
-// once per connection), whatever the database's own code (a trigger) did to
-// the session in an earlier call; a change the server reports (time zone,
-// date style…) closes the connection.
+// Since no reset runs between Prepared calls, a call on a session where one
+// committed, or whose timeout is not the session's default, sets its role
+// back to the session's own and its timeouts for its transaction (a
+// statement prepared once per connection), whatever the database's own code
+// (a trigger) did to the session; a change the server reports (time zone,
+// date style…) closes the connection. (A rolled-back call leaves nothing:
+// PostgreSQL undoes a session-wide SET with its transaction.)
 // When a table's columns change under a prepared statement
 // (PostgreSQL's "cached plan must not change result type"), the call is
 // rolled back and the statement prepared again, once, on the same
@@ -150,8 +152,7 @@ type Config struct {
 	// DefaultTimeout, when set, becomes the session's own statement, lock
 	// and idle-in-transaction timeouts, which DISCARD ALL restores after
 	// every call: a call with this timeout then needs no SET LOCAL, which
-	// saves the server three statements per call. (A Prepared call sets its
-	// timeouts all the same: no DISCARD ALL precedes it.)
+	// saves the server three statements per call.
 	DefaultTimeout time.Duration
 	// MaxMessageBytes caps one protocol message from the server, so one
 	// result row (64 MiB when zero). A larger row fails the call with

@@ -34,6 +34,11 @@ type stmtCache struct {
 	closing []string
 	// guard is true once the session holds the guard statement.
 	guard bool
+	// dirty is true once a Prepared call committed on the session: the
+	// database's code it ran (a trigger) may have changed a setting for the
+	// session. A rolled-back call cannot: PostgreSQL undoes even a
+	// session-wide SET with the transaction that made it.
+	dirty bool
 }
 
 // preparedStmt is one prepared statement and what the server said of it.
@@ -123,26 +128,29 @@ func staleResult(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "0A000" && strings.Contains(pe.Message, "cached plan must not change result type")
 }
 
-// guardName is a statement every connection prepares once, which each
-// Prepared call runs first in its transaction: the role back to the
-// session's own and the call's timeouts, for the transaction only. No
-// reset runs between Prepared calls, and the database's own code (a
-// trigger, a function in a view) may have changed the session in an earlier
-// read-write call; whatever it did, these hold. A change PostgreSQL reports
-// (time zone, date style, encoding…) closes the connection instead.
+// guardName is a statement a connection prepares once, which a Prepared
+// call runs first in its transaction: the role back to the session's own
+// and the call's timeouts, for the transaction only. It runs when the call's
+// timeout is not the session's default, or when the session may have
+// changed: no reset runs between Prepared calls, and the database's own
+// code (a trigger) may have changed the session in an earlier committed
+// call; whatever it did, these hold. A change PostgreSQL reports (time
+// zone, date style, encoding…) closes the connection instead.
 const guardName = "pgcall_guard"
 
 const guardSQL = "SELECT pg_catalog.set_config('role', 'none', true), pg_catalog.set_config('statement_timeout', $1, true), " +
 	"pg_catalog.set_config('lock_timeout', $2, true), pg_catalog.set_config('idle_in_transaction_session_timeout', $3, true)"
 
 // sendBegin queues a Prepared call's opening, pipelined with its statement
-// so that it costs no round trip of its own: the guard's Parse when the
-// connection may lack it (first: no error before it can make the server
-// skip it), BEGIN in the call's mode (through the extended protocol, so that
-// an error skips everything up to the Sync), and the guard. It returns the
-// statements queued, each answering CommandComplete.
+// so that it costs no round trip of its own: the guard's Parse when it is
+// needed and the connection may lack it (first: no error before it can make
+// the server skip it), BEGIN in the call's mode (through the extended
+// protocol, so that an error skips everything up to the Sync), and the
+// guard when needed. It returns the statements queued, each answering
+// CommandComplete.
 func (c *call) sendBegin(fe *pgproto3.Frontend, sc *stmtCache) int {
-	c.guardSent = !sc.guard
+	guard := sc.dirty || c.o.Timeout != c.p.cfg.DefaultTimeout
+	c.guardSent = guard && !sc.guard
 	if c.guardSent {
 		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: guardName})
 		fe.Send(&pgproto3.Parse{Name: guardName, Query: guardSQL})
@@ -154,6 +162,9 @@ func (c *call) sendBegin(fe *pgproto3.Frontend, sc *stmtCache) int {
 	fe.Send(&pgproto3.Parse{Query: begin})
 	fe.Send(&pgproto3.Bind{})
 	fe.Send(&pgproto3.Execute{})
+	if !guard {
+		return 1
+	}
 	st, lock, idle := timeouts(c.o.Timeout)
 	fe.Send(&pgproto3.Bind{PreparedStatement: guardName, Parameters: [][]byte{
 		strconv.AppendInt(nil, st, 10), strconv.AppendInt(nil, lock, 10), strconv.AppendInt(nil, idle, 10)}})

@@ -277,7 +277,8 @@ func BenchmarkExec100RowsPrepared(b *testing.B) {
 // trigger alike) changes the session in a committed call, and no reset
 // follows a Prepared call. The next Prepared call still runs as the login
 // role with its own timeouts; a change the server reports (the time zone)
-// closes the connection.
+// closes the connection. With the call's timeout the session's default, a
+// session no call committed on needs no guard.
 func TestPreparedSessionDrift(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -294,32 +295,44 @@ END $$`, alt, e.role)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = e.admin.Exec(context.Background(), "DROP FUNCTION drift(boolean); DROP ROLE "+alt) })
-	p := e.open(t, Config{MaxConns: 1})
-	const state = "SELECT current_user || ' ' || current_setting('statement_timeout') || ' ' || current_setting('TimeZone') || ' ' || pg_backend_pid()"
-	r, _ := execP(t, p, ro, state)
-	before := strings.Fields(r.got[0])
-	if before[0] != e.role || before[1] != "10s" {
-		t.Fatalf("before: %v", before)
-	}
+	for _, def := range []time.Duration{0, ro.Timeout} {
+		t.Run(fmt.Sprint("default timeout ", def), func(t *testing.T) {
+			p := e.open(t, Config{MaxConns: 1, DefaultTimeout: def})
+			const guards = "SELECT count(*) FROM pg_prepared_statements WHERE name = 'pgcall_guard'"
+			const state = "SELECT current_user || ' ' || current_setting('statement_timeout') || ' ' || current_setting('TimeZone') || ' ' || pg_backend_pid()"
+			r, _ := execP(t, p, ro, state)
+			before := strings.Fields(r.got[0])
+			if before[0] != e.role || before[1] != "10s" {
+				t.Fatalf("before: %v", before)
+			}
+			want := map[time.Duration]string{0: "1", ro.Timeout: "0"}[def]
+			if r, _ := execP(t, p, ro, guards); r.got[0] != want {
+				t.Errorf("guard statements before any commit: %s, want %s", r.got[0], want)
+			}
 
-	execP(t, p, rw, "SELECT drift(false)")
-	r, _ = execP(t, p, ro, state)
-	if got := strings.Join(strings.Fields(r.got[0]), " "); got != strings.Join(before, " ") {
-		t.Errorf("after a quiet change, a Prepared call sees %q, want %q", got, strings.Join(before, " "))
-	}
-	// The change was real: a call that is not Prepared, which sets no role,
-	// sees it (and resets the session after it).
-	if got := exec1(t, p, "SELECT current_user"); got != alt {
-		t.Errorf("the function's role change did not happen (%s): the test proves nothing", got)
-	}
-	if got := exec1(t, p, "SELECT current_user"); got != e.role {
-		t.Errorf("after the reset: %s", got)
-	}
+			execP(t, p, rw, "SELECT drift(false)")
+			r, _ = execP(t, p, ro, state)
+			if got := strings.Join(strings.Fields(r.got[0]), " "); got != strings.Join(before, " ") {
+				t.Errorf("after a quiet change, a Prepared call sees %q, want %q", got, strings.Join(before, " "))
+			}
+			if r, _ := execP(t, p, ro, guards); r.got[0] != "1" {
+				t.Errorf("guard statements after a commit: %s", r.got[0])
+			}
+			// The change was real: a call that is not Prepared, which sets
+			// no role, sees it (and resets the session after it).
+			if got := exec1(t, p, "SELECT current_user"); got != alt {
+				t.Errorf("the function's role change did not happen (%s): the test proves nothing", got)
+			}
+			if got := exec1(t, p, "SELECT current_user"); got != e.role {
+				t.Errorf("after the reset: %s", got)
+			}
 
-	execP(t, p, rw, "SELECT drift(true)")
-	r, _ = execP(t, p, ro, state)
-	after := strings.Fields(r.got[0])
-	if after[0] != e.role || after[1] != "10s" || after[2] != before[2] || after[3] == before[3] {
-		t.Errorf("after a reported change: %v, want a new connection as before %v", after, before)
+			execP(t, p, rw, "SELECT drift(true)")
+			r, _ = execP(t, p, ro, state)
+			after := strings.Fields(r.got[0])
+			if after[0] != e.role || after[1] != "10s" || after[2] != before[2] || after[3] == before[3] {
+				t.Errorf("after a reported change: %v, want a new connection as before %v", after, before)
+			}
+		})
 	}
 }
