@@ -69,8 +69,9 @@ func Open(cfg Config) (*DB, error) {
 	if len(cfg.Schemas) == 0 {
 		cfg.Schemas = []string{"public"}
 	}
-	// Every call has the same timeout: as the sessions' own, the function
-	// calls and catalog reads need no SET LOCAL.
+	// Every call has the same timeout: as the sessions' own, it needs no
+	// SET LOCAL (a prepared read on a session no write has committed on
+	// needs none of pgcall's guard either).
 	pool, err := pgcall.Open(pgcall.Config{URL: cfg.URL, MaxConns: cfg.MaxConns, ReadOnly: cfg.ReadOnly,
 		ApplicationName: "supabase-mcp", AllowPrivileged: cfg.AllowPrivileged, DefaultTimeout: cfg.Timeout})
 	if err != nil {
