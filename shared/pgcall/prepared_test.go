@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -257,20 +258,39 @@ func TestPreparedDeadConnection(t *testing.T) {
 	}
 }
 
-// BenchmarkExec100RowsPrepared is BenchmarkExec100Rows with the statement
-// marked Prepared.
-func BenchmarkExec100RowsPrepared(b *testing.B) {
+// BenchmarkPreparedVsReset is BenchmarkExec100Rows's read two ways, each
+// on a pool of one connection of its own, alternated call by call so that
+// the machine's load falls on both: as a Prepared statement (one round
+// trip, planned once), and as agent SQL (parsed and planned every call, two
+// round trips, the session reset after it). Reports both p50s and their
+// ratio.
+func BenchmarkPreparedVsReset(b *testing.B) {
 	e := newEnv(b)
-	p := e.open(b, Config{MaxConns: 1})
-	st := prepared("SELECT id, name FROM t WHERE id > $1 ORDER BY id LIMIT 100", "0")
-	st.MaxRows = 101
+	pp, pr := e.open(b, Config{MaxConns: 1}), e.open(b, Config{MaxConns: 1})
+	const sql = "SELECT id, name FROM t WHERE id > $1 ORDER BY id LIMIT 100"
 	ctx := context.Background()
-	for b.Loop() {
+	run := func(p *Pool, st Statement) time.Duration {
+		st.MaxRows = 101
 		r := &rows{}
+		t0 := time.Now()
 		if _, err := p.Exec(ctx, ro, st, r); err != nil || len(r.got) != 100 {
 			b.Fatal(len(r.got), err)
 		}
+		return time.Since(t0)
 	}
+	var prep, reset []time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		prep = append(prep, run(pp, prepared(sql, "0")))
+		reset = append(reset, run(pr, stmt(sql, "0")))
+	}
+	b.StopTimer()
+	slices.Sort(prep)
+	slices.Sort(reset)
+	p50, r50 := prep[len(prep)/2], reset[len(reset)/2]
+	b.ReportMetric(float64(p50.Microseconds()), "p50-µs")
+	b.ReportMetric(float64(r50.Microseconds()), "reset-p50-µs")
+	b.ReportMetric(float64(p50)/float64(r50), "×reset-p50")
 }
 
 // TestPreparedSessionDrift: the database's own code (here a function; a
