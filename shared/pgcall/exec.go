@@ -429,7 +429,7 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 			out.TypeNames[i] = names[f.DataTypeOID]
 		}
 	}
-	if ps != nil && c.staleRetry && staleResult(stmtErr) {
+	if ps != nil && c.staleRetry && (staleResult(stmtErr) || lostStatements(stmtErr)) {
 		return nil, c.recoverStale(stmtErr, pending)
 	}
 	if ps != nil && stmtErr == nil && ps.typeNames == nil {

@@ -57,9 +57,9 @@
 // date style…) closes the connection. (A rolled-back call leaves nothing:
 // PostgreSQL undoes a session-wide SET with its transaction.)
 // When a table's columns change under a prepared statement
-// (PostgreSQL's "cached plan must not change result type"), the call is
-// rolled back and the statement prepared again, once, on the same
-// connection.
+// (PostgreSQL's "cached plan must not change result type"), or the
+// session lost it (the database's code ran DEALLOCATE), the call is rolled
+// back and the statement prepared again, once, on the same connection.
 //
 // The pool does not ping a connection before handing it out (that would be a
 // third round trip after every idle second). A connection that turns out to

@@ -128,6 +128,26 @@ func staleResult(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "0A000" && strings.Contains(pe.Message, "cached plan must not change result type")
 }
 
+// lostStatements reports that the session no longer holds a statement the
+// cache records: the database's own code deallocated it (EXECUTE
+// 'DEALLOCATE ALL' in a trigger). Every record of the session is dropped.
+func lostStatements(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "26000"
+}
+
+// forgetAll drops every record of the session's statements, closing them
+// on the next write in case some are still there (closing a statement that
+// does not exist is not an error), and the guard's, which is prepared again
+// when needed.
+func (sc *stmtCache) forgetAll() {
+	for _, ps := range sc.byText {
+		sc.closing = append(sc.closing, ps.name)
+	}
+	clear(sc.byText)
+	sc.guard = false
+}
+
 // guardName is a statement a connection prepares once, which a Prepared
 // call runs first in its transaction: the role back to the session's own
 // and the call's timeouts, for the transaction only. It runs when the call's
@@ -188,7 +208,8 @@ var errStale = errors.New("pgcall: prepared statement is stale")
 // if need be (two round trips), else bound at once behind the
 // transaction's opening (one round trip read-only, two read-write: COMMIT
 // waits for the statement's outcome). A statement whose result columns
-// changed since it was prepared is prepared again once.
+// changed since it was prepared, or that the session lost, is prepared
+// again once.
 func (c *call) runPrepared(r Receiver) (*Outcome, error) {
 	sc := cacheOf(c.pg)
 	for attempt := 0; ; attempt++ {
@@ -281,7 +302,8 @@ func (c *call) prepare(sc *stmtCache) (*preparedStmt, error) {
 }
 
 // recoverStale follows a prepared statement that failed because its result
-// columns changed: it failed before its first row, so the call's
+// columns changed, or because the session lost it: it failed before its
+// first row, so the call's
 // transaction, rolled back here, ran nothing. The connection is brought
 // back to idle on the spot, the statement forgotten (and closed on the
 // next write), and errStale returned so that it is prepared again. pending
@@ -299,6 +321,10 @@ func (c *call) recoverStale(stmtErr error, pending int) error {
 		c.release(0, true)
 		return stmtErr
 	}
-	cacheOf(c.pg).drop(c.st.SQL)
+	if lostStatements(stmtErr) {
+		cacheOf(c.pg).forgetAll()
+	} else {
+		cacheOf(c.pg).drop(c.st.SQL)
+	}
 	return errStale
 }

@@ -221,6 +221,32 @@ func TestPreparedAfterDDL(t *testing.T) {
 	}
 }
 
+// TestPreparedLost: the database's own code deallocates the session's
+// prepared statements; the next call finds its statement (or the guard)
+// gone, and prepares it again.
+func TestPreparedLost(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if _, err := e.admin.Exec(context.Background(), `CREATE FUNCTION dealloc() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN EXECUTE 'DEALLOCATE ALL'; RETURN 1; END $$`); err != nil {
+		t.Fatal(err)
+	}
+	for _, def := range []time.Duration{0, ro.Timeout} { // the guard runs every call, or only on a dirty session
+		p := e.open(t, Config{MaxConns: 1, DefaultTimeout: def})
+		pid := exec1(t, p, "SELECT pg_backend_pid()")
+		for i, o := range []Options{ro, rw, ro} {
+			execP(t, p, ro, "SELECT $1::int", "1")
+			execP(t, p, o, "SELECT dealloc()")
+			if r, _ := execP(t, p, ro, "SELECT $1::int", "2"); r.got[0] != "2" {
+				t.Errorf("default %v, call %d: %v", def, i, r.got)
+			}
+		}
+		if got := exec1(t, p, "SELECT pg_backend_pid()"); got != pid {
+			t.Errorf("default %v: the connection changed", def)
+		}
+	}
+}
+
 // TestPreparedCap: a connection keeps at most MaxPrepared statements,
 // closing the least recently used.
 func TestPreparedCap(t *testing.T) {
