@@ -32,6 +32,14 @@ type Statement struct {
 	// Field names the caller's argument that holds the SQL, for the Field of
 	// validation errors ("query" when empty).
 	Field string
+	// Prepared marks a statement the server wrote itself from identifiers
+	// it validated: one that reads or writes rows and calls nothing an
+	// agent chose (no function named in a request), so it cannot change the
+	// session. It is prepared once per connection and kept there, and the
+	// call ends with ROLLBACK or COMMIT but no DISCARD ALL: a call on a
+	// connection whose statement is already prepared is one round trip
+	// (read-only). Agent-written SQL must never be marked Prepared.
+	Prepared bool
 }
 
 func (st Statement) field() string {
@@ -100,6 +108,9 @@ func (p *Pool) Exec(parent context.Context, o Options, st Statement, r Receiver)
 			return nil, p.classify(parent, ctx, err, o, st.field())
 		}
 		c := &call{p: p, pc: pc, pg: pc.Conn().PgConn(), ctx: ctx, o: o, st: st}
+		if !st.Prepared {
+			forgetPrepared(c.pg) // the call ends with DISCARD ALL
+		}
 		c.stopWatch = context.AfterFunc(ctx, c.interrupt)
 		out, err := c.run(r)
 		if err != nil && c.firstTrip && p.retryable(ctx, attempt, err) {
@@ -132,6 +143,16 @@ type call struct {
 	// first round trip runs nothing of the caller's.
 	firstTrip bool
 	released  bool
+	// staleRetry is true while a prepared statement whose result columns
+	// changed may be prepared again and the call retried on its connection.
+	staleRetry bool
+	// guardSent is true while the write sendBegin queued holds the guard's
+	// Parse and its ParseComplete has not come.
+	guardSent bool
+	// drift is true when the server reported a change of a session setting
+	// during the call: no reset follows a Prepared call, so the connection
+	// is closed rather than reused.
+	drift bool
 	// stopWatch stops watching ctx; false means interrupt has run.
 	stopWatch func() bool
 }
@@ -155,7 +176,7 @@ func (c *call) interrupt() {
 func (c *call) release(pending int, broken bool) {
 	if !c.released {
 		c.released = true
-		if !c.stopWatch() {
+		if !c.stopWatch() || (c.drift && c.st.Prepared) {
 			broken = true
 		}
 		c.p.finish(c.ctx, c.pc, pending, broken)
@@ -193,6 +214,9 @@ func (c *call) run(r Receiver) (out *Outcome, err error) {
 			panic(p)
 		}
 	}()
+	if c.st.Prepared {
+		return c.runPrepared(r)
+	}
 	c.firstTrip = true
 	desc, err := c.describe()
 	if err != nil {
@@ -209,7 +233,7 @@ func (c *call) run(r Receiver) (out *Outcome, err error) {
 		c.rollback()
 		return nil, receiverError{err}
 	}
-	return c.execute(r, desc, formats)
+	return c.execute(r, desc, formats, nil, false)
 }
 
 // describe is the first round trip: BEGIN with the call's settings, then
@@ -272,8 +296,12 @@ func (c *call) rollback() {
 		return
 	}
 	c.released = true
-	if !c.stopWatch() {
+	if !c.stopWatch() || (c.drift && c.st.Prepared) {
 		c.p.finish(c.ctx, c.pc, 0, true)
+		return
+	}
+	if c.st.Prepared {
+		c.p.reset(c.ctx, c.pc, "ROLLBACK")
 		return
 	}
 	c.p.reset(c.ctx, c.pc, "ROLLBACK", "DISCARD ALL")
@@ -281,28 +309,53 @@ func (c *call) rollback() {
 
 // execute is the second round trip: Bind and Execute, then the lookup of
 // type names the type map lacks, then (read-only) ROLLBACK and DISCARD ALL,
-// whose replies are read after the caller has its result.
-func (c *call) execute(r Receiver, d Description, formats []int16) (*Outcome, error) {
+// whose replies are read after the caller has its result. For a prepared
+// statement ps, it binds ps; begin puts the transaction's opening in front
+// (the statement was prepared on an earlier call), and no DISCARD ALL
+// follows.
+func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedStmt, begin bool) (*Outcome, error) {
 	out := &Outcome{TypeNames: make([]string, len(d.Fields))}
 	var unknown []string
-	for i, f := range d.Fields {
-		if t, ok := d.TypeMap.TypeForOID(f.DataTypeOID); ok {
-			out.TypeNames[i] = t.Name
-		} else {
-			unknown = append(unknown, strconv.FormatUint(uint64(f.DataTypeOID), 10))
+	if ps != nil && ps.typeNames != nil {
+		copy(out.TypeNames, ps.typeNames)
+	} else {
+		for i, f := range d.Fields {
+			if t, ok := d.TypeMap.TypeForOID(f.DataTypeOID); ok {
+				out.TypeNames[i] = t.Name
+			} else {
+				unknown = append(unknown, strconv.FormatUint(uint64(f.DataTypeOID), 10))
+			}
 		}
 	}
 	fe := c.pg.Frontend()
-	fe.Send(&pgproto3.Bind{Parameters: c.st.Params, ResultFormatCodes: formats})
+	skip := 0 // CommandCompletes of the transaction's opening
+	bind := &pgproto3.Bind{Parameters: c.st.Params, ResultFormatCodes: formats}
+	if ps != nil {
+		cacheOf(c.pg).sendClosing(fe)
+		if begin {
+			skip = c.sendBegin(fe, cacheOf(c.pg))
+		}
+		bind.PreparedStatement = ps.name
+	}
+	fe.Send(bind)
 	fe.Send(&pgproto3.Execute{MaxRows: uint32(max(c.st.MaxRows, 0))})
 	if len(unknown) > 0 {
 		fe.Send(&pgproto3.Parse{Query: typeNamesSQL})
 		fe.Send(&pgproto3.Bind{Parameters: [][]byte{[]byte("{" + strings.Join(unknown, ",") + "}")}})
 		fe.Send(&pgproto3.Execute{})
 	}
+	if ps != nil && c.o.Mode == ReadOnly {
+		// Before the Sync: the reply comes with the statement's, and the
+		// connection is idle as soon as the caller has its result. After a
+		// failure the server skips it, and the connection is rolled back
+		// in the background instead.
+		fe.Send(&pgproto3.Parse{Query: "ROLLBACK"})
+		fe.Send(&pgproto3.Bind{})
+		fe.Send(&pgproto3.Execute{})
+	}
 	fe.Send(&pgproto3.Sync{})
 	pending := 0
-	if c.o.Mode == ReadOnly {
+	if c.o.Mode == ReadOnly && ps == nil {
 		fe.Send(&pgproto3.Query{String: "ROLLBACK"})
 		fe.Send(&pgproto3.Query{String: "DISCARD ALL"})
 		pending = 2
@@ -323,9 +376,17 @@ func (c *call) execute(r Receiver, d Description, formats []int16) (*Outcome, er
 			// before the connection closes: it says more than EOF.
 			return nil, errors.Join(stmtErr, err)
 		}
+		if _, failed := msg.(*pgproto3.ErrorResponse); !failed {
+			c.firstTrip = false // the session is alive: what failed now is the call's own
+		}
 		switch msg := msg.(type) {
+		case *pgproto3.ParseComplete:
+			c.parseComplete()
+		case *pgproto3.ParameterStatus:
+			c.drift = true
 		case *pgproto3.DataRow:
 			switch {
+			case skip > 0: // the guard's
 			case inLookup:
 				if len(msg.Values) == 2 {
 					if oid, err := strconv.ParseUint(string(msg.Values[0]), 10, 32); err == nil {
@@ -336,6 +397,10 @@ func (c *call) execute(r Receiver, d Description, formats []int16) (*Outcome, er
 				rowErr = r.Row(msg.Values)
 			}
 		case *pgproto3.CommandComplete:
+			if skip > 0 {
+				skip--
+				break
+			}
 			if !inLookup {
 				out.Tag = string(msg.CommandTag)
 			}
@@ -364,10 +429,21 @@ func (c *call) execute(r Receiver, d Description, formats []int16) (*Outcome, er
 			out.TypeNames[i] = names[f.DataTypeOID]
 		}
 	}
-	if c.o.Mode == ReadOnly {
+	if ps != nil && c.staleRetry && (staleResult(stmtErr) || lostStatements(stmtErr)) {
+		return nil, c.recoverStale(stmtErr, pending)
+	}
+	if ps != nil && stmtErr == nil && ps.typeNames == nil {
+		ps.typeNames = slices.Clone(out.TypeNames)
+	}
+	switch {
+	case c.o.Mode == ReadOnly && ps != nil && txStatus != 'I':
+		c.rollback()
+	case c.o.Mode == ReadOnly:
 		c.release(pending, false)
-	} else if err := c.commit(stmtErr == nil && rowErr == nil); err != nil && stmtErr == nil {
-		stmtErr = err
+	default:
+		if err := c.commit(stmtErr == nil && rowErr == nil); err != nil && stmtErr == nil {
+			stmtErr = err
+		}
 	}
 	switch {
 	case stmtErr != nil:
@@ -391,7 +467,11 @@ func (c *call) commit(ok bool) error {
 	}
 	fe := c.pg.Frontend()
 	fe.Send(&pgproto3.Query{String: "COMMIT"})
-	fe.Send(&pgproto3.Query{String: "DISCARD ALL"})
+	pending := 0
+	if !c.st.Prepared {
+		fe.Send(&pgproto3.Query{String: "DISCARD ALL"})
+		pending = 1
+	}
 	if err := c.flush(); err != nil {
 		return err
 	}
@@ -411,7 +491,10 @@ func (c *call) commit(ok bool) error {
 			if endErr == nil && tag != "COMMIT" {
 				endErr = mcperr.New(mcperr.Conflict, "the transaction could not be committed and was rolled back")
 			}
-			c.release(1, endErr != nil)
+			if c.st.Prepared && endErr == nil {
+				cacheOf(c.pg).dirty = true
+			}
+			c.release(pending, endErr != nil)
 			return endErr
 		}
 	}
@@ -428,7 +511,7 @@ func (c *call) stillInside(tag string, txStatus byte) error {
 			word = t
 		}
 	}
-	if word == "" && (c.o.Mode == ReadWrite || txStatus == 'T') {
+	if word == "" && (c.o.Mode == ReadWrite || txStatus == 'T' || c.st.Prepared) {
 		return nil
 	}
 	if word == "" {

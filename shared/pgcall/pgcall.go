@@ -38,6 +38,29 @@
 // read-write Exec needs a third round trip: COMMIT is sent only once the
 // statement's outcome is known.
 //
+// A Statement marked Prepared (SQL the server wrote itself, never an
+// agent's) is prepared once per connection and kept there, and its call
+// ends with ROLLBACK or COMMIT alone: no DISCARD ALL, which would drop it.
+// The transaction's opening (BEGIN in the call's mode, the role and
+// timeouts set for the transaction) is pipelined in front of Bind and
+// Execute, and a read-only call's ROLLBACK in front of the Sync, so such a
+// call costs one round trip once its statement is prepared on the
+// connection (two the first time: Parse and Describe, then Bind and
+// Execute; read-write, one more for COMMIT), and the server plans it from
+// its plan cache instead of parsing and planning it afresh. A connection that then serves an agent's SQL is reset with
+// DISCARD ALL as always, and its prepared statements are forgotten with it.
+// Since no reset runs between Prepared calls, a call on a session where one
+// committed, or whose timeout is not the session's default, sets its role
+// back to the session's own and its timeouts for its transaction (a
+// statement prepared once per connection), whatever the database's own code
+// (a trigger) did to the session; a change the server reports (time zone,
+// date style…) closes the connection. (A rolled-back call leaves nothing:
+// PostgreSQL undoes a session-wide SET with its transaction.)
+// When a table's columns change under a prepared statement
+// (PostgreSQL's "cached plan must not change result type"), or the
+// session lost it (the database's code ran DEALLOCATE), the call is rolled
+// back and the statement prepared again, once, on the same connection.
+//
 // The pool does not ping a connection before handing it out (that would be a
 // third round trip after every idle second). A connection that turns out to
 // be dead during the first round trip, which runs nothing of the caller's,
@@ -135,6 +158,10 @@ type Config struct {
 	// result row (64 MiB when zero). A larger row fails the call with
 	// ErrRowTooLarge in its chain.
 	MaxMessageBytes int
+	// MaxPrepared caps the Prepared statements one connection keeps
+	// (DefaultMaxPrepared when zero); the least recently used is closed to
+	// make room.
+	MaxPrepared int
 
 	// dial, when set, replaces the network dialer (tests count round trips).
 	dial pgconn.DialFunc
@@ -196,6 +223,9 @@ func Open(cfg Config) (*Pool, error) {
 	}
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = 64 << 20
+	}
+	if cfg.MaxPrepared <= 0 {
+		cfg.MaxPrepared = DefaultMaxPrepared
 	}
 	pc.MaxConns = int32(cfg.MaxConns)
 	pc.MinConns = 0
@@ -348,6 +378,7 @@ func (p *Pool) Tx(parent context.Context, o Options, fn func(ctx context.Context
 		if err != nil {
 			return p.classify(parent, ctx, err, o, "")
 		}
+		forgetPrepared(pc.Conn().PgConn()) // the call ends with DISCARD ALL
 		_, err = pc.Conn().PgConn().Exec(ctx, p.beginSQL(o)).ReadAll()
 		if err == nil {
 			break
@@ -433,6 +464,10 @@ func (p *Pool) finish(ctx context.Context, pc *pgxpool.Conn, pending int, broken
 // the next call), is closed instead.
 func (p *Pool) release(ctx context.Context, pc *pgxpool.Conn, queries []string, pending int, broken bool) {
 	broken = broken || ctx.Err() != nil
+	if !broken && len(queries) == 0 && pending == 0 && drain(pc.Conn().PgConn(), 0) {
+		pc.Release() // idle already: nothing to wait for
+		return
+	}
 	p.resets.Add(1)
 	go func() {
 		defer p.resets.Done()

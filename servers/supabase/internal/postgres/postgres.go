@@ -2,12 +2,15 @@
 // reached directly (DATABASE_URL): the query model rendered to
 // parameterised SQL and run under shared/pgcall's discipline — one pooled
 // connection and one transaction per call, READ ONLY for reads (and for
-// everything when the server is read-only), per-call timeouts, the session
-// reset after every call, privileged roles refused. Rows are built as JSON
-// by the database, in the same shape PostgREST gives.
+// everything when the server is read-only), per-call timeouts, privileged
+// roles refused. The statements rendered from the query model are prepared
+// once per connection (pgcall's Prepared statements); a function call
+// (rpc) resets the session after it, as a function may change it. Rows are
+// built as JSON by the database, in the same shape PostgREST gives.
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,8 +69,11 @@ func Open(cfg Config) (*DB, error) {
 	if len(cfg.Schemas) == 0 {
 		cfg.Schemas = []string{"public"}
 	}
+	// Every call has the same timeout: as the sessions' own, it needs no
+	// SET LOCAL (a prepared read on a session no write has committed on
+	// needs none of pgcall's guard either).
 	pool, err := pgcall.Open(pgcall.Config{URL: cfg.URL, MaxConns: cfg.MaxConns, ReadOnly: cfg.ReadOnly,
-		ApplicationName: "supabase-mcp", AllowPrivileged: cfg.AllowPrivileged})
+		ApplicationName: "supabase-mcp", AllowPrivileged: cfg.AllowPrivileged, DefaultTimeout: cfg.Timeout})
 	if err != nil {
 		return nil, err
 	}
@@ -173,9 +179,15 @@ func (r *receiver) Row(values [][]byte) error {
 	return nil
 }
 
-func (d *DB) exec(ctx context.Context, mode pgcall.Mode, st query.Statement, check func([][]byte) error) ([][]byte, error) {
+// exec runs one statement. prepared is true for the statements the query
+// model renders (select, insert, update, delete: identifiers checked
+// against the catalog, values as parameters), which pgcall prepares once
+// per connection; false for a function call, which may change the session
+// and so is followed by a reset.
+func (d *DB) exec(ctx context.Context, mode pgcall.Mode, st query.Statement, prepared bool, check func([][]byte) error) ([][]byte, error) {
 	r := &receiver{check: check}
-	_, err := d.pool.Exec(ctx, d.opts(mode), pgcall.Statement{SQL: st.SQL, Params: params(st.Args), Field: "filters"}, r)
+	_, err := d.pool.Exec(ctx, d.opts(mode), pgcall.Statement{SQL: st.SQL, Params: params(st.Args), Field: "filters",
+		Prepared: prepared}, r)
 	if err != nil {
 		return nil, dbError(err)
 	}
@@ -187,6 +199,33 @@ func (d *DB) exec(ctx context.Context, mode pgcall.Mode, st query.Statement, che
 
 func count(b []byte) (int64, error) { return strconv.ParseInt(string(b), 10, 64) }
 
+// splitRows splits the rows a rendered statement gives (JSON objects joined
+// with query.RowSep) and keeps limit of them (limit <= 0: all). Each
+// must look like an object; the kit checks the whole result against the
+// tool's outputSchema before it leaves.
+func splitRows(raw []byte, limit int) (*backend.Result, error) {
+	n := 0
+	if len(raw) > 0 {
+		n = bytes.Count(raw, []byte{query.RowSep}) + 1
+	}
+	more := limit > 0 && n > limit
+	if more {
+		n = limit
+	}
+	rows := make([]json.RawMessage, 0, n)
+	for len(rows) < n {
+		row := raw
+		if i := bytes.IndexByte(raw, query.RowSep); i >= 0 {
+			row, raw = raw[:i], raw[i+1:]
+		}
+		if len(row) < 2 || row[0] != '{' || row[len(row)-1] != '}' {
+			return nil, errors.New("postgres: a row of the result is not a JSON object")
+		}
+		rows = append(rows, row)
+	}
+	return &backend.Result{Rows: rows, RowCount: len(rows), Truncated: more}, nil
+}
+
 // Select reads rows in a READ ONLY transaction.
 func (d *DB) Select(ctx context.Context, q *query.Select) (*backend.Result, error) {
 	plan, err := query.PlanSelect(catalog{d, ctx}, q)
@@ -197,11 +236,11 @@ func (d *DB) Select(ctx context.Context, q *query.Select) (*backend.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	vals, err := d.exec(ctx, pgcall.ReadOnly, st, nil)
+	vals, err := d.exec(ctx, pgcall.ReadOnly, st, true, nil)
 	if err != nil {
 		return nil, err
 	}
-	res, err := backend.RowsResult(vals[0], q.Limit)
+	res, err := splitRows(vals[0], q.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -225,17 +264,17 @@ func (d *DB) Insert(ctx context.Context, q *query.Insert) (*backend.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	vals, err := d.exec(ctx, pgcall.ReadWrite, sts[0], nil)
+	vals, err := d.exec(ctx, pgcall.ReadWrite, sts[0], true, nil)
 	if err != nil {
 		return nil, err
 	}
-	return backend.RowsResult(vals[0], 0)
+	return splitRows(vals[0], 0)
 }
 
 // guarded runs a write that returns (rows, count) and rolls it back when
 // it changed more than max rows.
 func (d *DB) guarded(ctx context.Context, st query.Statement, max int) (*backend.Result, error) {
-	vals, err := d.exec(ctx, pgcall.ReadWrite, st, func(v [][]byte) error {
+	vals, err := d.exec(ctx, pgcall.ReadWrite, st, true, func(v [][]byte) error {
 		n, err := count(v[1])
 		if err != nil {
 			return err
@@ -248,7 +287,7 @@ func (d *DB) guarded(ctx context.Context, st query.Statement, max int) (*backend
 	if err != nil {
 		return nil, err
 	}
-	return backend.RowsResult(vals[0], 0)
+	return splitRows(vals[0], 0)
 }
 
 // Update changes the matching rows; past MaxAffected the transaction is

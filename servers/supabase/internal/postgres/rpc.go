@@ -178,7 +178,7 @@ func (d *DB) Call(ctx context.Context, q *query.Call) (*backend.Result, error) {
 	if f.readOnly {
 		mode = pgcall.ReadOnly
 	}
-	vals, err := d.exec(ctx, mode, query.Statement{SQL: sql, Args: args}, nil)
+	vals, err := d.exec(ctx, mode, query.Statement{SQL: sql, Args: args}, false, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,8 @@ import (
 // database when rendering SQL.
 type Dialect struct {
 	// Postgres: $n placeholders with casts to the column's type, schema-
-	// qualified names, rows built with json_agg. Otherwise SQLite: ?n
+	// qualified names, rows built with row_to_json and joined with
+	// RowSep (pgRows). Otherwise SQLite: ?n
 	// placeholders, rows built with json_object.
 	Postgres bool
 	// BindValue converts a filter value compared with col.
@@ -296,7 +297,7 @@ func (s *sqlb) embed(ep EmbedPlan) {
 
 // SQLSelect renders a read of p as one statement, so that the rows and the
 // count come from one snapshot without a transaction around them.
-// PostgreSQL: the rows as one JSON array (text) and, when asked, the exact
+// PostgreSQL: the rows as one text (see pgRows) and, when asked, the exact
 // count. SQLite: the number of rows, their JSON objects joined by RowSep in
 // one text (NULL when there are none) and, when asked, the exact count: one
 // result row, as the driver's cost is per row. count is never set. One row
@@ -326,7 +327,7 @@ func SQLSelect(d *Dialect, p *Plan, q *Select) (rows Statement, count *Statement
 		}
 	}
 	if d.Postgres {
-		s.w("SELECT coalesce(json_agg(_r), '[]'::json)::text")
+		s.w("SELECT ", pgRows("_r"))
 		if q.Count {
 			s.w(", (SELECT count(*)")
 			if err := body(s); err != nil {
@@ -383,9 +384,11 @@ func SQLSelect(d *Dialect, p *Plan, q *Select) (rows Statement, count *Statement
 	return s.stmt(), nil, nil
 }
 
-// RowSep separates the rows of an SQLite read (SQLSelect): the record
-// separator, a control character, which SQLite's JSON functions always
-// escape inside strings and never write outside them.
+// RowSep separates the rows of a read (SQLSelect) and of the rows a change
+// returns on PostgreSQL, each a JSON object as row_to_json or json_object
+// writes it: the record separator, a control character, which JSON text
+// never holds unescaped, so the backends split the rows with a byte search
+// instead of scanning a JSON array.
 const RowSep = 0x1e
 
 func (s *sqlb) returning(t *Table, cols []string) {
@@ -410,12 +413,18 @@ func (s *sqlb) value(c *Column, raw json.RawMessage) error {
 	return nil
 }
 
+// pgRows aggregates the rows of the relation alias into one text: their
+// JSON objects joined with RowSep, empty for no rows.
+func pgRows(alias string) string {
+	return "coalesce(string_agg(row_to_json(" + alias + ")::text, E'\\x1e'), '')"
+}
+
 // pgWrap turns a data-changing statement that returns rows into one that
-// gives them as a JSON array (at most cap rows) and the number changed.
+// gives them as pgRows does (at most cap rows) and the number changed.
 func pgWrap(s *sqlb, cap int) {
 	inner := s.b.String()
 	s.b.Reset()
-	s.w("WITH _m AS (", inner, ") SELECT (SELECT coalesce(json_agg(_x), '[]'::json)::text FROM (SELECT * FROM _m")
+	s.w("WITH _m AS (", inner, ") SELECT (SELECT ", pgRows("_x"), " FROM (SELECT * FROM _m")
 	if cap > 0 {
 		s.w(" LIMIT ", strconv.Itoa(cap))
 	}

@@ -1,0 +1,330 @@
+package pgcall
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+)
+
+// DefaultMaxPrepared is how many prepared statements one connection keeps
+// when Config.MaxPrepared is zero.
+const DefaultMaxPrepared = 64
+
+// preparedKey is where a connection's prepared statements are kept, in its
+// pgconn.PgConn.CustomData: they live exactly as long as the session that
+// holds them.
+const preparedKey = "pgcall.prepared"
+
+// stmtCache is the prepared statements of one session, by SQL text. Only
+// the call that holds the connection touches it.
+type stmtCache struct {
+	byText map[string]*preparedStmt
+	// seq numbers the statements, so a name is never reused in a session.
+	seq uint64
+	// tick orders the uses, for eviction.
+	tick uint64
+	// closing are statements dropped from the cache that the server still
+	// holds: the next call closes them first thing.
+	closing []string
+	// guard is true once the session holds the guard statement.
+	guard bool
+	// dirty is true once a Prepared call committed on the session: the
+	// database's code it ran (a trigger) may have changed a setting for the
+	// session. A rolled-back call cannot: PostgreSQL undoes even a
+	// session-wide SET with the transaction that made it.
+	dirty bool
+}
+
+// preparedStmt is one prepared statement and what the server said of it.
+type preparedStmt struct {
+	name      string
+	paramOIDs []uint32
+	fields    []pgconn.FieldDescription
+	typeNames []string
+	used      uint64
+}
+
+// cacheOf returns the connection's statement cache, creating it.
+func cacheOf(pg *pgconn.PgConn) *stmtCache {
+	if sc, ok := pg.CustomData()[preparedKey].(*stmtCache); ok {
+		return sc
+	}
+	sc := &stmtCache{byText: map[string]*preparedStmt{}}
+	pg.CustomData()[preparedKey] = sc
+	return sc
+}
+
+// forgetPrepared drops the record of a connection's prepared statements:
+// a call that runs an agent's SQL ends with DISCARD ALL, which deallocates
+// them all (or the connection is closed).
+func forgetPrepared(pg *pgconn.PgConn) {
+	delete(pg.CustomData(), preparedKey)
+}
+
+// get returns the statement prepared for sql, if any.
+func (sc *stmtCache) get(sql string) *preparedStmt {
+	ps := sc.byText[sql]
+	if ps != nil {
+		sc.tick++
+		ps.used = sc.tick
+	}
+	return ps
+}
+
+// name reserves a new statement name.
+func (sc *stmtCache) name() string {
+	sc.seq++
+	return "pgcall_" + strconv.FormatUint(sc.seq, 10)
+}
+
+// add records a statement the server has prepared, evicting the least
+// recently used one beyond max.
+func (sc *stmtCache) add(sql string, ps *preparedStmt, max int) {
+	for len(sc.byText) >= max {
+		var oldest string
+		var at uint64
+		for text, e := range sc.byText {
+			if oldest == "" || e.used < at {
+				oldest, at = text, e.used
+			}
+		}
+		sc.drop(oldest)
+	}
+	sc.tick++
+	ps.used = sc.tick
+	sc.byText[sql] = ps
+}
+
+// drop forgets a statement and schedules its Close.
+func (sc *stmtCache) drop(sql string) {
+	if ps := sc.byText[sql]; ps != nil {
+		delete(sc.byText, sql)
+		sc.closing = append(sc.closing, ps.name)
+	}
+}
+
+// sendClosing queues a Close for every statement dropped since the last
+// call. It goes first in the write, before anything that can fail and make
+// the server skip the messages after it; closing a statement that does not
+// exist is not an error.
+func (sc *stmtCache) sendClosing(fe *pgproto3.Frontend) {
+	for _, name := range sc.closing {
+		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: name})
+	}
+	sc.closing = sc.closing[:0]
+}
+
+// staleResult reports the error PostgreSQL gives when a prepared
+// statement's result columns changed under it (a table's columns were
+// altered since it was prepared): it must be prepared again.
+func staleResult(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "0A000" && strings.Contains(pe.Message, "cached plan must not change result type")
+}
+
+// lostStatements reports that the session no longer holds a statement the
+// cache records: the database's own code deallocated it (EXECUTE
+// 'DEALLOCATE ALL' in a trigger). Every record of the session is dropped.
+func lostStatements(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "26000"
+}
+
+// forgetAll drops every record of the session's statements, closing them
+// on the next write in case some are still there (closing a statement that
+// does not exist is not an error), and the guard's, which is prepared again
+// when needed.
+func (sc *stmtCache) forgetAll() {
+	for _, ps := range sc.byText {
+		sc.closing = append(sc.closing, ps.name)
+	}
+	clear(sc.byText)
+	sc.guard = false
+}
+
+// guardName is a statement a connection prepares once, which a Prepared
+// call runs first in its transaction: the role back to the session's own
+// and the call's timeouts, for the transaction only. It runs when the call's
+// timeout is not the session's default, or when the session may have
+// changed: no reset runs between Prepared calls, and the database's own
+// code (a trigger) may have changed the session in an earlier committed
+// call; whatever it did, these hold. A change PostgreSQL reports (time
+// zone, date style, encoding…) closes the connection instead.
+const guardName = "pgcall_guard"
+
+const guardSQL = "SELECT pg_catalog.set_config('role', 'none', true), pg_catalog.set_config('statement_timeout', $1, true), " +
+	"pg_catalog.set_config('lock_timeout', $2, true), pg_catalog.set_config('idle_in_transaction_session_timeout', $3, true)"
+
+// sendBegin queues a Prepared call's opening, pipelined with its statement
+// so that it costs no round trip of its own: the guard's Parse when it is
+// needed and the connection may lack it (first: no error before it can make
+// the server skip it), BEGIN in the call's mode (through the extended
+// protocol, so that an error skips everything up to the Sync), and the
+// guard when needed. It returns the statements queued, each answering
+// CommandComplete.
+func (c *call) sendBegin(fe *pgproto3.Frontend, sc *stmtCache) int {
+	guard := sc.dirty || c.o.Timeout != c.p.cfg.DefaultTimeout
+	c.guardSent = guard && !sc.guard
+	if c.guardSent {
+		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: guardName})
+		fe.Send(&pgproto3.Parse{Name: guardName, Query: guardSQL})
+	}
+	begin := "BEGIN READ WRITE"
+	if c.o.Mode == ReadOnly {
+		begin = "BEGIN READ ONLY"
+	}
+	fe.Send(&pgproto3.Parse{Query: begin})
+	fe.Send(&pgproto3.Bind{})
+	fe.Send(&pgproto3.Execute{})
+	if !guard {
+		return 1
+	}
+	st, lock, idle := timeouts(c.o.Timeout)
+	fe.Send(&pgproto3.Bind{PreparedStatement: guardName, Parameters: [][]byte{
+		strconv.AppendInt(nil, st, 10), strconv.AppendInt(nil, lock, 10), strconv.AppendInt(nil, idle, 10)}})
+	fe.Send(&pgproto3.Execute{})
+	return 2
+}
+
+// parseComplete notes a ParseComplete of a write that sendBegin opened:
+// the first is the guard's, when it was sent.
+func (c *call) parseComplete() {
+	if c.guardSent {
+		cacheOf(c.pg).guard = true
+		c.guardSent = false
+	}
+}
+
+// errStale asks runPrepared to prepare the statement again.
+var errStale = errors.New("pgcall: prepared statement is stale")
+
+// runPrepared runs a Prepared statement: prepared on this connection first
+// if need be (two round trips), else bound at once behind the
+// transaction's opening (one round trip read-only, two read-write: COMMIT
+// waits for the statement's outcome). A statement whose result columns
+// changed since it was prepared, or that the session lost, is prepared
+// again once.
+func (c *call) runPrepared(r Receiver) (*Outcome, error) {
+	sc := cacheOf(c.pg)
+	for attempt := 0; ; attempt++ {
+		ps := sc.get(c.st.SQL)
+		cached := ps != nil
+		if !cached {
+			var err error
+			if ps, err = c.prepare(sc); err != nil {
+				return nil, err
+			}
+		}
+		desc := Description{ParamOIDs: ps.paramOIDs, Fields: ps.fields, TypeMap: c.pc.Conn().TypeMap()}
+		if len(desc.ParamOIDs) != len(c.st.Params) {
+			c.rollback()
+			return nil, mcperr.Invalid("params", nil, "", "the statement takes %d parameter(s) ($1 … $n) but params has %d value(s)",
+				len(desc.ParamOIDs), len(c.st.Params))
+		}
+		formats, err := r.Describe(desc)
+		if err != nil {
+			c.rollback()
+			return nil, receiverError{err}
+		}
+		// On a statement already prepared, this trip is the call's first:
+		// a dead connection found now has run nothing.
+		c.firstTrip = cached && attempt == 0
+		c.staleRetry = cached && attempt == 0
+		out, err := c.execute(r, desc, formats, ps, cached)
+		if errors.Is(err, errStale) {
+			continue
+		}
+		return out, err
+	}
+}
+
+// prepare is a prepared call's first round trip when its statement is new
+// on the connection: the transaction's opening, then Parse and Describe of
+// the statement under a new name. The statement is recorded in the cache
+// once the server holds it.
+func (c *call) prepare(sc *stmtCache) (*preparedStmt, error) {
+	fe := c.pg.Frontend()
+	sc.sendClosing(fe)
+	c.sendBegin(fe, sc)
+	before := 1 // the Parse messages ahead of the statement's: BEGIN's, and the guard's
+	if c.guardSent {
+		before = 2
+	}
+	ps := &preparedStmt{name: sc.name()}
+	fe.Send(&pgproto3.Parse{Name: ps.name, Query: c.st.SQL})
+	fe.Send(&pgproto3.Describe{ObjectType: 'S', Name: ps.name})
+	fe.Send(&pgproto3.Sync{})
+	c.firstTrip = true
+	if err := c.flush(); err != nil {
+		return nil, err
+	}
+	var firstErr error
+	parsed := 0
+	for done := false; !done; {
+		msg, err := c.recv()
+		if err != nil {
+			return nil, errors.Join(firstErr, err)
+		}
+		switch msg := msg.(type) {
+		case *pgproto3.ErrorResponse:
+			if firstErr == nil {
+				firstErr = pgconn.ErrorResponseToPgError(msg)
+			}
+		case *pgproto3.ParseComplete:
+			c.parseComplete()
+			parsed++
+		case *pgproto3.ParameterStatus:
+			c.drift = true
+		case *pgproto3.ParameterDescription:
+			ps.paramOIDs = slices.Clone(msg.ParameterOIDs)
+		case *pgproto3.RowDescription:
+			ps.fields = fieldDescriptions(msg)
+		case *pgproto3.ReadyForQuery:
+			done = true
+		}
+	}
+	c.firstTrip = false
+	if firstErr != nil {
+		if parsed > before { // the server holds the statement nonetheless
+			sc.closing = append(sc.closing, ps.name)
+		}
+		c.rollback()
+		return nil, firstErr
+	}
+	sc.add(c.st.SQL, ps, c.p.cfg.MaxPrepared)
+	return ps, nil
+}
+
+// recoverStale follows a prepared statement that failed because its result
+// columns changed, or because the session lost it: it failed before its
+// first row, so the call's
+// transaction, rolled back here, ran nothing. The connection is brought
+// back to idle on the spot, the statement forgotten (and closed on the
+// next write), and errStale returned so that it is prepared again. pending
+// is how many replies to queries already sent are still to come.
+func (c *call) recoverStale(stmtErr error, pending int) error {
+	c.staleRetry = false
+	if pending == 0 {
+		c.pg.Frontend().Send(&pgproto3.Query{String: "ROLLBACK"})
+		if err := c.flush(); err != nil {
+			return errors.Join(stmtErr, err)
+		}
+		pending = 1
+	}
+	if !drain(c.pg, pending) {
+		c.release(0, true)
+		return stmtErr
+	}
+	if lostStatements(stmtErr) {
+		cacheOf(c.pg).forgetAll()
+	} else {
+		cacheOf(c.pg).drop(c.st.SQL)
+	}
+	return errStale
+}
