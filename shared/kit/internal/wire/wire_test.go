@@ -165,6 +165,17 @@ func TestAppendString(t *testing.T) {
 			t.Errorf("U+2028 not escaped: %s", b)
 		}
 	}
+	// Every kind of byte at every offset of a string long enough for the
+	// word-at-a-time skip, so both it and the byte loop meet each.
+	for _, c := range []string{"\"", "\\", "\n", "\x00", "\x1f", "é", "\u2028", "\xff", "<"} {
+		for pos := 0; pos < 20; pos++ {
+			s := strings.Repeat("a", pos) + c + strings.Repeat("b", 19-pos)
+			var back string
+			if err := json.Unmarshal(AppendString(nil, s), &back); err != nil || back != strings.ToValidUTF8(s, "\ufffd") {
+				t.Fatalf("round trip of %q: %q, %v", s, back, err)
+			}
+		}
+	}
 	if string(AppendString(nil, View([]byte(`{"a":1}`)))) != `"{\"a\":1}"` {
 		t.Fatal("AppendString of a View")
 	}
