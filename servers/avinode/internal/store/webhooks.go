@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -187,6 +188,7 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 		Incoming
 		newID      string
 		deliveries int    // in ins
+		at         string // the first delivery's time, as stored
 		lastAt     string // the latest delivery's time
 	}
 	byID := make(map[string]*event, len(ins))
@@ -199,19 +201,31 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 			e.lastAt = max(e.lastAt, at)
 			continue
 		}
-		e := &event{Incoming: in, newID: newEventID(), deliveries: 1, lastAt: at}
+		e := &event{Incoming: in, newID: newEventID(), deliveries: 1, at: at, lastAt: at}
 		byID[in.ID] = e
 		events = append(events, e)
 	}
 	slices.SortFunc(events, func(a, b *event) int { return strings.Compare(a.ID, b.ID) })
 	n := len(events)
-	ids, eventIDs, types, resources, hrefs := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	trips, sources, ips, raws, ats, lastAts := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	verified, maxRetries, deliveries := make([]int, n), make([]int, n), make([]int, n)
-	for i, e := range events {
-		ids[i], eventIDs[i], types[i], resources[i], hrefs[i] = e.newID, e.ID, ProvisionalType(e.Type), e.Type, e.Href
-		trips[i], sources[i], ips[i], raws[i], ats[i], lastAts[i] = e.TripRef, e.Source, e.SourceIP, string(e.Raw), ts(e.ReceivedAt), e.lastAt
-		verified[i], maxRetries[i], deliveries[i] = e.verifiedFlag(), e.MaxRetries, e.deliveries
+	// The columns go as array literals, {"a","b"}, built here: pgx sends a
+	// string parameter as it is (text), where it would encode a []string
+	// element by element, each boxed in an interface.
+	var ids, eventIDs, types, resources, hrefs, trips, sources, ips, raws, ats, lastAts, verified, maxRetries, deliveries arrayLiteral
+	for _, e := range events {
+		ids.text(e.newID)
+		eventIDs.text(e.ID)
+		types.text(ProvisionalType(e.Type))
+		resources.text(e.Type)
+		hrefs.text(e.Href)
+		trips.text(e.TripRef)
+		sources.text(e.Source)
+		ips.text(e.SourceIP)
+		raws.bytes(e.Raw)
+		ats.text(e.at)
+		lastAts.text(e.lastAt)
+		verified.int(e.verifiedFlag())
+		maxRetries.int(e.MaxRetries)
+		deliveries.int(e.deliveries)
 	}
 	type stored struct {
 		id         string
@@ -233,7 +247,8 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 			ON CONFLICT (avinode_event_id) DO UPDATE SET deliveries = avinode_webhook_events.deliveries + excluded.deliveries,
 				last_received_at = greatest(avinode_webhook_events.last_received_at, excluded.last_received_at)
 			RETURNING avinode_event_id, id, deliveries`,
-			ids, eventIDs, types, resources, hrefs, trips, sources, ips, verified, raws, deliveries, ats, lastAts, maxRetries)
+			ids.String(), eventIDs.String(), types.String(), resources.String(), hrefs.String(), trips.String(), sources.String(),
+			ips.String(), verified.String(), raws.String(), deliveries.String(), ats.String(), lastAts.String(), maxRetries.String())
 		if err != nil {
 			return err
 		}
@@ -265,6 +280,44 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 		out[i] = Received{ID: st.id, Deliveries: st.deliveries - e.deliveries + j, Fresh: j == 1 && st.id == e.newID}
 	}
 	return out, nil
+}
+
+// arrayLiteral builds a PostgreSQL array literal of texts or integers:
+// every text element quoted, its quotes and backslashes escaped.
+type arrayLiteral struct{ b []byte }
+
+// next opens the literal or separates the next element.
+func (a *arrayLiteral) next() []byte {
+	if len(a.b) == 0 {
+		return append(a.b, '{')
+	}
+	return append(a.b, ',')
+}
+
+func (a *arrayLiteral) text(s string) { a.b = appendElement(a.next(), s) }
+
+// bytes is text for a text held in bytes.
+func (a *arrayLiteral) bytes(s []byte) { a.b = appendElement(a.next(), s) }
+
+func appendElement[S ~string | ~[]byte](b []byte, s S) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' {
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
+}
+
+func (a *arrayLiteral) int(n int) { a.b = strconv.AppendInt(a.next(), int64(n), 10) }
+
+// String is the literal: {} when empty.
+func (a *arrayLiteral) String() string {
+	if len(a.b) == 0 {
+		return "{}"
+	}
+	return string(append(a.b, '}'))
 }
 
 // ReceiveWebhookEvent stores one notification in its own transaction and
