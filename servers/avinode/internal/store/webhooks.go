@@ -138,7 +138,9 @@ func ProvisionalType(resourceType string) string {
 func newEventID() string {
 	var b [10]byte
 	_, _ = rand.Read(b[:])
-	return "wh-" + hex.EncodeToString(b[:])
+	id := [3 + 2*len(b)]byte{'w', 'h', '-'}
+	hex.Encode(id[3:], b[:])
+	return string(id[:])
 }
 
 // Received is what storing one notification did: the stored event's id and
@@ -207,26 +209,45 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 	}
 	slices.SortFunc(events, func(a, b *event) int { return strings.Compare(a.ID, b.ID) })
 	n := len(events)
-	// The columns go as array literals, {"a","b"}, built here: pgx sends a
-	// string parameter as it is (text), where it would encode a []string
-	// element by element, each boxed in an interface.
-	var ids, eventIDs, types, resources, hrefs, trips, sources, ips, raws, ats, lastAts, verified, maxRetries, deliveries arrayLiteral
+	// The columns go as array literals, {"a","b"}, built here in one
+	// buffer: pgx sends a string parameter as it is (text), where it would
+	// encode a []string element by element, each boxed in an interface.
+	size := 0
 	for _, e := range events {
-		ids.text(e.newID)
-		eventIDs.text(e.ID)
-		types.text(ProvisionalType(e.Type))
-		resources.text(e.Type)
-		hrefs.text(e.Href)
-		trips.text(e.TripRef)
-		sources.text(e.Source)
-		ips.text(e.SourceIP)
-		raws.bytes(e.Raw)
-		ats.text(e.at)
-		lastAts.text(e.lastAt)
-		verified.int(e.verifiedFlag())
-		maxRetries.int(e.MaxRetries)
-		deliveries.int(e.deliveries)
+		size += len(e.newID) + len(e.ID) + 2*len(e.Type) + len(e.Href) + len(e.TripRef) + len(e.Source) + len(e.SourceIP) +
+			len(e.Raw) + len(e.Raw)/4 + len(e.at) + len(e.lastAt) + 60
 	}
+	lit := arrayLiterals{b: make([]byte, 0, size+64), ends: make([]int, 0, 14)}
+	text := func(f func(e *event) string) {
+		for _, e := range events {
+			lit.text(f(e))
+		}
+		lit.end()
+	}
+	number := func(f func(e *event) int) {
+		for _, e := range events {
+			lit.int(f(e))
+		}
+		lit.end()
+	}
+	text(func(e *event) string { return e.newID })
+	text(func(e *event) string { return e.ID })
+	text(func(e *event) string { return ProvisionalType(e.Type) })
+	text(func(e *event) string { return e.Type })
+	text(func(e *event) string { return e.Href })
+	text(func(e *event) string { return e.TripRef })
+	text(func(e *event) string { return e.Source })
+	text(func(e *event) string { return e.SourceIP })
+	number(func(e *event) int { return e.verifiedFlag() })
+	for _, e := range events {
+		lit.bytes(e.Raw)
+	}
+	lit.end()
+	number(func(e *event) int { return e.deliveries })
+	text(func(e *event) string { return e.at })
+	text(func(e *event) string { return e.lastAt })
+	number(func(e *event) int { return e.MaxRetries })
+	cols := lit.literals()
 	type stored struct {
 		id         string
 		deliveries int
@@ -247,8 +268,7 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 			ON CONFLICT (avinode_event_id) DO UPDATE SET deliveries = avinode_webhook_events.deliveries + excluded.deliveries,
 				last_received_at = greatest(avinode_webhook_events.last_received_at, excluded.last_received_at)
 			RETURNING avinode_event_id, id, deliveries`,
-			ids.String(), eventIDs.String(), types.String(), resources.String(), hrefs.String(), trips.String(), sources.String(),
-			ips.String(), verified.String(), raws.String(), deliveries.String(), ats.String(), lastAts.String(), maxRetries.String())
+			cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8], cols[9], cols[10], cols[11], cols[12], cols[13])
 		if err != nil {
 			return err
 		}
@@ -282,22 +302,50 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 	return out, nil
 }
 
-// arrayLiteral builds a PostgreSQL array literal of texts or integers:
-// every text element quoted, its quotes and backslashes escaped.
-type arrayLiteral struct{ b []byte }
+// arrayLiterals builds PostgreSQL array literals of texts or integers one
+// after another in one buffer: every text element quoted, its quotes and
+// backslashes escaped.
+type arrayLiterals struct {
+	b     []byte
+	start int   // where the literal being built begins
+	ends  []int // where each finished one ends
+}
 
 // next opens the literal or separates the next element.
-func (a *arrayLiteral) next() []byte {
-	if len(a.b) == 0 {
+func (a *arrayLiterals) next() []byte {
+	if len(a.b) == a.start {
 		return append(a.b, '{')
 	}
 	return append(a.b, ',')
 }
 
-func (a *arrayLiteral) text(s string) { a.b = appendElement(a.next(), s) }
+func (a *arrayLiterals) text(s string) { a.b = appendElement(a.next(), s) }
 
 // bytes is text for a text held in bytes.
-func (a *arrayLiteral) bytes(s []byte) { a.b = appendElement(a.next(), s) }
+func (a *arrayLiterals) bytes(s []byte) { a.b = appendElement(a.next(), s) }
+
+func (a *arrayLiterals) int(n int) { a.b = strconv.AppendInt(a.next(), int64(n), 10) }
+
+// end finishes the literal being built ({} when it has no element).
+func (a *arrayLiterals) end() {
+	if len(a.b) == a.start {
+		a.b = append(a.b, '{')
+	}
+	a.b = append(a.b, '}')
+	a.ends = append(a.ends, len(a.b))
+	a.start = len(a.b)
+}
+
+// literals returns the finished literals, in order, sharing one string.
+func (a *arrayLiterals) literals() []string {
+	all := string(a.b)
+	out := make([]string, len(a.ends))
+	from := 0
+	for i, to := range a.ends {
+		out[i], from = all[from:to], to
+	}
+	return out
+}
 
 func appendElement[S ~string | ~[]byte](b []byte, s S) []byte {
 	b = append(b, '"')
@@ -308,16 +356,6 @@ func appendElement[S ~string | ~[]byte](b []byte, s S) []byte {
 		b = append(b, s[i])
 	}
 	return append(b, '"')
-}
-
-func (a *arrayLiteral) int(n int) { a.b = strconv.AppendInt(a.next(), int64(n), 10) }
-
-// String is the literal: {} when empty.
-func (a *arrayLiteral) String() string {
-	if len(a.b) == 0 {
-		return "{}"
-	}
-	return string(append(a.b, '}'))
 }
 
 // ReceiveWebhookEvent stores one notification in its own transaction and
