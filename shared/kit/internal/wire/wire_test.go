@@ -1,11 +1,14 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/internal/jsonscan"
 )
 
 func TestParseKinds(t *testing.T) {
@@ -252,4 +255,28 @@ func rareEscapes(s string) bool {
 		}
 	}
 	return false
+}
+
+// BenchmarkAppendFileResult: the two passes a file_read result of 1 KiB
+// gets after encoding/json has written it: its text copy escaped, and its
+// content string scanned (as the outputSchema check scans it).
+func BenchmarkAppendFileResult(b *testing.B) {
+	res, err := json.Marshal(map[string]any{"path": "one-kib.txt", "content": strings.Repeat("0123456789abcde\n", 64), "size": 1024})
+	if err != nil {
+		b.Fatal(err)
+	}
+	content := bytes.Index(res, []byte(`"0123`))
+	buf := make([]byte, 0, 4096)
+	b.Run("escape", func(b *testing.B) {
+		for b.Loop() {
+			buf = AppendString(buf[:0], View(res))
+		}
+	})
+	b.Run("check", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := jsonscan.String(res, content); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
