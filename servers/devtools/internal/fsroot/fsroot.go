@@ -117,9 +117,13 @@ type root struct {
 	prefixes []string
 	r        *os.Root
 	info     os.FileInfo
-	// dir is the root's directory opened through r, for files read
-	// directly in it (openDirect); nil where that is not available.
-	dir *os.File
+	// dir is the root's directory opened through r, and dirFD its
+	// descriptor, for files read directly in it (openDirect); nil where
+	// that is not available or once closed. dirMu is held shared while
+	// dirFD is used and exclusively to close dir.
+	dirMu sync.RWMutex
+	dir   *os.File
+	dirFD int
 }
 
 // Open opens each directory as a root. Directories are made absolute and
@@ -189,7 +193,8 @@ func (f *FS) addRoot(name string, r *os.Root, info os.FileInfo, prefixes ...stri
 			return
 		}
 	}
-	nr := &root{name: name, r: r, info: info, dir: rootDir(r)}
+	nr := &root{name: name, r: r, info: info}
+	nr.dir, nr.dirFD = rootDir(r)
 	for _, p := range prefixes {
 		nr.addPrefix(p)
 	}
@@ -229,9 +234,12 @@ func (f *FS) Close() error {
 	f.closeOnce.Do(func() {
 		var errs []error
 		for _, r := range f.roots {
+			r.dirMu.Lock()
 			if r.dir != nil {
 				errs = append(errs, r.dir.Close())
+				r.dir = nil
 			}
+			r.dirMu.Unlock()
 			errs = append(errs, r.r.Close())
 		}
 		f.closeErr = errors.Join(errs...)

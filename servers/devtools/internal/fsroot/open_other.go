@@ -11,7 +11,7 @@ import (
 // is all there is.
 const openNoBlock = 0
 
-func rootDir(*os.Root) *os.File { return nil }
+func rootDir(*os.Root) (*os.File, int) { return nil, -1 }
 
 // openDirect is Unix only; elsewhere every open goes through os.Root.
-func openDirect(*os.File, string) (handle, fs.FileInfo, bool) { return nil, nil, false }
+func openDirect(*root, string) (handle, fs.FileInfo, bool) { return nil, nil, false }

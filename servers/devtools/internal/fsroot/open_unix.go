@@ -21,30 +21,41 @@ const openNoBlock = syscall.O_NONBLOCK | syscall.O_NOCTTY
 
 // rootDir opens the root's own directory through its handle, for
 // openDirect.
-func rootDir(r *os.Root) *os.File {
+func rootDir(r *os.Root) (dir *os.File, fd int) {
 	d, err := r.Open(".")
 	if err != nil {
-		return nil
+		return nil, -1
 	}
-	return d
+	return d, int(d.Fd())
 }
 
-// openDirect opens name, a file directly inside the root whose directory
-// is dir, with the same checks as openRegular but on the bare descriptor:
-// stat without following, open without following, fstat, each relative to
-// the root's directory, which confines a single path component with no
-// resolution at all. An os.File would cost an allocation with a
-// finalizer and a failed attempt to register the file with the poller (a
-// system call per read) for a descriptor that lives for one call. ok is
-// false when the name is not a plain regular file (a symbolic link, a
-// directory, a device, a path of several components, a missing file) or
-// anything fails: the caller then takes the os.Root path, which follows
-// links that stay inside and gives the errors.
-func openDirect(dir *os.File, name string) (h handle, fi fs.FileInfo, ok bool) {
-	if dir == nil || strings.IndexByte(name, filepath.Separator) >= 0 || name == "." || name == ".." {
+// openDirect opens name, a file directly inside the root r, with the same
+// checks as openRegular but on the bare descriptor: stat without following,
+// open without following, fstat, each relative to the root's directory,
+// which confines a single path component with no resolution at all. An
+// os.File would cost an allocation with a finalizer and a failed attempt to
+// register the file with the poller (a system call per read) for a
+// descriptor that lives for one call. The directory stays open meanwhile
+// (Close waits for r.dirMu), so its descriptor number cannot have been
+// reused. ok is false when the name is not a plain regular file (a
+// symbolic link, a directory, a device, a path of several components, a
+// missing file), the root is closed, or anything fails: the caller then
+// takes the os.Root path, which follows links that stay inside and gives
+// the errors.
+func openDirect(r *root, name string) (h handle, fi fs.FileInfo, ok bool) {
+	if strings.IndexByte(name, filepath.Separator) >= 0 || name == "." || name == ".." {
 		return nil, nil, false
 	}
-	dfd := int(dir.Fd())
+	r.dirMu.RLock()
+	defer r.dirMu.RUnlock()
+	if r.dir == nil {
+		return nil, nil, false
+	}
+	return openAt(r.dirFD, name)
+}
+
+// openAt is openDirect on the directory descriptor dfd.
+func openAt(dfd int, name string) (handle, fs.FileInfo, bool) {
 	var st unix.Stat_t
 	if err := ignoringEINTR(func() error { return unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, nil, false

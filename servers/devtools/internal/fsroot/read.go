@@ -178,7 +178,7 @@ func (f *FS) openRead(op, p string) (target, handle, fs.FileInfo, error) {
 	if err != nil {
 		return target{}, nil, nil, err
 	}
-	if h, fi, ok := openDirect(t.root.dir, t.rel); ok {
+	if h, fi, ok := openDirect(t.root, t.rel); ok {
 		return t, h, fi, nil
 	}
 	file, fi, err := openRegular(op, t, os.O_RDONLY)

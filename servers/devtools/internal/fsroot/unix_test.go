@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -128,12 +129,12 @@ func TestReadDirectMatchesRoot(t *testing.T) {
 		t.Fatal("mkfifo:", err)
 	}
 	r := fx.fs.roots[0]
-	if r.dir == nil {
+	if r.dir == nil || r.dirFD < 0 {
 		t.Fatal("the root's directory was not opened")
 	}
 	for name, want := range map[string]bool{"ten.txt": true, "empty.txt": true, "link.txt": false, "out.txt": false,
 		"fifo": false, "sub": false, "sub/in.txt": false, "missing.txt": false, ".": false} {
-		h, _, ok := openDirect(r.dir, name)
+		h, _, ok := openDirect(r, name)
 		if ok != want {
 			t.Errorf("openDirect(%q) ok = %v, want %v", name, ok, want)
 		}
@@ -174,5 +175,43 @@ func TestReadDirectMatchesRoot(t *testing.T) {
 		if fmt.Sprint(derr) != fmt.Sprint(rerr) || fmt.Sprint(direct) != fmt.Sprint(viaRoot) {
 			t.Errorf("ReadFile(%s): direct %+v %v, os.Root %+v %v", name, direct, derr, viaRoot, rerr)
 		}
+	}
+}
+
+// TestReadDirectAfterClose: once the FS is closed, a read of a file directly
+// in a root is refused, not served through a descriptor number that may
+// have been reused since.
+func TestReadDirectAfterClose(t *testing.T) {
+	fx := newFixture(t, Limits{})
+	fx.write(t, "f.txt", "x\n")
+	if _, err := fx.fs.Read("f.txt", ReadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Readers racing the close get the file or an error, nothing else.
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				r, err := fx.fs.Read("f.txt", ReadOptions{})
+				if err != nil {
+					return
+				}
+				if r.Content != "x\n" {
+					t.Errorf("read %q", r.Content)
+					return
+				}
+			}
+		})
+	}
+	time.Sleep(20 * time.Millisecond)
+	if err := fx.fs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if _, _, ok := openDirect(fx.fs.roots[0], "f.txt"); ok {
+		t.Error("openDirect served a read through a closed directory")
+	}
+	if _, err := fx.fs.Read("f.txt", ReadOptions{}); err == nil {
+		t.Error("a closed FS read a file")
 	}
 }
