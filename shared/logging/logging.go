@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/rs/zerolog"
 )
@@ -117,6 +118,21 @@ func (r *Redactor) String(s string) string {
 	return s
 }
 
+// anyIn reports whether p holds any secret value. p is only read while
+// the call runs, so it is viewed as a string, not copied.
+func (r *Redactor) anyIn(p []byte) bool {
+	if r == nil || len(p) == 0 {
+		return false
+	}
+	s := unsafe.String(unsafe.SliceData(p), len(p))
+	for _, v := range r.values {
+		if strings.Contains(s, v) {
+			return true
+		}
+	}
+	return false
+}
+
 // Value returns a copy of v (a decoded JSON value) with secret-named keys
 // masked and secret values replaced, at any depth.
 func (r *Redactor) Value(v any) any {
@@ -153,7 +169,9 @@ type redactingWriter struct {
 }
 
 func (rw *redactingWriter) Write(p []byte) (int, error) {
-	if len(rw.r.values) == 0 {
+	if !rw.r.anyIn(p) {
+		// Most lines hold no secret: written as they are, not copied
+		// into a string and back.
 		return rw.w.Write(p)
 	}
 	s := rw.r.String(string(p))

@@ -8,6 +8,7 @@ package jsonscan
 
 import (
 	"fmt"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -39,24 +40,59 @@ func HasLiteral(b []byte, i int, lit string) bool {
 	return len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit
 }
 
-// plain marks the bytes a string holds as they are: all but the quote,
-// the backslash and the control characters.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		t[c] = c != '"' && c != '\\'
+// Word-at-a-time tests (SWAR) on 8 bytes loaded little-endian: a run of
+// plain bytes, most of any string, is passed over 8 bytes per step instead
+// of 1.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// word loads the 8 bytes of s from i, little-endian.
+func word[S ~string | ~[]byte](s S, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// special marks (with its high bit) each byte of w that is a quote, a
+// backslash or a control character (below 0x20), or, when ascii is set, not
+// ASCII. A borrow can mark a byte after a marked one, never before it, so
+// the lowest mark is exact.
+func special(w uint64, ascii bool) uint64 {
+	m := (w - lsb*0x20) &^ w // a byte below 0x20 (exact for a bound ≤ 0x80)
+	m |= hasZero(w ^ (lsb * '"'))
+	m |= hasZero(w ^ (lsb * '\\'))
+	if ascii {
+		m |= w
 	}
-	return t
-}()
+	return m & msb
+}
+
+func hasZero(v uint64) uint64 { return (v - lsb) &^ v }
+
+// SkipPlain returns the offset of the first byte of s at or after i that a
+// JSON string cannot hold as it is (a quote, a backslash, a control
+// character) or, when ascii is set, that is not ASCII; len(s) if none.
+func SkipPlain[S ~string | ~[]byte](s S, i int, ascii bool) int {
+	for ; i+8 <= len(s); i += 8 {
+		if m := special(word(s, i), ascii); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || (ascii && c >= utf8.RuneSelf) {
+			return i
+		}
+	}
+	return i
+}
 
 // String checks the string starting at b[i] (a quote) and returns the offset
 // past its closing quote and whether it holds escapes.
 func String(b []byte, i int) (end int, escaped bool, err error) {
 	for j := i + 1; j < len(b); {
-		// Runs of plain bytes, most of any string, are passed over by a
-		// table lookup each.
-		for j < len(b) && plain[b[j]] {
-			j++
-		}
+		j = SkipPlain(b, j, false)
 		if j >= len(b) {
 			break
 		}

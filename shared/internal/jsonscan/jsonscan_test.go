@@ -1,8 +1,10 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -90,4 +92,55 @@ func FuzzNumberAgreesWithEncodingJSON(f *testing.F) {
 			t.Fatalf("Number(%q) = %d, %v; encoding/json disagrees", b, end, err)
 		}
 	})
+}
+
+// TestSkipPlainIsExact holds the word-at-a-time skip to the byte-by-byte
+// rule: every byte value at every offset among plain bytes and among other
+// stopping ones, in strings and byte slices, and random input.
+func TestSkipPlainIsExact(t *testing.T) {
+	stops := func(c byte, ascii bool) bool { return c < 0x20 || c == '"' || c == '\\' || (ascii && c >= 0x80) }
+	bytewise := func(b []byte, ascii bool) int {
+		for i, c := range b {
+			if stops(c, ascii) {
+				return i
+			}
+		}
+		return len(b)
+	}
+	check := func(b []byte, from int) {
+		t.Helper()
+		for _, ascii := range []bool{false, true} {
+			want := from + bytewise(b[from:], ascii)
+			if got := SkipPlain(b, from, ascii); got != want {
+				t.Fatalf("SkipPlain(%q, %d, ascii=%v) = %d, want %d", b, from, ascii, got, want)
+			}
+			if got := SkipPlain(string(b), from, ascii); got != want {
+				t.Fatalf("SkipPlain(string %q, %d, ascii=%v) = %d, want %d", b, from, ascii, got, want)
+			}
+		}
+	}
+	for _, fill := range []byte{'a', 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0xff, 0x1f, 0x00, '"', '\\'} {
+		for pos := 0; pos < 19; pos++ {
+			for c := 0; c < 256; c++ {
+				b := bytes.Repeat([]byte{'a'}, 19)
+				for i := pos + 1; i < len(b); i++ {
+					b[i] = fill // what follows the byte must not matter
+				}
+				b[pos] = byte(c)
+				check(b, 0)
+				check(b, pos)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 100000 {
+		b := make([]byte, r.IntN(24))
+		for i := range b {
+			b[i] = byte(r.IntN(256))
+			if r.IntN(2) == 0 {
+				b[i] = 'a' + byte(r.IntN(26))
+			}
+		}
+		check(b, r.IntN(len(b)+1))
+	}
 }

@@ -4,7 +4,9 @@
 // -tags cpuprofile (the shipped binary has no such hook). Set
 // AVINODE_CPU_PROFILE to the file to write; the profile starts after
 // AVINODE_CPU_PROFILE_DELAY (default 0s) and is written after
-// AVINODE_CPU_PROFILE_FOR (default 10s), while the process runs on. The
+// AVINODE_CPU_PROFILE_FOR (default 10s), while the process runs on, with
+// what was allocated meanwhile beside it (the file's name plus .mem: bytes,
+// objects, collections; plus .allocs: the allocation profile). The
 // receiver under BenchmarkReceiverVsPgbench passes its RECEIVER_-prefixed
 // copies of these on to the receiver process:
 //
@@ -15,6 +17,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"time"
 )
@@ -47,8 +50,20 @@ func init() {
 			fmt.Fprintf(os.Stderr, "AVINODE_CPU_PROFILE: %v\n", err)
 			return
 		}
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
 		time.Sleep(span)
 		pprof.StopCPUProfile()
 		_ = f.Close()
+		// Beside it, what was allocated meanwhile: bytes, objects and
+		// collections (PATH.mem), and where (PATH.allocs, since start).
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		_ = os.WriteFile(path+".mem", fmt.Appendf(nil, "bytes %d\nobjects %d\ncollections %d\n",
+			after.TotalAlloc-before.TotalAlloc, after.Mallocs-before.Mallocs, after.NumGC-before.NumGC), 0o644)
+		if a, err := os.Create(path + ".allocs"); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(a, 0)
+			_ = a.Close()
+		}
 	}()
 }

@@ -316,7 +316,39 @@ func (q querier) row(ctx context.Context, query string, args ...any) *sql.Row {
 // timeLayout is fixed-width UTC, so stored times sort as text.
 const timeLayout = "2006-01-02T15:04:05.000Z"
 
-func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
+// ts formats t in timeLayout. Every stored time goes through it (several
+// per webhook delivery), so the fixed layout is written digit by digit
+// rather than interpreted by time.Format, which it matches.
+func ts(t time.Time) string {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.Format(timeLayout)
+	}
+	hour, minute, sec := t.Clock()
+	var b [len(timeLayout)]byte
+	digits := func(at, v, n int) {
+		for i := at + n - 1; i >= at; i-- {
+			b[i] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	digits(0, year, 4)
+	b[4] = '-'
+	digits(5, int(month), 2)
+	b[7] = '-'
+	digits(8, day, 2)
+	b[10] = 'T'
+	digits(11, hour, 2)
+	b[13] = ':'
+	digits(14, minute, 2)
+	b[16] = ':'
+	digits(17, sec, 2)
+	b[19] = '.'
+	digits(20, t.Nanosecond()/int(time.Millisecond), 3)
+	b[23] = 'Z'
+	return string(b[:])
+}
 
 func tsPtr(t *time.Time) any {
 	if t == nil || t.IsZero() {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -137,7 +138,9 @@ func ProvisionalType(resourceType string) string {
 func newEventID() string {
 	var b [10]byte
 	_, _ = rand.Read(b[:])
-	return "wh-" + hex.EncodeToString(b[:])
+	id := [3 + 2*len(b)]byte{'w', 'h', '-'}
+	hex.Encode(id[3:], b[:])
+	return string(id[:])
 }
 
 // Received is what storing one notification did: the stored event's id and
@@ -187,6 +190,7 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 		Incoming
 		newID      string
 		deliveries int    // in ins
+		at         string // the first delivery's time, as stored
 		lastAt     string // the latest delivery's time
 	}
 	byID := make(map[string]*event, len(ins))
@@ -199,20 +203,51 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 			e.lastAt = max(e.lastAt, at)
 			continue
 		}
-		e := &event{Incoming: in, newID: newEventID(), deliveries: 1, lastAt: at}
+		e := &event{Incoming: in, newID: newEventID(), deliveries: 1, at: at, lastAt: at}
 		byID[in.ID] = e
 		events = append(events, e)
 	}
 	slices.SortFunc(events, func(a, b *event) int { return strings.Compare(a.ID, b.ID) })
 	n := len(events)
-	ids, eventIDs, types, resources, hrefs := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	trips, sources, ips, raws, ats, lastAts := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	verified, maxRetries, deliveries := make([]int, n), make([]int, n), make([]int, n)
-	for i, e := range events {
-		ids[i], eventIDs[i], types[i], resources[i], hrefs[i] = e.newID, e.ID, ProvisionalType(e.Type), e.Type, e.Href
-		trips[i], sources[i], ips[i], raws[i], ats[i], lastAts[i] = e.TripRef, e.Source, e.SourceIP, string(e.Raw), ts(e.ReceivedAt), e.lastAt
-		verified[i], maxRetries[i], deliveries[i] = e.verifiedFlag(), e.MaxRetries, e.deliveries
+	// The columns go as array literals, {"a","b"}, built here in one
+	// buffer: pgx sends a string parameter as it is (text), where it would
+	// encode a []string element by element, each boxed in an interface.
+	size := 0
+	for _, e := range events {
+		size += len(e.newID) + len(e.ID) + 2*len(e.Type) + len(e.Href) + len(e.TripRef) + len(e.Source) + len(e.SourceIP) +
+			len(e.Raw) + len(e.Raw)/4 + len(e.at) + len(e.lastAt) + 60
 	}
+	lit := arrayLiterals{b: make([]byte, 0, size+64), ends: make([]int, 0, 14)}
+	text := func(f func(e *event) string) {
+		for _, e := range events {
+			lit.text(f(e))
+		}
+		lit.end()
+	}
+	number := func(f func(e *event) int) {
+		for _, e := range events {
+			lit.int(f(e))
+		}
+		lit.end()
+	}
+	text(func(e *event) string { return e.newID })
+	text(func(e *event) string { return e.ID })
+	text(func(e *event) string { return ProvisionalType(e.Type) })
+	text(func(e *event) string { return e.Type })
+	text(func(e *event) string { return e.Href })
+	text(func(e *event) string { return e.TripRef })
+	text(func(e *event) string { return e.Source })
+	text(func(e *event) string { return e.SourceIP })
+	number(func(e *event) int { return e.verifiedFlag() })
+	for _, e := range events {
+		lit.bytes(e.Raw)
+	}
+	lit.end()
+	number(func(e *event) int { return e.deliveries })
+	text(func(e *event) string { return e.at })
+	text(func(e *event) string { return e.lastAt })
+	number(func(e *event) int { return e.MaxRetries })
+	cols := lit.literals()
 	type stored struct {
 		id         string
 		deliveries int
@@ -233,7 +268,7 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 			ON CONFLICT (avinode_event_id) DO UPDATE SET deliveries = avinode_webhook_events.deliveries + excluded.deliveries,
 				last_received_at = greatest(avinode_webhook_events.last_received_at, excluded.last_received_at)
 			RETURNING avinode_event_id, id, deliveries`,
-			ids, eventIDs, types, resources, hrefs, trips, sources, ips, verified, raws, deliveries, ats, lastAts, maxRetries)
+			cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8], cols[9], cols[10], cols[11], cols[12], cols[13])
 		if err != nil {
 			return err
 		}
@@ -265,6 +300,62 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 		out[i] = Received{ID: st.id, Deliveries: st.deliveries - e.deliveries + j, Fresh: j == 1 && st.id == e.newID}
 	}
 	return out, nil
+}
+
+// arrayLiterals builds PostgreSQL array literals of texts or integers one
+// after another in one buffer: every text element quoted, its quotes and
+// backslashes escaped.
+type arrayLiterals struct {
+	b     []byte
+	start int   // where the literal being built begins
+	ends  []int // where each finished one ends
+}
+
+// next opens the literal or separates the next element.
+func (a *arrayLiterals) next() []byte {
+	if len(a.b) == a.start {
+		return append(a.b, '{')
+	}
+	return append(a.b, ',')
+}
+
+func (a *arrayLiterals) text(s string) { a.b = appendElement(a.next(), s) }
+
+// bytes is text for a text held in bytes.
+func (a *arrayLiterals) bytes(s []byte) { a.b = appendElement(a.next(), s) }
+
+func (a *arrayLiterals) int(n int) { a.b = strconv.AppendInt(a.next(), int64(n), 10) }
+
+// end finishes the literal being built ({} when it has no element).
+func (a *arrayLiterals) end() {
+	if len(a.b) == a.start {
+		a.b = append(a.b, '{')
+	}
+	a.b = append(a.b, '}')
+	a.ends = append(a.ends, len(a.b))
+	a.start = len(a.b)
+}
+
+// literals returns the finished literals, in order, sharing one string.
+func (a *arrayLiterals) literals() []string {
+	all := string(a.b)
+	out := make([]string, len(a.ends))
+	from := 0
+	for i, to := range a.ends {
+		out[i], from = all[from:to], to
+	}
+	return out
+}
+
+func appendElement[S ~string | ~[]byte](b []byte, s S) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' {
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
 }
 
 // ReceiveWebhookEvent stores one notification in its own transaction and

@@ -526,6 +526,39 @@ func TestReceiveBatch(t *testing.T) {
 	})
 }
 
+// TestReceiveBatchKeepsEveryByte: what a batch stores is each delivery's
+// bytes exactly, whatever they hold of what array literals and JSON quote
+// (quotes, backslashes, braces, commas, NULL, white space, non-ASCII).
+func TestReceiveBatchKeepsEveryByte(t *testing.T) {
+	forEach(t, func(t *testing.T, s *store.Store, _ *changeLog) {
+		ctx := context.Background()
+		odd := []string{`NULL`, ``, `a"b`, `c\d`, `{e,f}`, ` g `, "h\"i\\j", `é中😀`, `\"`, "tab\there"}
+		var ins []store.Incoming
+		for i, v := range odd {
+			in := pointer(fmt.Sprintf("asellermsg-7%02d", i))
+			in.TripRef = v
+			in.Href = "https://sandbox.avinode.com/api/tripmsgs/x?q=" + v
+			in.SourceIP = v
+			in.Raw, _ = json.Marshal(map[string]any{"id": in.ID, "note": v, "nested": map[string]string{"k": v}})
+			ins = append(ins, in)
+		}
+		got, err := s.ReceiveWebhookEvents(ctx, ins)
+		if err != nil || len(got) != len(ins) {
+			t.Fatalf("batch = %+v, %v", got, err)
+		}
+		for i, in := range ins {
+			ev, err := s.WebhookEvent(ctx, got[i].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.AvinodeEventID != in.ID || ev.TripRef != in.TripRef || ev.Href != in.Href || ev.SourceIP != in.SourceIP ||
+				ev.Payload != string(in.Raw) || !got[i].Fresh || ev.Deliveries != 1 {
+				t.Errorf("%q stored as %+v (%+v)", odd[i], ev, got[i])
+			}
+		}
+	})
+}
+
 // TestFollowReconnects: when the listening connection is cut, Follow says
 // so, reconnects, tells that anything may have changed, and hears the next
 // change.

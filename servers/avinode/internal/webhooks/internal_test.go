@@ -1,6 +1,9 @@
 package webhooks
 
 import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -267,4 +270,70 @@ func TestCommitGathers(t *testing.T) {
 			return c.arriving == 0 && c.flushing == 0 && c.waiting == 0
 		})
 	})
+}
+
+// TestBasicAuthAsNetHTTP: the receiver reads HTTP Basic credentials exactly
+// as Request.BasicAuth does.
+func TestBasicAuthAsNetHTTP(t *testing.T) {
+	enc := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	for _, h := range []string{"", "Basic", "Basic ", "Basic " + enc("user:pass"), "basic " + enc("user:pass"),
+		"BASIC " + enc("u:p:q"), "Basic " + enc("nocolon"), "Basic " + enc(":"), "Basic not-base64!",
+		"Bearer " + enc("user:pass"), "Basic  " + enc("user:pass"), "Basic " + enc(strings.Repeat("long", 100)+":x"),
+		"Basic " + enc("é:ü")} {
+		r := httptest.NewRequest(http.MethodPost, Path, nil)
+		if h != "" {
+			r.Header.Set("Authorization", h)
+		}
+		wu, wp, wok := r.BasicAuth()
+		gu, gp, gok := basicAuth(h)
+		if string(gu) != wu || string(gp) != wp || gok != wok {
+			t.Errorf("basicAuth(%q) = %q %q %v, net/http %q %q %v", h, gu, gp, gok, wu, wp, wok)
+		}
+	}
+}
+
+// TestAnswerAsEncodingJSON: the answers are the bytes json.Encoder writes.
+func TestAnswerAsEncodingJSON(t *testing.T) {
+	for _, a := range []answer{{Status: "stored", EventID: "wh-0123456789abcdef"}, {Status: "duplicate", EventID: "wh-1"},
+		{Status: "refused", Error: `the "X-Sig" signature <does not> match & "so"`, Field: "id"},
+		{Status: "refused", Error: "tripId holds \u0007 control characters, é, \u2028 and \xff"}, {}} {
+		var want bytes.Buffer
+		if err := json.NewEncoder(&want).Encode(a); err != nil {
+			t.Fatal(err)
+		}
+		if got := a.appendJSON(nil); string(got) != want.String() {
+			t.Errorf("answer %+v:\n got %s\nwant %s", a, got, want.Bytes())
+		}
+	}
+}
+
+// TestSignedConcurrently: the recycled HMAC states give each check its own
+// answer, under any case of hex and with the optional prefix.
+func TestSignedConcurrently(t *testing.T) {
+	rc, err := NewReceiver(ReceiverConfig{Store: &store.Store{}, ClientID: "id", ClientSecret: strings.Repeat("s", MinSecretLength),
+		SigningSecret: "signing-secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				body := []byte(fmt.Sprintf(`{"id":"a-%d-%d"}`, g, i))
+				sig := Sign("signing-secret", body)
+				bare := strings.TrimPrefix(sig, "sha256=")
+				for _, h := range []string{sig, bare, strings.ToUpper(bare), "  " + sig + " "} {
+					if !rc.signed(h, body) {
+						t.Errorf("signature %q of %s refused", h, body)
+					}
+				}
+				for _, h := range []string{Sign("other", body), sig[:len(sig)-1], sig + "0", bare[:62] + "zz", Sign("signing-secret", append(body, ' '))} {
+					if rc.signed(h, body) {
+						t.Errorf("signature %q of %s accepted", h, body)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -18,14 +18,17 @@
 package webhooks
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"mime"
 	"net/http"
@@ -261,6 +264,9 @@ type Receiver struct {
 	log      zerolog.Logger
 	instr    *instruments
 	decoding validate.Limits
+	// macs recycles HMAC-SHA256 states keyed with the signing secret: a
+	// fresh one hashes the key twice and allocates both digests.
+	macs sync.Pool
 }
 
 // NewReceiver checks cfg and returns the receiver.
@@ -292,6 +298,8 @@ func NewReceiver(cfg ReceiverConfig) (*Receiver, error) {
 	if cfg.Logger != nil {
 		r.log = cfg.Logger.With().Str("component", "webhook receiver").Logger()
 	}
+	key := []byte(cfg.SigningSecret)
+	r.macs.New = func() any { return hmac.New(sha256.New, key) }
 	return r, nil
 }
 
@@ -303,11 +311,48 @@ type answer struct {
 	Field   string `json:"field,omitempty"`
 }
 
+// The answers' header values, shared: net/http only reads them.
+var (
+	jsonType = []string{"application/json"}
+	noStore  = []string{"no-store"}
+)
+
 func writeAnswer(w http.ResponseWriter, status int, a answer) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
+	h := w.Header()
+	h["Content-Type"] = jsonType
+	h["Cache-Control"] = noStore
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(a)
+	var buf [160]byte
+	_, _ = w.Write(a.appendJSON(buf[:0]))
+}
+
+// appendJSON encodes the answer as json.Encoder does, newline included,
+// without reflection or an encoder per answer.
+func (a answer) appendJSON(b []byte) []byte {
+	b = appendJSONString(append(b, `{"status":`...), a.Status)
+	if a.EventID != "" {
+		b = appendJSONString(append(b, `,"event_id":`...), a.EventID)
+	}
+	if a.Error != "" {
+		b = appendJSONString(append(b, `,"error":`...), a.Error)
+	}
+	if a.Field != "" {
+		b = appendJSONString(append(b, `,"field":`...), a.Field)
+	}
+	return append(b, "}\n"...)
+}
+
+// appendJSONString appends s quoted: as it is when it is printable ASCII
+// with nothing to escape (status words, event ids, most messages), else as
+// encoding/json escapes it.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	return append(append(append(b, '"'), s...), '"')
 }
 
 // refusal is a request answered with an error, nothing stored.
@@ -396,8 +441,9 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	queued = true
+	source := src.String()
 	ev, err := rc.commit.store(store.Incoming{Pointer: p, Raw: body, Source: store.SourceAvinode,
-		SourceIP: src.String(), SignatureVerified: verified, MaxRetries: rc.cfg.MaxRetries, ReceivedAt: store.Now()})
+		SourceIP: source, SignatureVerified: verified, MaxRetries: rc.cfg.MaxRetries, ReceivedAt: store.Now()})
 	if err != nil {
 		rc.instr.count(rc.cfg.Metrics, "avinode_webhook_store_errors", "webhook deliveries that could not be stored (answered 503)")
 		rc.log.Error().Err(err).Str("avinode_event_id", p.ID).Msg("storing a webhook event failed; answered 503 so that Avinode delivers it again")
@@ -408,7 +454,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	status := "stored"
 	if ev.Fresh {
 		rc.instr.count(rc.cfg.Metrics, "avinode_webhook_received", "webhook events received and stored")
-		rc.log.Info().Str("event_id", ev.ID).Str("avinode_event_id", p.ID).Str("type", p.Type).Str("source", src.String()).
+		rc.log.Info().Str("event_id", ev.ID).Str("avinode_event_id", p.ID).Str("type", p.Type).Str("source", source).
 			Msg("webhook event stored")
 		if rc.cfg.OnStored != nil {
 			rc.cfg.OnStored()
@@ -426,24 +472,73 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // authorized checks HTTP Basic in constant time: the digests of both parts
 // are compared whole, so neither their content nor their length leaks.
 func (rc *Receiver) authorized(r *http.Request) bool {
-	user, pass, ok := r.BasicAuth()
-	u := sha256.Sum256([]byte(user))
-	p := sha256.Sum256([]byte(pass))
+	user, pass, ok := basicAuth(r.Header.Get("Authorization"))
+	u := sha256.Sum256(user)
+	p := sha256.Sum256(pass)
 	match := subtle.ConstantTimeCompare(u[:], rc.user[:]) & subtle.ConstantTimeCompare(p[:], rc.pass[:])
 	return ok && match == 1
+}
+
+// basicAuth reads HTTP Basic credentials as Request.BasicAuth does, into
+// one decoded buffer instead of strings.
+func basicAuth(header string) (user, pass []byte, ok bool) {
+	const prefix = "Basic "
+	if len(header) < len(prefix) || !strings.EqualFold(header[:len(prefix)], prefix) {
+		return nil, nil, false
+	}
+	enc := header[len(prefix):]
+	var buf [192]byte
+	dec := buf[:0]
+	if n := base64.StdEncoding.DecodedLen(len(enc)); n > len(buf) {
+		dec = make([]byte, 0, n)
+	}
+	n, err := base64.StdEncoding.Decode(dec[:cap(dec)], []byte(enc))
+	if err != nil {
+		return nil, nil, false
+	}
+	dec = dec[:n]
+	i := bytes.IndexByte(dec, ':')
+	if i < 0 {
+		return nil, nil, false
+	}
+	return dec[:i], dec[i+1:], true
 }
 
 // signed checks the hex HMAC-SHA256 of body.
 func (rc *Receiver) signed(header string, body []byte) bool {
 	header = strings.TrimSpace(header)
 	header = strings.TrimPrefix(header, "sha256=")
-	got, err := hex.DecodeString(header)
-	if err != nil || len(got) != sha256.Size {
+	var got, want [sha256.Size]byte
+	if len(header) != hex.EncodedLen(sha256.Size) {
 		return false
 	}
-	mac := hmac.New(sha256.New, []byte(rc.cfg.SigningSecret))
+	for i := range got {
+		hi, ok1 := unhex(header[2*i])
+		lo, ok2 := unhex(header[2*i+1])
+		if !ok1 || !ok2 {
+			return false
+		}
+		got[i] = hi<<4 | lo
+	}
+	mac := rc.macs.Get().(hash.Hash)
+	mac.Reset()
 	mac.Write(body)
-	return hmac.Equal(got, mac.Sum(nil))
+	mac.Sum(want[:0])
+	rc.macs.Put(mac)
+	return hmac.Equal(got[:], want[:])
+}
+
+// unhex is the value of one hex digit, either case, as hex.Decode reads it.
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
 
 // Sign returns the signature header value the receiver expects for body:

@@ -6,9 +6,12 @@
 // one of the configured directories. os.Root resolves each path component
 // relative to a directory handle and refuses ".." and symbolic links that
 // would leave the root, even if the tree changes while an operation runs.
-// The lexical checks done here come first only to give clear errors and to
-// pick which root an absolute path belongs to; they are never what keeps a
-// path inside.
+// The one exception is a read of a regular file directly in a root: it is
+// opened relative to the root's own directory handle without following
+// links (a single name resolves nothing); anything else falls back to
+// os.Root. The lexical checks done here come first only to give clear
+// errors and to pick which root an absolute path belongs to; they are never
+// what keeps a path inside.
 //
 // Paths are either relative, and then resolved against the first root, or
 // absolute, and then they must lie inside one of the roots (the most
@@ -114,6 +117,13 @@ type root struct {
 	prefixes []string
 	r        *os.Root
 	info     os.FileInfo
+	// dir is the root's directory opened through r, and dirFD its
+	// descriptor, for files read directly in it (openDirect); nil where
+	// that is not available or once closed. dirMu is held shared while
+	// dirFD is used and exclusively to close dir.
+	dirMu sync.RWMutex
+	dir   *os.File
+	dirFD int
 }
 
 // Open opens each directory as a root. Directories are made absolute and
@@ -184,6 +194,7 @@ func (f *FS) addRoot(name string, r *os.Root, info os.FileInfo, prefixes ...stri
 		}
 	}
 	nr := &root{name: name, r: r, info: info}
+	nr.dir, nr.dirFD = rootDir(r)
 	for _, p := range prefixes {
 		nr.addPrefix(p)
 	}
@@ -223,6 +234,12 @@ func (f *FS) Close() error {
 	f.closeOnce.Do(func() {
 		var errs []error
 		for _, r := range f.roots {
+			r.dirMu.Lock()
+			if r.dir != nil {
+				errs = append(errs, r.dir.Close())
+				r.dir = nil
+			}
+			r.dirMu.Unlock()
 			errs = append(errs, r.r.Close())
 		}
 		f.closeErr = errors.Join(errs...)

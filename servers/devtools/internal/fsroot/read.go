@@ -161,14 +161,31 @@ func checkReadOptions(p string, opt *ReadOptions) (string, error) {
 	return enc, nil
 }
 
-// openRead resolves p and opens the regular file it names for reading.
-func (f *FS) openRead(op, p string) (target, *os.File, fs.FileInfo, error) {
+// handle is a regular file open for reading: an *os.File, or on Unix a
+// bare descriptor (see openDirect).
+type handle interface {
+	io.Reader
+	io.ReaderAt
+	io.Closer
+}
+
+// openRead resolves p and opens the regular file it names for reading. A
+// file directly in a root is opened on a bare descriptor when it can be
+// (openDirect); anything else, and any failure there, goes through
+// openRegular.
+func (f *FS) openRead(op, p string) (target, handle, fs.FileInfo, error) {
 	t, err := f.resolve(op, p)
 	if err != nil {
 		return target{}, nil, nil, err
 	}
+	if h, fi, ok := openDirect(t.root, t.rel); ok {
+		return t, h, fi, nil
+	}
 	file, fi, err := openRegular(op, t, os.O_RDONLY)
-	return t, file, fi, err
+	if err != nil {
+		return t, nil, nil, err
+	}
+	return t, file, fi, nil
 }
 
 // openRegular opens t for reading or writing only if it is a regular file.
@@ -229,7 +246,7 @@ func typeName(m fs.FileMode) string {
 // readBytes returns the bytes from off up to capBytes of them, encoded.
 // In utf-8 a character cut at either end is left out, so that the next
 // window, starting at ByteEnd, begins on a character.
-func readBytes(file *os.File, size, off, capBytes int64, enc string, res *ReadResult) error {
+func readBytes(file io.ReaderAt, size, off, capBytes int64, enc string, res *ReadResult) error {
 	if off > size {
 		return &Error{Code: mcperr.Validation, Field: "byte_offset",
 			Msg: "byte_offset " + strconv.FormatInt(off, 10) + " is past the end of the file (" + strconv.FormatInt(size, 10) + " bytes)"}
@@ -429,7 +446,7 @@ func trimPartialRune(b []byte) []byte {
 // readTail returns the last n lines, reading backwards from the end so a
 // huge log costs no more than the bytes returned (plus one counting pass
 // when the file is small enough for the total to be cheap).
-func readTail(file *os.File, size int64, n int, capBytes int64, res *ReadResult) error {
+func readTail(file io.ReaderAt, size int64, n int, capBytes int64, res *ReadResult) error {
 	var (
 		chunks    [][]byte // read backwards; chunks[0] is the last one read
 		have      int64    // bytes gathered, ending at size

@@ -5,8 +5,10 @@ package fsroot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -107,5 +109,109 @@ func TestTypeName(t *testing.T) {
 		if got := typeName(m); got != want {
 			t.Errorf("typeName(%v) = %q, want %q", m, got, want)
 		}
+	}
+}
+
+// TestReadDirectMatchesRoot reads files directly in a root both on a bare
+// descriptor (openDirect) and through os.Root: every window, encoding and
+// refusal must come out the same, and only plain regular files may take
+// the direct path.
+func TestReadDirectMatchesRoot(t *testing.T) {
+	fx := newFixture(t, Limits{MaxReadBytes: 1 << 20})
+	fx.write(t, "ten.txt", lines(10))
+	fx.write(t, "big.txt", strings.Repeat("x", 70<<10)+"\n"+lines(20)) // over wholeUpTo: streamed
+	fx.write(t, "empty.txt", "")
+	fx.write(t, "bin.dat", "\x00\xff\xfe")
+	fx.write(t, "sub/in.txt", lines(3))
+	fx.symlink(t, "ten.txt", "link.txt")
+	fx.symlink(t, "/etc/hostname", "out.txt")
+	if err := syscall.Mkfifo(fx.in("fifo"), 0o644); err != nil {
+		t.Fatal("mkfifo:", err)
+	}
+	r := fx.fs.roots[0]
+	if r.dir == nil || r.dirFD < 0 {
+		t.Fatal("the root's directory was not opened")
+	}
+	for name, want := range map[string]bool{"ten.txt": true, "empty.txt": true, "link.txt": false, "out.txt": false,
+		"fifo": false, "sub": false, "sub/in.txt": false, "missing.txt": false, ".": false} {
+		h, _, ok := openDirect(r, name)
+		if ok != want {
+			t.Errorf("openDirect(%q) ok = %v, want %v", name, ok, want)
+		}
+		if ok {
+			_ = h.Close()
+		}
+	}
+	opts := []ReadOptions{{}, {Offset: 2, Limit: 3}, {Head: 2}, {Tail: 3}, {Bytes: true, ByteOffset: 5},
+		{Encoding: EncodingBase64}, {Encoding: EncodingHex, Bytes: true, ByteOffset: 1}, {MaxBytes: 7}, {Offset: 99}}
+	for _, name := range []string{"ten.txt", "big.txt", "empty.txt", "bin.dat", "sub/in.txt", "link.txt", "out.txt", "fifo", "sub", "missing.txt"} {
+		for _, opt := range opts {
+			direct, derr := fx.fs.Read(name, opt)
+			dir := r.dir
+			r.dir = nil
+			viaRoot, rerr := fx.fs.Read(name, opt)
+			r.dir = dir
+			if fmt.Sprint(derr) != fmt.Sprint(rerr) {
+				t.Errorf("%s %+v: errors differ: direct %v, os.Root %v", name, opt, derr, rerr)
+				continue
+			}
+			if derr != nil {
+				continue
+			}
+			d, v := *direct, *viaRoot
+			if fmt.Sprint(d.Lines) != fmt.Sprint(v.Lines) || !d.ModTime.Equal(v.ModTime) {
+				t.Errorf("%s %+v: lines or time differ: direct %+v %v, os.Root %+v %v", name, opt, d.Lines, d.ModTime, v.Lines, v.ModTime)
+			}
+			d.Lines, v.Lines, d.ModTime, v.ModTime = nil, nil, time.Time{}, time.Time{}
+			if d != v {
+				t.Errorf("%s %+v:\ndirect  %+v\nos.Root %+v", name, opt, d, v)
+			}
+		}
+		direct, derr := fx.fs.ReadFile(name)
+		dir := r.dir
+		r.dir = nil
+		viaRoot, rerr := fx.fs.ReadFile(name)
+		r.dir = dir
+		if fmt.Sprint(derr) != fmt.Sprint(rerr) || fmt.Sprint(direct) != fmt.Sprint(viaRoot) {
+			t.Errorf("ReadFile(%s): direct %+v %v, os.Root %+v %v", name, direct, derr, viaRoot, rerr)
+		}
+	}
+}
+
+// TestReadDirectAfterClose: once the FS is closed, a read of a file directly
+// in a root is refused, not served through a descriptor number that may
+// have been reused since.
+func TestReadDirectAfterClose(t *testing.T) {
+	fx := newFixture(t, Limits{})
+	fx.write(t, "f.txt", "x\n")
+	if _, err := fx.fs.Read("f.txt", ReadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Readers racing the close get the file or an error, nothing else.
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				r, err := fx.fs.Read("f.txt", ReadOptions{})
+				if err != nil {
+					return
+				}
+				if r.Content != "x\n" {
+					t.Errorf("read %q", r.Content)
+					return
+				}
+			}
+		})
+	}
+	time.Sleep(20 * time.Millisecond)
+	if err := fx.fs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if _, _, ok := openDirect(fx.fs.roots[0], "f.txt"); ok {
+		t.Error("openDirect served a read through a closed directory")
+	}
+	if _, err := fx.fs.Read("f.txt", ReadOptions{}); err == nil {
+		t.Error("a closed FS read a file")
 	}
 }

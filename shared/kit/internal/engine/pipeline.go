@@ -453,6 +453,13 @@ func (s *Server) audit(log *zerolog.Logger, omit []string, raw []byte, args any,
 	case args == nil && len(raw) > 0:
 		ev = ev.Int("args_bytes", len(raw))
 	case args != nil && !needsRewrite(args, omit) && len(raw) <= 4*auditArgLimit:
+		// raw decoded, so it is well-formed (or empty: no arguments, and
+		// no args field); without white space it is compact already, as
+		// most clients send it.
+		if len(raw) > 0 && bytes.IndexAny(raw, " \t\r\n") < 0 {
+			ev = ev.RawJSON("args", raw)
+			break
+		}
 		var buf bytes.Buffer
 		if json.Compact(&buf, raw) == nil {
 			ev = ev.RawJSON("args", buf.Bytes())

@@ -4,15 +4,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-)
 
-// plain marks the ASCII bytes a JSON string carries as they are.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
+	"github.com/mcp-fleet/mcp-fleet/shared/internal/jsonscan"
+)
 
 // AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
 // U+2028 and U+2029 are escaped so the output is also valid JavaScript.
@@ -36,11 +30,10 @@ func AppendStrings(dst []byte, parts ...string) []byte {
 func appendEscaped(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
-		c := s[i]
-		if plain[c] {
-			i++
-			continue
+		if i = jsonscan.SkipPlain(s, i, true); i >= len(s) {
+			break
 		}
+		c := s[i]
 		if c < utf8.RuneSelf {
 			dst = append(dst, s[start:i]...)
 			switch c {

@@ -1,11 +1,14 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/internal/jsonscan"
 )
 
 func TestParseKinds(t *testing.T) {
@@ -165,6 +168,17 @@ func TestAppendString(t *testing.T) {
 			t.Errorf("U+2028 not escaped: %s", b)
 		}
 	}
+	// Every kind of byte at every offset of a string long enough for the
+	// word-at-a-time skip, so both it and the byte loop meet each.
+	for _, c := range []string{"\"", "\\", "\n", "\x00", "\x1f", "é", "\u2028", "\xff", "<"} {
+		for pos := 0; pos < 20; pos++ {
+			s := strings.Repeat("a", pos) + c + strings.Repeat("b", 19-pos)
+			var back string
+			if err := json.Unmarshal(AppendString(nil, s), &back); err != nil || back != strings.ToValidUTF8(s, "\ufffd") {
+				t.Fatalf("round trip of %q: %q, %v", s, back, err)
+			}
+		}
+	}
 	if string(AppendString(nil, View([]byte(`{"a":1}`)))) != `"{\"a\":1}"` {
 		t.Fatal("AppendString of a View")
 	}
@@ -250,4 +264,28 @@ func rareEscapes(s string) bool {
 		}
 	}
 	return false
+}
+
+// BenchmarkAppendFileResult: the two passes a file_read result of 1 KiB
+// gets after encoding/json has written it: its text copy escaped, and its
+// content string scanned (as the outputSchema check scans it).
+func BenchmarkAppendFileResult(b *testing.B) {
+	res, err := json.Marshal(map[string]any{"path": "one-kib.txt", "content": strings.Repeat("0123456789abcde\n", 64), "size": 1024})
+	if err != nil {
+		b.Fatal(err)
+	}
+	content := bytes.Index(res, []byte(`"0123`))
+	buf := make([]byte, 0, 4096)
+	b.Run("escape", func(b *testing.B) {
+		for b.Loop() {
+			buf = AppendString(buf[:0], View(res))
+		}
+	})
+	b.Run("check", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := jsonscan.String(res, content); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
