@@ -1,7 +1,6 @@
 package kit
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/acl"
-	"github.com/mcp-fleet/mcp-fleet/shared/buildinfo"
 	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/oauth"
@@ -36,10 +34,7 @@ func Main(spec Spec, args []string, getenv func(string) string, stdin io.Reader,
 // MainIO is Main with the terminal check made by the caller.
 func MainIO(spec Spec, args []string, io IO) int {
 	program := spec.Name + "-mcp"
-	// Every server binary is linked with one version (shared/buildinfo);
-	// a spec names its own only in tests.
-	spec.Version = cmp.Or(spec.Version, buildinfo.Version())
-	spec.Commit = cmp.Or(spec.Commit, buildinfo.Commit())
+	spec = linked(spec)
 	if getenvOr(io.Getenv, "GOGC") == "" {
 		// These servers keep a few MB live; collecting at 75% growth instead
 		// of 100% keeps the resident set of a long session ~2 MB smaller for

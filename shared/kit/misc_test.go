@@ -14,6 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-fleet/mcp-fleet/shared/buildinfo"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
@@ -157,7 +158,9 @@ func TestNotifierListChanged(t *testing.T) {
 
 func TestDocsListResources(t *testing.T) {
 	nb := newNotes()
+	var version string
 	spec := kit.Spec{Info: kit.Info{Name: "notes"}, Setup: func(ctx context.Context, env *kit.Env) ([]kit.Tool, func(), error) {
+		version = env.Info.Version
 		o := nb.options(nil)
 		for _, r := range o.Resources {
 			env.AddResource(r)
@@ -171,6 +174,11 @@ func TestDocsListResources(t *testing.T) {
 	var b bytes.Buffer
 	if err := kit.WriteReference(context.Background(), &b, spec); err != nil {
 		t.Fatal(err)
+	}
+	// A spec naming no version gets the linked one here too: servers pass
+	// it to clients of upstream APIs, which refuse an empty one.
+	if version != buildinfo.Version() {
+		t.Errorf("Setup saw version %q, want the linked %q", version, buildinfo.Version())
 	}
 	for _, want := range []string{"### Resources", "`notes://{id}`", "Subscribable", "any of write", "`notes://index`"} {
 		if !strings.Contains(b.String(), want) {

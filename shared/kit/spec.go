@@ -1,11 +1,13 @@
 package kit
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/buildinfo"
 	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/datadir"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
@@ -132,7 +134,18 @@ type IO struct {
 }
 
 func newEnv(spec Spec, getenv func(string) string, stderr io.Writer, level string, red *logging.Redactor) *Env {
+	spec = linked(spec)
 	log := logging.New(stderr, level, red, spec.Name)
 	return &Env{Info: spec.Info, Getenv: getenv, Logger: &log, Redactor: red, Metrics: metrics.New(spec.Name),
 		Notifier: NewNotifier(), Health: NewHealth()}
+}
+
+// linked gives a spec without a version the one the binary was linked with
+// (shared/buildinfo); a spec names its own only in tests. Whatever builds an
+// Env goes through it, so clients and upstream user agents never see an
+// empty version.
+func linked(spec Spec) Spec {
+	spec.Version = cmp.Or(spec.Version, buildinfo.Version())
+	spec.Commit = cmp.Or(spec.Commit, buildinfo.Commit())
+	return spec
 }

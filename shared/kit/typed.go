@@ -25,7 +25,8 @@ import (
 // already (rows as a database encoded them) may encode itself with a method
 // AppendJSON(dst []byte) ([]byte, error), sparing encoding/json a second
 // scan of every byte; what it appends is checked against the outputSchema,
-// and so for being well-formed, like any result.
+// and so for being well-formed, like any result. dst is a recycled buffer:
+// AppendJSON appends to it and returns the result, and keeps neither.
 //
 // A schema that cannot be built or is not portable to every LLM host makes
 // the tool fail its registration check, so the server does not start.

@@ -18,6 +18,9 @@ const maxStmts = 64
 type stmtCache struct {
 	mu sync.Mutex
 	m  map[string]*cachedStmt
+	// tick orders the statements by last use: a full cache drops the one
+	// used least recently, so reads that come again outlive one-off ones.
+	tick uint64
 }
 
 type cachedStmt struct {
@@ -26,6 +29,7 @@ type cachedStmt struct {
 	// cache is closed when the last of them is done with it.
 	users   int
 	dropped bool
+	used    uint64
 }
 
 // get returns the statement for text, prepared on db if it is not yet,
@@ -47,16 +51,15 @@ func (c *stmtCache) get(ctx context.Context, db *sql.DB, text string) (*sql.Stmt
 				c.m = map[string]*cachedStmt{}
 			}
 			if len(c.m) >= maxStmts {
-				for k, old := range c.m {
-					c.dropLocked(k, old)
-					break
-				}
+				c.dropOldestLocked()
 			}
 			e = &cachedStmt{stmt: st}
 			c.m[text] = e
 		}
 	}
 	e.users++
+	c.tick++
+	e.used = c.tick
 	c.mu.Unlock()
 	return e.stmt, func() {
 		c.mu.Lock()
@@ -65,6 +68,19 @@ func (c *stmtCache) get(ctx context.Context, db *sql.DB, text string) (*sql.Stmt
 			_ = e.stmt.Close()
 		}
 	}, nil
+}
+
+func (c *stmtCache) dropOldestLocked() {
+	var oldest string
+	var e *cachedStmt
+	for k, x := range c.m {
+		if e == nil || x.used < e.used {
+			oldest, e = k, x
+		}
+	}
+	if e != nil {
+		c.dropLocked(oldest, e)
+	}
 }
 
 func (c *stmtCache) dropLocked(k string, e *cachedStmt) {

@@ -327,6 +327,9 @@ func marshal(v any, output *validate.Schema) (b []byte, done func(), err error) 
 // scan every byte of that JSON again to compact it. What it appends is
 // checked against the outputSchema like any result, which also proves it
 // well-formed.
+//
+// dst is a recycled buffer (appendBufs), reused once the result is copied
+// into the response: an appender must not keep it or what it returns.
 type appender interface {
 	AppendJSON(dst []byte) ([]byte, error)
 }
