@@ -154,6 +154,8 @@ type call struct {
 	// guardSent is true while the write sendBegin queued holds the guard's
 	// Parse and its ParseComplete has not come.
 	guardSent bool
+	// unlockSent is the same for the unlock statement's Parse.
+	unlockSent bool
 	// drift is true when the server reported a change of a session setting
 	// during the call (at COMMIT too: a deferred trigger): a Prepared read
 	// is not reset, and a connection whose reported settings moved is not
@@ -367,11 +369,11 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 		// failure the server skips it, and the connection is rolled back
 		// in the background instead.
 		// The unlock runs after it, outside the transaction.
-		for _, q := range []string{"ROLLBACK", unlockAllSQL} {
-			fe.Send(&pgproto3.Parse{Query: q})
-			fe.Send(&pgproto3.Bind{})
-			fe.Send(&pgproto3.Execute{})
-		}
+		fe.Send(&pgproto3.Parse{Query: "ROLLBACK"})
+		fe.Send(&pgproto3.Bind{})
+		fe.Send(&pgproto3.Execute{})
+		fe.Send(&pgproto3.Bind{PreparedStatement: unlockName})
+		fe.Send(&pgproto3.Execute{})
 	}
 	fe.Send(&pgproto3.Sync{})
 	pending := 0
@@ -386,8 +388,11 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 	var (
 		stmtErr, rowErr error
 		inLookup        bool
-		txStatus        byte
-		names           = map[uint32]string{}
+		// lateErr is an error after the statement's end: of the type
+		// lookup, the ROLLBACK or the unlock.
+		lateErr  bool
+		txStatus byte
+		names    = map[uint32]string{}
 	)
 	for done := false; !done; {
 		msg, err := c.recv()
@@ -433,6 +438,7 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 			if !inLookup && stmtErr == nil {
 				stmtErr = pgconn.ErrorResponseToPgError(msg)
 			}
+			lateErr = lateErr || inLookup
 		case *pgproto3.CopyInResponse:
 			// COPY … FROM STDIN waits for data; the pipelined messages
 			// after it put the session in a state not worth untangling.
@@ -456,6 +462,12 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 		ps.typeNames = slices.Clone(out.TypeNames)
 	}
 	switch {
+	case c.o.Mode == ReadOnly && ps != nil && lateErr:
+		// The unlock may not have run, its statement lost (DEALLOCATE by
+		// the database's code): both again in the background, and the
+		// records of the session's statements dropped.
+		cacheOf(c.pg).forgetAll()
+		c.rollback()
 	case c.o.Mode == ReadOnly && ps != nil && txStatus != 'I':
 		c.rollback()
 	case c.o.Mode == ReadOnly:

@@ -32,8 +32,9 @@ type stmtCache struct {
 	// closing are statements dropped from the cache that the server still
 	// holds: the next call closes them first thing.
 	closing []string
-	// guard is true once the session holds the guard statement.
-	guard bool
+	// guard and unlock are true once the session holds the guard and the
+	// unlock statement.
+	guard, unlock bool
 }
 
 // preparedStmt is one prepared statement and what the server said of it.
@@ -140,7 +141,7 @@ func (sc *stmtCache) forgetAll() {
 		sc.closing = append(sc.closing, ps.name)
 	}
 	clear(sc.byText)
-	sc.guard = false
+	sc.guard, sc.unlock = false, false
 }
 
 // guardName is a statement a connection prepares once, which a Prepared
@@ -156,19 +157,29 @@ const guardName = "pgcall_guard"
 const guardSQL = "SELECT pg_catalog.set_config('statement_timeout', $1, true), " +
 	"pg_catalog.set_config('lock_timeout', $2, true), pg_catalog.set_config('idle_in_transaction_session_timeout', $3, true)"
 
+// unlockName is unlockAllSQL prepared once per connection: a Prepared read
+// runs it after its ROLLBACK, every call, which then costs the server no
+// parsing and planning.
+const unlockName = "pgcall_unlock"
+
 // sendBegin queues a Prepared call's opening, pipelined with its statement
-// so that it costs no round trip of its own: the guard's Parse when it is
-// needed and the connection may lack it (first: no error before it can make
-// the server skip it), BEGIN in the call's mode (through the extended
-// protocol, so that an error skips everything up to the Sync), and the
-// guard when needed. It returns the statements queued, each answering
-// CommandComplete.
+// so that it costs no round trip of its own: the Parse of the guard when it
+// is needed and of the unlock when the call is read-only, if the connection
+// may lack them (first: no error before them can make the server skip
+// them), BEGIN in the call's mode (through the extended protocol, so that
+// an error skips everything up to the Sync), and the guard when needed. It
+// returns the statements queued, each answering CommandComplete.
 func (c *call) sendBegin(fe *pgproto3.Frontend, sc *stmtCache) int {
 	guard := c.o.Timeout != c.p.cfg.DefaultTimeout
 	c.guardSent = guard && !sc.guard
 	if c.guardSent {
 		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: guardName})
 		fe.Send(&pgproto3.Parse{Name: guardName, Query: guardSQL})
+	}
+	c.unlockSent = c.o.Mode == ReadOnly && !sc.unlock
+	if c.unlockSent {
+		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: unlockName})
+		fe.Send(&pgproto3.Parse{Name: unlockName, Query: unlockAllSQL})
 	}
 	begin := "BEGIN READ WRITE"
 	if c.o.Mode == ReadOnly {
@@ -188,11 +199,15 @@ func (c *call) sendBegin(fe *pgproto3.Frontend, sc *stmtCache) int {
 }
 
 // parseComplete notes a ParseComplete of a write that sendBegin opened:
-// the first is the guard's, when it was sent.
+// the first are the guard's and the unlock's, in that order, when sent.
 func (c *call) parseComplete() {
-	if c.guardSent {
+	switch {
+	case c.guardSent:
 		cacheOf(c.pg).guard = true
 		c.guardSent = false
+	case c.unlockSent:
+		cacheOf(c.pg).unlock = true
+		c.unlockSent = false
 	}
 }
 
@@ -260,9 +275,11 @@ func (c *call) prepare(sc *stmtCache) (*preparedStmt, error) {
 	fe := c.pg.Frontend()
 	sc.sendClosing(fe)
 	c.sendBegin(fe, sc)
-	before := 1 // the Parse messages ahead of the statement's: BEGIN's, and the guard's
-	if c.guardSent {
-		before = 2
+	before := 1 // the Parse messages ahead of the statement's: BEGIN's, the guard's and the unlock's
+	for _, sent := range []bool{c.guardSent, c.unlockSent} {
+		if sent {
+			before++
+		}
 	}
 	ps := &preparedStmt{name: sc.name()}
 	// The database's code may have taken the name with PREPARE (which

@@ -77,7 +77,7 @@ func TestPreparedRoundTrips(t *testing.T) {
 	}
 	// The statements stayed prepared on the session: the agent's call sees
 	// them, and resets the session after it.
-	if got := exec1(t, p, "SELECT count(*) FROM pg_prepared_statements WHERE name <> 'pgcall_guard'"); got != "2" {
+	if got := exec1(t, p, "SELECT count(*) FROM pg_prepared_statements WHERE name NOT IN ('pgcall_guard', 'pgcall_unlock')"); got != "2" {
 		t.Errorf("%s statements prepared on the session, want the two reads'", got)
 	}
 	if got := exec1(t, p, "SELECT count(*) FROM pg_prepared_statements"); got != "0" {
@@ -182,7 +182,7 @@ func TestPreparedErrors(t *testing.T) {
 		}
 	}
 	r := &rows{}
-	if _, err := p.Exec(context.Background(), ro, stmt("SELECT name FROM pg_prepared_statements WHERE name <> 'pgcall_guard' ORDER BY name"), r); err != nil ||
+	if _, err := p.Exec(context.Background(), ro, stmt("SELECT name FROM pg_prepared_statements WHERE name NOT IN ('pgcall_guard', 'pgcall_unlock') ORDER BY name"), r); err != nil ||
 		strings.Join(r.got, " ") != "pgcall_1 pgcall_3 pgcall_4" {
 		t.Errorf("prepared statements %v (%v), want the three that parsed", r.got, err)
 	}
@@ -193,7 +193,7 @@ func TestPreparedErrors(t *testing.T) {
 	if me := mcperr.Wrap(err); me.Code != mcperr.Validation || !strings.Contains(me.Message, "division by zero") {
 		t.Errorf("division by zero, read-write: %v", err)
 	}
-	if r, _ := execP(t, p, ro, "SELECT count(*) FROM pg_prepared_statements WHERE statement NOT LIKE '%pg_prepared%' AND name <> 'pgcall_guard'"); r.got[0] != "0" {
+	if r, _ := execP(t, p, ro, "SELECT count(*) FROM pg_prepared_statements WHERE statement NOT LIKE '%pg_prepared%' AND name NOT IN ('pgcall_guard', 'pgcall_unlock')"); r.got[0] != "0" {
 		t.Errorf("after a failed write, %s statements are still prepared", r.got[0])
 	}
 	if got := exec1(t, p, "SELECT pg_backend_pid()"); got != pid {
@@ -231,7 +231,7 @@ func TestPreparedAfterDDL(t *testing.T) {
 		// Once is enough: one statement prepared per text, the stale one
 		// closed (a write's session is reset after it: none).
 		r = &rows{}
-		if _, err := p.Exec(ctx, ro, prepared("SELECT count(*) FROM pg_prepared_statements WHERE statement NOT LIKE '%pg_prepared%' AND name <> 'pgcall_guard'"), r); err != nil || r.got[0] != []string{"1", "0"}[i] {
+		if _, err := p.Exec(ctx, ro, prepared("SELECT count(*) FROM pg_prepared_statements WHERE statement NOT LIKE '%pg_prepared%' AND name NOT IN ('pgcall_guard', 'pgcall_unlock')"), r); err != nil || r.got[0] != []string{"1", "0"}[i] {
 			t.Errorf("statements prepared after %s: %v (%v)", c.o.Mode, r.got, err)
 		}
 	}
@@ -297,8 +297,8 @@ func TestPreparedCap(t *testing.T) {
 		execP(t, p, ro, sql)
 	}
 	// Its own Parse evicts one more (SELECT 3), closed before it runs.
-	r, _ := execP(t, p, ro, "SELECT statement FROM pg_prepared_statements WHERE name <> 'pgcall_guard' ORDER BY name")
-	want := "SELECT 1 SELECT 4 SELECT statement FROM pg_prepared_statements WHERE name <> 'pgcall_guard' ORDER BY name"
+	r, _ := execP(t, p, ro, "SELECT statement FROM pg_prepared_statements WHERE name NOT IN ('pgcall_guard', 'pgcall_unlock') ORDER BY name")
+	want := "SELECT 1 SELECT 4 SELECT statement FROM pg_prepared_statements WHERE name NOT IN ('pgcall_guard', 'pgcall_unlock') ORDER BY name"
 	if got := strings.Join(r.got, " "); got != want {
 		t.Errorf("prepared: %q, want %q", got, want)
 	}
@@ -429,7 +429,8 @@ CREATE TRIGGER leak BEFORE UPDATE ON w FOR EACH ROW EXECUTE FUNCTION leak();`, a
 // TestPreparedReadUnlocks: a view's function takes a session-level
 // advisory lock in a Prepared read, which ROLLBACK does not release; the
 // unlock after it does, whether the read succeeded (one round trip) or
-// failed, and the connection is kept.
+// failed, or the database's code deallocated the unlock statement, and the
+// connection is kept.
 func TestPreparedReadUnlocks(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -441,13 +442,25 @@ BEGIN
   RETURN (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid());
 END $$;
 CREATE VIEW locked AS SELECT id, grab(id = 99) AS held FROM t;
-GRANT SELECT ON locked TO %s;`, e.role)); err != nil {
+GRANT SELECT ON locked TO %s;
+CREATE FUNCTION forget() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN EXECUTE 'DEALLOCATE ALL'; PERFORM pg_advisory_lock(778); RETURN 1; END $$;`, e.role)); err != nil {
 		t.Fatal(err)
 	}
 	p := e.open(t, Config{MaxConns: 1})
 	pid := exec1(t, p, "SELECT pg_backend_pid()")
 	const held = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
-	for i, id := range []string{"1", "1", "99", "99", "1"} {
+	// "forget": the database's code deallocates the unlock statement too.
+	for i, id := range []string{"1", "1", "99", "99", "1", "forget", "1", "1"} {
+		if id == "forget" {
+			execP(t, p, ro, "SELECT forget()")
+			// Agent SQL, which resets the session only after it: a
+			// Prepared call would find its statements lost and recover.
+			if got := exec1(t, p, held); got != "0" {
+				t.Errorf("after the unlock statement was lost: %s advisory locks held", got)
+			}
+			continue
+		}
 		r := &rows{}
 		_, err := p.Exec(context.Background(), ro, prepared("SELECT held FROM locked WHERE id = $1", id), r)
 		switch {
