@@ -34,11 +34,16 @@ type Statement struct {
 	Field string
 	// Prepared marks a statement the server wrote itself from identifiers
 	// it validated: one that reads or writes rows and calls nothing an
-	// agent chose (no function named in a request), so it cannot change the
-	// session. It is prepared once per connection and kept there, and the
-	// call ends with ROLLBACK or COMMIT but no DISCARD ALL: a call on a
-	// connection whose statement is already prepared is one round trip
-	// (read-only). Agent-written SQL must never be marked Prepared.
+	// agent chose (no function named in a request). It is prepared once per
+	// connection and kept there. A read-only call ends with ROLLBACK and
+	// pg_advisory_unlock_all() but no DISCARD ALL, so a call on a
+	// connection whose statement is already prepared is one round trip.
+	// The database's own code it reaches (a view's function) may still
+	// change the session; ROLLBACK undoes settings and roles, the unlock
+	// the session-level advisory locks. A read-write call is reset with
+	// DISCARD ALL after it, as agent SQL is (its triggers may have changed
+	// anything), and the connection's prepared statements are forgotten.
+	// Agent-written SQL must never be marked Prepared.
 	Prepared bool
 }
 
@@ -149,10 +154,17 @@ type call struct {
 	// guardSent is true while the write sendBegin queued holds the guard's
 	// Parse and its ParseComplete has not come.
 	guardSent bool
+	// unlockSent is the same for the unlock statement's Parse.
+	unlockSent bool
 	// drift is true when the server reported a change of a session setting
-	// during the call: no reset follows a Prepared call, so the connection
-	// is closed rather than reused.
+	// during the call (at COMMIT too: a deferred trigger): a Prepared read
+	// is not reset, and a connection whose reported settings moved is not
+	// worth trusting to one, so it is closed rather than reused.
 	drift bool
+	// retried is true once the call prepared its statement again on the
+	// connection (the statement or the guard was lost, or its result
+	// columns changed): it does so once.
+	retried bool
 	// stopWatch stops watching ctx; false means interrupt has run.
 	stopWatch func() bool
 }
@@ -300,19 +312,26 @@ func (c *call) rollback() {
 		c.p.finish(c.ctx, c.pc, 0, true)
 		return
 	}
-	if c.st.Prepared {
-		c.p.reset(c.ctx, c.pc, "ROLLBACK")
+	if c.st.Prepared && c.o.Mode == ReadOnly {
+		c.p.reset(c.ctx, c.pc, "ROLLBACK", unlockAllSQL)
 		return
 	}
+	// A write's triggers may have done what ROLLBACK does not undo (a
+	// sequence's currval, a statement prepared): reset as agent SQL is.
+	forgetPrepared(c.pg)
 	c.p.reset(c.ctx, c.pc, "ROLLBACK", "DISCARD ALL")
 }
+
+// unlockAllSQL releases the session-level advisory locks, which outlive
+// ROLLBACK: a view's function may take one in a read-only call.
+const unlockAllSQL = "SELECT pg_catalog.pg_advisory_unlock_all()"
 
 // execute is the second round trip: Bind and Execute, then the lookup of
 // type names the type map lacks, then (read-only) ROLLBACK and DISCARD ALL,
 // whose replies are read after the caller has its result. For a prepared
 // statement ps, it binds ps; begin puts the transaction's opening in front
-// (the statement was prepared on an earlier call), and no DISCARD ALL
-// follows.
+// (the statement was prepared on an earlier call), and a read-only call's
+// ROLLBACK and advisory unlock go in front of the Sync instead of a reset.
 func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedStmt, begin bool) (*Outcome, error) {
 	out := &Outcome{TypeNames: make([]string, len(d.Fields))}
 	var unknown []string
@@ -349,8 +368,11 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 		// connection is idle as soon as the caller has its result. After a
 		// failure the server skips it, and the connection is rolled back
 		// in the background instead.
+		// The unlock runs after it, outside the transaction.
 		fe.Send(&pgproto3.Parse{Query: "ROLLBACK"})
 		fe.Send(&pgproto3.Bind{})
+		fe.Send(&pgproto3.Execute{})
+		fe.Send(&pgproto3.Bind{PreparedStatement: unlockName})
 		fe.Send(&pgproto3.Execute{})
 	}
 	fe.Send(&pgproto3.Sync{})
@@ -366,8 +388,11 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 	var (
 		stmtErr, rowErr error
 		inLookup        bool
-		txStatus        byte
-		names           = map[uint32]string{}
+		// lateErr is an error after the statement's end: of the type
+		// lookup, the ROLLBACK or the unlock.
+		lateErr  bool
+		txStatus byte
+		names    = map[uint32]string{}
 	)
 	for done := false; !done; {
 		msg, err := c.recv()
@@ -413,6 +438,7 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 			if !inLookup && stmtErr == nil {
 				stmtErr = pgconn.ErrorResponseToPgError(msg)
 			}
+			lateErr = lateErr || inLookup
 		case *pgproto3.CopyInResponse:
 			// COPY … FROM STDIN waits for data; the pipelined messages
 			// after it put the session in a state not worth untangling.
@@ -430,12 +456,18 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 		}
 	}
 	if ps != nil && c.staleRetry && (staleResult(stmtErr) || lostStatements(stmtErr)) {
-		return nil, c.recoverStale(stmtErr, pending)
+		return nil, c.recoverStale(stmtErr)
 	}
 	if ps != nil && stmtErr == nil && ps.typeNames == nil {
 		ps.typeNames = slices.Clone(out.TypeNames)
 	}
 	switch {
+	case c.o.Mode == ReadOnly && ps != nil && lateErr:
+		// The unlock may not have run, its statement lost (DEALLOCATE by
+		// the database's code): both again in the background, and the
+		// records of the session's statements dropped.
+		cacheOf(c.pg).forgetAll()
+		c.rollback()
 	case c.o.Mode == ReadOnly && ps != nil && txStatus != 'I':
 		c.rollback()
 	case c.o.Mode == ReadOnly:
@@ -459,7 +491,10 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 
 // commit ends a read-write call: COMMIT when the statement succeeded, its
 // outcome read before the call returns, and DISCARD ALL's in the background.
-// Otherwise the transaction is rolled back in the background.
+// Otherwise the transaction is rolled back in the background. A Prepared
+// write is reset too, and its connection's prepared statements forgotten:
+// a trigger may have set a setting, a role or a custom variable for the
+// session, taken an advisory lock, created a temporary table or run LISTEN.
 func (c *call) commit(ok bool) error {
 	if !ok || c.pg.TxStatus() != 'T' { // failed, or ended by the statement itself
 		c.rollback()
@@ -467,11 +502,9 @@ func (c *call) commit(ok bool) error {
 	}
 	fe := c.pg.Frontend()
 	fe.Send(&pgproto3.Query{String: "COMMIT"})
-	pending := 0
-	if !c.st.Prepared {
-		fe.Send(&pgproto3.Query{String: "DISCARD ALL"})
-		pending = 1
-	}
+	fe.Send(&pgproto3.Query{String: "DISCARD ALL"})
+	pending := 1
+	forgetPrepared(c.pg)
 	if err := c.flush(); err != nil {
 		return err
 	}
@@ -485,14 +518,13 @@ func (c *call) commit(ok bool) error {
 		switch msg := msg.(type) {
 		case *pgproto3.CommandComplete:
 			tag = string(msg.CommandTag)
+		case *pgproto3.ParameterStatus:
+			c.drift = true // a deferred trigger changed a reported setting
 		case *pgproto3.ErrorResponse:
 			endErr = pgconn.ErrorResponseToPgError(msg)
 		case *pgproto3.ReadyForQuery:
 			if endErr == nil && tag != "COMMIT" {
 				endErr = mcperr.New(mcperr.Conflict, "the transaction could not be committed and was rolled back")
-			}
-			if c.st.Prepared && endErr == nil {
-				cacheOf(c.pg).dirty = true
 			}
 			c.release(pending, endErr != nil)
 			return endErr

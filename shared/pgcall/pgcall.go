@@ -12,7 +12,8 @@
 //   - After every call the transaction is rolled back (read-only, or failed)
 //     or committed (read-write), and the session is reset with DISCARD ALL,
 //     so nothing leaks into the next call: settings, roles, prepared
-//     statements, cursors, advisory locks, LISTEN, temporary tables. A
+//     statements, cursors, advisory locks, LISTEN, temporary tables. (A
+//     Prepared read is not reset; see below for what ends it instead.) A
 //     connection whose reset failed, whose protocol state is unknown, or
 //     whose call was cancelled while it ran is closed, never reused.
 //   - A role that can run programs or read and write files on the database
@@ -39,27 +40,43 @@
 // statement's outcome is known.
 //
 // A Statement marked Prepared (SQL the server wrote itself, never an
-// agent's) is prepared once per connection and kept there, and its call
-// ends with ROLLBACK or COMMIT alone: no DISCARD ALL, which would drop it.
-// The transaction's opening (BEGIN in the call's mode, the role and
-// timeouts set for the transaction) is pipelined in front of Bind and
-// Execute, and a read-only call's ROLLBACK in front of the Sync, so such a
-// call costs one round trip once its statement is prepared on the
-// connection (two the first time: Parse and Describe, then Bind and
-// Execute; read-write, one more for COMMIT), and the server plans it from
-// its plan cache instead of parsing and planning it afresh. A connection that then serves an agent's SQL is reset with
-// DISCARD ALL as always, and its prepared statements are forgotten with it.
-// Since no reset runs between Prepared calls, a call on a session where one
-// committed, or whose timeout is not the session's default, sets its role
-// back to the session's own and its timeouts for its transaction (a
-// statement prepared once per connection), whatever the database's own code
-// (a trigger) did to the session; a change the server reports (time zone,
-// date style…) closes the connection. (A rolled-back call leaves nothing:
-// PostgreSQL undoes a session-wide SET with its transaction.)
+// agent's) is prepared once per connection and kept there, and its
+// read-only call ends with ROLLBACK and pg_advisory_unlock_all(): no
+// DISCARD ALL, which would drop it. The transaction's opening (BEGIN in the
+// call's mode, and the call's timeouts for the transaction when they are
+// not the session's) is pipelined in front of Bind and Execute, and a
+// read-only call's ROLLBACK and unlock in front of the Sync, so such a call
+// costs one round trip once its statement is prepared on the connection
+// (two the first time: Parse and Describe, then Bind and Execute), and the
+// server plans it from its plan cache instead of parsing and planning it
+// afresh.
+//
+// The database's own code a Prepared read reaches (a view's function) may
+// still change the session. ROLLBACK undoes settings (set_config(…, false)
+// too), roles and custom variables; the unlock releases the session-level
+// advisory locks ROLLBACK keeps. A read-only transaction can take no
+// sequence value, create no temporary table, and its LISTEN never takes
+// effect. What remains: statements the code prepared or deallocated (SQL
+// PREPARE and DEALLOCATE ignore ROLLBACK) — a lost statement is prepared
+// again and a name the code took is closed before it is reused — and a
+// dblink connection it opened, which DISCARD ALL does not close either. A
+// change the server reports (time zone, date style…) closes the connection.
+//
+// A Prepared write's triggers may change anything, and writes are not the
+// hot path: a Prepared write, committed or rolled back, is reset with
+// DISCARD ALL after it, off the critical path, as agent SQL is, and its
+// connection's prepared statements are forgotten (its next Prepared call
+// prepares again). It costs three round trips: Parse and Describe, Bind and
+// Execute, then COMMIT once the statement's outcome is known. A connection
+// that serves an agent's SQL is reset with DISCARD ALL as always, and its
+// prepared statements are forgotten with it.
+//
 // When a table's columns change under a prepared statement
 // (PostgreSQL's "cached plan must not change result type"), or the
-// session lost it (the database's code ran DEALLOCATE), the call is rolled
-// back and the statement prepared again, once, on the same connection.
+// session lost it or the statement that sets the call's timeouts (the
+// database's code ran DEALLOCATE), the call is rolled back and the
+// statement prepared again, once, on the same connection — unless the
+// call's context ended meanwhile.
 //
 // The pool does not ping a connection before handing it out (that would be a
 // third round trip after every idle second). A connection that turns out to
@@ -150,9 +167,10 @@ type Config struct {
 	// and write files on the database server. Refused by default.
 	AllowPrivileged bool
 	// DefaultTimeout, when set, becomes the session's own statement, lock
-	// and idle-in-transaction timeouts, which DISCARD ALL restores after
-	// every call: a call with this timeout then needs no SET LOCAL, which
-	// saves the server three statements per call.
+	// and idle-in-transaction timeouts, which every call finds in place
+	// (DISCARD ALL restores them after agent SQL and writes, ROLLBACK undoes
+	// a read's change): a call with this timeout then needs no SET LOCAL,
+	// which saves the server three statements per call.
 	DefaultTimeout time.Duration
 	// MaxMessageBytes caps one protocol message from the server, so one
 	// result row (64 MiB when zero). A larger row fails the call with

@@ -32,13 +32,9 @@ type stmtCache struct {
 	// closing are statements dropped from the cache that the server still
 	// holds: the next call closes them first thing.
 	closing []string
-	// guard is true once the session holds the guard statement.
-	guard bool
-	// dirty is true once a Prepared call committed on the session: the
-	// database's code it ran (a trigger) may have changed a setting for the
-	// session. A rolled-back call cannot: PostgreSQL undoes even a
-	// session-wide SET with the transaction that made it.
-	dirty bool
+	// guard and unlock are true once the session holds the guard and the
+	// unlock statement.
+	guard, unlock bool
 }
 
 // preparedStmt is one prepared statement and what the server said of it.
@@ -61,8 +57,8 @@ func cacheOf(pg *pgconn.PgConn) *stmtCache {
 }
 
 // forgetPrepared drops the record of a connection's prepared statements:
-// a call that runs an agent's SQL ends with DISCARD ALL, which deallocates
-// them all (or the connection is closed).
+// a call that runs an agent's SQL, or a Prepared write, ends with DISCARD
+// ALL, which deallocates them all (or the connection is closed).
 func forgetPrepared(pg *pgconn.PgConn) {
 	delete(pg.CustomData(), preparedKey)
 }
@@ -145,35 +141,45 @@ func (sc *stmtCache) forgetAll() {
 		sc.closing = append(sc.closing, ps.name)
 	}
 	clear(sc.byText)
-	sc.guard = false
+	sc.guard, sc.unlock = false, false
 }
 
 // guardName is a statement a connection prepares once, which a Prepared
-// call runs first in its transaction: the role back to the session's own
-// and the call's timeouts, for the transaction only. It runs when the call's
-// timeout is not the session's default, or when the session may have
-// changed: no reset runs between Prepared calls, and the database's own
-// code (a trigger) may have changed the session in an earlier committed
-// call; whatever it did, these hold. A change PostgreSQL reports (time
-// zone, date style, encoding…) closes the connection instead.
+// call whose timeout is not the session's default runs first in its
+// transaction: the call's timeouts, for the transaction only (SET LOCAL
+// through one Bind instead of three statements parsed every call). Nothing
+// else needs restoring: the session a Prepared call finds is the one the
+// pool opened, as a read-only call's changes end with its ROLLBACK (and its
+// advisory locks with the unlock after it), and a write is followed by
+// DISCARD ALL.
 const guardName = "pgcall_guard"
 
-const guardSQL = "SELECT pg_catalog.set_config('role', 'none', true), pg_catalog.set_config('statement_timeout', $1, true), " +
+const guardSQL = "SELECT pg_catalog.set_config('statement_timeout', $1, true), " +
 	"pg_catalog.set_config('lock_timeout', $2, true), pg_catalog.set_config('idle_in_transaction_session_timeout', $3, true)"
 
+// unlockName is unlockAllSQL prepared once per connection: a Prepared read
+// runs it after its ROLLBACK, every call, which then costs the server no
+// parsing and planning.
+const unlockName = "pgcall_unlock"
+
 // sendBegin queues a Prepared call's opening, pipelined with its statement
-// so that it costs no round trip of its own: the guard's Parse when it is
-// needed and the connection may lack it (first: no error before it can make
-// the server skip it), BEGIN in the call's mode (through the extended
-// protocol, so that an error skips everything up to the Sync), and the
-// guard when needed. It returns the statements queued, each answering
-// CommandComplete.
+// so that it costs no round trip of its own: the Parse of the guard when it
+// is needed and of the unlock when the call is read-only, if the connection
+// may lack them (first: no error before them can make the server skip
+// them), BEGIN in the call's mode (through the extended protocol, so that
+// an error skips everything up to the Sync), and the guard when needed. It
+// returns the statements queued, each answering CommandComplete.
 func (c *call) sendBegin(fe *pgproto3.Frontend, sc *stmtCache) int {
-	guard := sc.dirty || c.o.Timeout != c.p.cfg.DefaultTimeout
+	guard := c.o.Timeout != c.p.cfg.DefaultTimeout
 	c.guardSent = guard && !sc.guard
 	if c.guardSent {
 		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: guardName})
 		fe.Send(&pgproto3.Parse{Name: guardName, Query: guardSQL})
+	}
+	c.unlockSent = c.o.Mode == ReadOnly && !sc.unlock
+	if c.unlockSent {
+		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: unlockName})
+		fe.Send(&pgproto3.Parse{Name: unlockName, Query: unlockAllSQL})
 	}
 	begin := "BEGIN READ WRITE"
 	if c.o.Mode == ReadOnly {
@@ -193,11 +199,15 @@ func (c *call) sendBegin(fe *pgproto3.Frontend, sc *stmtCache) int {
 }
 
 // parseComplete notes a ParseComplete of a write that sendBegin opened:
-// the first is the guard's, when it was sent.
+// the first are the guard's and the unlock's, in that order, when sent.
 func (c *call) parseComplete() {
-	if c.guardSent {
+	switch {
+	case c.guardSent:
 		cacheOf(c.pg).guard = true
 		c.guardSent = false
+	case c.unlockSent:
+		cacheOf(c.pg).unlock = true
+		c.unlockSent = false
 	}
 }
 
@@ -208,16 +218,27 @@ var errStale = errors.New("pgcall: prepared statement is stale")
 // if need be (two round trips), else bound at once behind the
 // transaction's opening (one round trip read-only, two read-write: COMMIT
 // waits for the statement's outcome). A statement whose result columns
-// changed since it was prepared, or that the session lost, is prepared
-// again once.
+// changed since it was prepared, or that the session lost (or the guard),
+// is prepared again once, unless the call's context ended meanwhile.
 func (c *call) runPrepared(r Receiver) (*Outcome, error) {
 	sc := cacheOf(c.pg)
 	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			// The recovery brought the connection back to idle under a
+			// deadline of its own, which replaced the one interrupt sets:
+			// a call cancelled by now must not run (and commit) again.
+			if err := c.ctx.Err(); err != nil {
+				c.release(0, true)
+				return nil, err
+			}
+		}
 		ps := sc.get(c.st.SQL)
 		cached := ps != nil
 		if !cached {
 			var err error
-			if ps, err = c.prepare(sc); err != nil {
+			if ps, err = c.prepare(sc); errors.Is(err, errStale) {
+				continue
+			} else if err != nil {
 				return nil, err
 			}
 		}
@@ -235,7 +256,7 @@ func (c *call) runPrepared(r Receiver) (*Outcome, error) {
 		// On a statement already prepared, this trip is the call's first:
 		// a dead connection found now has run nothing.
 		c.firstTrip = cached && attempt == 0
-		c.staleRetry = cached && attempt == 0
+		c.staleRetry = cached && !c.retried
 		out, err := c.execute(r, desc, formats, ps, cached)
 		if errors.Is(err, errStale) {
 			continue
@@ -247,16 +268,23 @@ func (c *call) runPrepared(r Receiver) (*Outcome, error) {
 // prepare is a prepared call's first round trip when its statement is new
 // on the connection: the transaction's opening, then Parse and Describe of
 // the statement under a new name. The statement is recorded in the cache
-// once the server holds it.
+// once the server holds it. When the guard the cache records is gone from
+// the session (DEALLOCATE run by the database's code), the transaction is
+// rolled back, every record dropped, and errStale returned, once.
 func (c *call) prepare(sc *stmtCache) (*preparedStmt, error) {
 	fe := c.pg.Frontend()
 	sc.sendClosing(fe)
 	c.sendBegin(fe, sc)
-	before := 1 // the Parse messages ahead of the statement's: BEGIN's, and the guard's
-	if c.guardSent {
-		before = 2
+	before := 1 // the Parse messages ahead of the statement's: BEGIN's, the guard's and the unlock's
+	for _, sent := range []bool{c.guardSent, c.unlockSent} {
+		if sent {
+			before++
+		}
 	}
 	ps := &preparedStmt{name: sc.name()}
+	// The database's code may have taken the name with PREPARE (which
+	// ROLLBACK does not undo); closing a name that is free is no error.
+	fe.Send(&pgproto3.Close{ObjectType: 'S', Name: ps.name})
 	fe.Send(&pgproto3.Parse{Name: ps.name, Query: c.st.SQL})
 	fe.Send(&pgproto3.Describe{ObjectType: 'S', Name: ps.name})
 	fe.Send(&pgproto3.Sync{})
@@ -294,6 +322,9 @@ func (c *call) prepare(sc *stmtCache) (*preparedStmt, error) {
 		if parsed > before { // the server holds the statement nonetheless
 			sc.closing = append(sc.closing, ps.name)
 		}
+		if !c.retried && lostStatements(firstErr) {
+			return nil, c.recoverStale(firstErr)
+		}
 		c.rollback()
 		return nil, firstErr
 	}
@@ -302,22 +333,20 @@ func (c *call) prepare(sc *stmtCache) (*preparedStmt, error) {
 }
 
 // recoverStale follows a prepared statement that failed because its result
-// columns changed, or because the session lost it: it failed before its
-// first row, so the call's
-// transaction, rolled back here, ran nothing. The connection is brought
-// back to idle on the spot, the statement forgotten (and closed on the
-// next write), and errStale returned so that it is prepared again. pending
-// is how many replies to queries already sent are still to come.
-func (c *call) recoverStale(stmtErr error, pending int) error {
-	c.staleRetry = false
-	if pending == 0 {
-		c.pg.Frontend().Send(&pgproto3.Query{String: "ROLLBACK"})
-		if err := c.flush(); err != nil {
-			return errors.Join(stmtErr, err)
-		}
-		pending = 1
+// columns changed, or because the session lost it (or the guard): it
+// failed before it ran, so the call's transaction, rolled back here, did
+// nothing. (Should the database's own code have raised the error as the
+// statement ran, the advisory unlock covers what ROLLBACK leaves.) The
+// connection is brought back to idle on the spot, the statement forgotten
+// (and closed on the next write), and errStale returned so that it is
+// prepared again.
+func (c *call) recoverStale(stmtErr error) error {
+	c.staleRetry, c.retried = false, true
+	c.pg.Frontend().Send(&pgproto3.Query{String: "ROLLBACK; " + unlockAllSQL})
+	if err := c.flush(); err != nil {
+		return errors.Join(stmtErr, err)
 	}
-	if !drain(c.pg, pending) {
+	if !drain(c.pg, 1) {
 		c.release(0, true)
 		return stmtErr
 	}

@@ -1,11 +1,15 @@
 package pgcall
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,10 +33,11 @@ func execP(t testing.TB, p *Pool, o Options, sql string, params ...string) (*row
 	return r, out
 }
 
-// TestPreparedRoundTrips: a Prepared statement costs two round trips the
-// first time on a connection (Parse and Describe, then Bind and Execute)
-// and one after that read-only, two read-write (COMMIT waits for the
-// statement); nothing resets the session in between.
+// TestPreparedRoundTrips: a Prepared read costs two round trips the first
+// time on a connection (Parse and Describe, then Bind and Execute) and one
+// after that; nothing resets the session in between. A Prepared write
+// costs three every time (COMMIT waits for the statement): the session is
+// reset after it, which drops its statements.
 func TestPreparedRoundTrips(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -49,9 +54,9 @@ func TestPreparedRoundTrips(t *testing.T) {
 		rows         int
 		first, later int
 	}{
+		{"read-write", rw, "UPDATE t SET name = name WHERE id = $1 RETURNING id", 1, 3, 3},
 		{"read-only, 100 rows", ro, "SELECT id, name FROM t WHERE id > $1 ORDER BY id LIMIT 100", 100, 2, 1},
 		{"read-only, unknown type", ro, "SELECT 'ok'::mood, $1::int", 1, 2, 1},
-		{"read-write", rw, "UPDATE t SET name = name WHERE id = $1 RETURNING id", 1, 3, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for i := range 4 {
@@ -72,8 +77,8 @@ func TestPreparedRoundTrips(t *testing.T) {
 	}
 	// The statements stayed prepared on the session: the agent's call sees
 	// them, and resets the session after it.
-	if got := exec1(t, p, "SELECT count(*) FROM pg_prepared_statements WHERE name <> 'pgcall_guard'"); got != "3" {
-		t.Errorf("%s statements prepared on the session, want 3", got)
+	if got := exec1(t, p, "SELECT count(*) FROM pg_prepared_statements WHERE name NOT IN ('pgcall_guard', 'pgcall_unlock')"); got != "2" {
+		t.Errorf("%s statements prepared on the session, want the two reads'", got)
 	}
 	if got := exec1(t, p, "SELECT count(*) FROM pg_prepared_statements"); got != "0" {
 		t.Errorf("after an agent's call, %s statements are still prepared", got)
@@ -169,17 +174,27 @@ func TestPreparedErrors(t *testing.T) {
 	if r, _ := execP(t, p, ro, "SELECT $1::int", "7"); r.got[0] != "7" {
 		t.Errorf("after the errors: %v", r.got)
 	}
-	// A statement that fails as it runs, prepared or not yet.
-	for i := range 2 {
-		_, err := p.Exec(context.Background(), []Options{ro, rw}[i], prepared("SELECT 10 / $1::int", "0"), &rows{})
+	// A read that fails as it runs, prepared or not yet.
+	for range 2 {
+		_, err := p.Exec(context.Background(), ro, prepared("SELECT 10 / $1::int", "0"), &rows{})
 		if me := mcperr.Wrap(err); me.Code != mcperr.Validation || !strings.Contains(me.Message, "division by zero") {
 			t.Errorf("division by zero: %v", err)
 		}
 	}
 	r := &rows{}
-	if _, err := p.Exec(context.Background(), ro, stmt("SELECT name FROM pg_prepared_statements WHERE name <> 'pgcall_guard' ORDER BY name"), r); err != nil ||
+	if _, err := p.Exec(context.Background(), ro, stmt("SELECT name FROM pg_prepared_statements WHERE name NOT IN ('pgcall_guard', 'pgcall_unlock') ORDER BY name"), r); err != nil ||
 		strings.Join(r.got, " ") != "pgcall_1 pgcall_3 pgcall_4" {
 		t.Errorf("prepared statements %v (%v), want the three that parsed", r.got, err)
+	}
+	// A write that fails is reset as agent SQL is (its triggers may have
+	// done what ROLLBACK leaves), on the same connection.
+	execP(t, p, ro, "SELECT $1::int", "1")
+	_, err = p.Exec(context.Background(), rw, prepared("SELECT 10 / $1::int", "0"), &rows{})
+	if me := mcperr.Wrap(err); me.Code != mcperr.Validation || !strings.Contains(me.Message, "division by zero") {
+		t.Errorf("division by zero, read-write: %v", err)
+	}
+	if r, _ := execP(t, p, ro, "SELECT count(*) FROM pg_prepared_statements WHERE statement NOT LIKE '%pg_prepared%' AND name NOT IN ('pgcall_guard', 'pgcall_unlock')"); r.got[0] != "0" {
+		t.Errorf("after a failed write, %s statements are still prepared", r.got[0])
 	}
 	if got := exec1(t, p, "SELECT pg_backend_pid()"); got != pid {
 		t.Error("an error closed the connection")
@@ -213,32 +228,57 @@ func TestPreparedAfterDDL(t *testing.T) {
 		if len(r.desc.Fields) != 3+i || r.desc.Fields[2+i].Name != col || !strings.HasSuffix(r.got[0], ",new") {
 			t.Errorf("%s after ALTER TABLE: %v, fields %d", c.sql, r.got, len(r.desc.Fields))
 		}
-	}
-	// Once is enough: one statement prepared per text, the stale ones closed.
-	r := &rows{}
-	if _, err := p.Exec(ctx, ro, prepared("SELECT count(*) FROM pg_prepared_statements WHERE statement NOT LIKE '%pg_prepared%' AND name <> 'pgcall_guard'"), r); err != nil || r.got[0] != "2" {
-		t.Errorf("statements prepared: %v (%v), want 2", r.got, err)
+		// Once is enough: one statement prepared per text, the stale one
+		// closed (a write's session is reset after it: none).
+		r = &rows{}
+		if _, err := p.Exec(ctx, ro, prepared("SELECT count(*) FROM pg_prepared_statements WHERE statement NOT LIKE '%pg_prepared%' AND name NOT IN ('pgcall_guard', 'pgcall_unlock')"), r); err != nil || r.got[0] != []string{"1", "0"}[i] {
+			t.Errorf("statements prepared after %s: %v (%v)", c.o.Mode, r.got, err)
+		}
 	}
 }
 
 // TestPreparedLost: the database's own code deallocates the session's
-// prepared statements; the next call finds its statement (or the guard)
-// gone, and prepares it again.
+// prepared statements (which ROLLBACK does not undo); the next call finds
+// its statement, or the guard, gone, and prepares it again. Names it took
+// with PREPARE do not keep a statement from being prepared.
 func TestPreparedLost(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	if _, err := e.admin.Exec(context.Background(), `CREATE FUNCTION dealloc() RETURNS int LANGUAGE plpgsql AS $$
-BEGIN EXECUTE 'DEALLOCATE ALL'; RETURN 1; END $$`); err != nil {
+BEGIN EXECUTE 'DEALLOCATE ALL'; RETURN 1; END $$;
+CREATE FUNCTION squat() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..30 LOOP
+    IF NOT EXISTS (SELECT 1 FROM pg_prepared_statements WHERE name = 'pgcall_' || i) THEN
+      EXECUTE format('PREPARE %I AS SELECT 0', 'pgcall_' || i);
+    END IF;
+  END LOOP;
+  RETURN 1;
+END $$`); err != nil {
 		t.Fatal(err)
 	}
-	for _, def := range []time.Duration{0, ro.Timeout} { // the guard runs every call, or only on a dirty session
+	short := Options{Mode: ReadOnly, Timeout: 5 * time.Second} // the guard runs
+	for _, def := range []time.Duration{0, ro.Timeout} {
 		p := e.open(t, Config{MaxConns: 1, DefaultTimeout: def})
 		pid := exec1(t, p, "SELECT pg_backend_pid()")
 		for i, o := range []Options{ro, rw, ro} {
 			execP(t, p, ro, "SELECT $1::int", "1")
+			execP(t, p, short, "SELECT $1::int", "1") // the guard is prepared
+			execP(t, p, o, "SELECT dealloc()")
+			// A new statement, bound behind the guard the session lost.
+			sql := fmt.Sprintf("SELECT $1::int + %d", i)
+			if r, _ := execP(t, p, short, sql, "2"); r.got[0] != strconv.Itoa(2+i) {
+				t.Errorf("default %v, call %d, new statement: %v", def, i, r.got)
+			}
 			execP(t, p, o, "SELECT dealloc()")
 			if r, _ := execP(t, p, ro, "SELECT $1::int", "2"); r.got[0] != "2" {
 				t.Errorf("default %v, call %d: %v", def, i, r.got)
+			}
+		}
+		execP(t, p, ro, "SELECT squat()")
+		for i := range 3 {
+			if r, _ := execP(t, p, ro, fmt.Sprintf("SELECT $1::int * %d", i+2), "3"); r.got[0] != strconv.Itoa(3*(i+2)) {
+				t.Errorf("default %v, statement named as one the database prepared: %v", def, r.got)
 			}
 		}
 		if got := exec1(t, p, "SELECT pg_backend_pid()"); got != pid {
@@ -257,8 +297,8 @@ func TestPreparedCap(t *testing.T) {
 		execP(t, p, ro, sql)
 	}
 	// Its own Parse evicts one more (SELECT 3), closed before it runs.
-	r, _ := execP(t, p, ro, "SELECT statement FROM pg_prepared_statements WHERE name <> 'pgcall_guard' ORDER BY name")
-	want := "SELECT 1 SELECT 4 SELECT statement FROM pg_prepared_statements WHERE name <> 'pgcall_guard' ORDER BY name"
+	r, _ := execP(t, p, ro, "SELECT statement FROM pg_prepared_statements WHERE name NOT IN ('pgcall_guard', 'pgcall_unlock') ORDER BY name")
+	want := "SELECT 1 SELECT 4 SELECT statement FROM pg_prepared_statements WHERE name NOT IN ('pgcall_guard', 'pgcall_unlock') ORDER BY name"
 	if got := strings.Join(r.got, " "); got != want {
 		t.Errorf("prepared: %q, want %q", got, want)
 	}
@@ -319,66 +359,219 @@ func BenchmarkPreparedVsReset(b *testing.B) {
 	b.ReportMetric(float64(p50)/float64(r50), "×reset-p50")
 }
 
-// TestPreparedSessionDrift: the database's own code (here a function; a
-// trigger alike) changes the session in a committed call, and no reset
-// follows a Prepared call. The next Prepared call still runs as the login
-// role with its own timeouts; a change the server reports (the time zone)
-// closes the connection. With the call's timeout the session's default, a
-// session no call committed on needs no guard.
-func TestPreparedSessionDrift(t *testing.T) {
+// TestPreparedWriteLeavesNothing: a committed Prepared write whose
+// trigger changes the session for good (settings, role, search_path, the
+// custom variables row-level security reads, an advisory lock, a temporary
+// table, LISTEN) is followed by the full reset: the next call, Prepared or
+// not, finds the session as the pool opened it, on the same connection.
+func TestPreparedWriteLeavesNothing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	alt := e.role + "_alt"
 	if _, err := e.admin.Exec(ctx, fmt.Sprintf(`CREATE ROLE %[1]s; GRANT %[1]s TO %[2]s;
-CREATE FUNCTION drift(loud boolean) RETURNS int LANGUAGE plpgsql AS $$
+CREATE TABLE w (id int PRIMARY KEY, n int NOT NULL);
+INSERT INTO w VALUES (1, 0);
+GRANT SELECT, UPDATE ON w TO %[2]s;
+CREATE FUNCTION leak() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM set_config('statement_timeout', '123s', false);
+  PERFORM pg_advisory_lock(777);
+  CREATE TEMP TABLE IF NOT EXISTS leftover (x int);
+  LISTEN leak;
+  PERFORM set_config('statement_timeout', '0', false);
+  PERFORM set_config('app.tenant', 'evil', false);
+  PERFORM set_config('request.jwt.claims', '{"role":"service_role"}', false);
+  PERFORM set_config('search_path', 'nowhere', false);
   PERFORM set_config('role', '%[1]s', false);
-  IF loud THEN PERFORM set_config('TimeZone', 'Asia/Tokyo', false); END IF;
-  RETURN 1;
-END $$`, alt, e.role)); err != nil {
+  RETURN NEW;
+END $$;
+CREATE TRIGGER leak BEFORE UPDATE ON w FOR EACH ROW EXECUTE FUNCTION leak();`, alt, e.role)); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = e.admin.Exec(context.Background(), "DROP FUNCTION drift(boolean); DROP ROLE "+alt) })
-	for _, def := range []time.Duration{0, ro.Timeout} {
+	t.Cleanup(func() {
+		_, _ = e.admin.Exec(context.Background(), "DROP TABLE w; DROP FUNCTION leak(); DROP ROLE "+alt)
+	})
+	const state = `SELECT concat_ws('|', current_user, current_setting('statement_timeout'), current_setting('search_path'),
+  coalesce(nullif(current_setting('app.tenant', true), ''), '-'), coalesce(nullif(current_setting('request.jwt.claims', true), ''), '-'),
+  (SELECT count(*) FROM pg_catalog.pg_locks WHERE locktype = 'advisory' AND pid = pg_catalog.pg_backend_pid()),
+  pg_catalog.to_regclass('pg_temp.leftover') IS NOT NULL, (SELECT count(*) FROM pg_catalog.pg_listening_channels()),
+  pg_catalog.pg_backend_pid())`
+	const write = "UPDATE w SET n = n + 1 WHERE id = $1 RETURNING current_user, current_setting('app.tenant')"
+	for _, def := range []time.Duration{0, ro.Timeout} { // the guard sets the timeouts every call, or never
 		t.Run(fmt.Sprint("default timeout ", def), func(t *testing.T) {
 			p := e.open(t, Config{MaxConns: 1, DefaultTimeout: def})
-			const guards = "SELECT count(*) FROM pg_prepared_statements WHERE name = 'pgcall_guard'"
-			const state = "SELECT current_user || ' ' || current_setting('statement_timeout') || ' ' || current_setting('TimeZone') || ' ' || pg_backend_pid()"
 			r, _ := execP(t, p, ro, state)
-			before := strings.Fields(r.got[0])
-			if before[0] != e.role || before[1] != "10s" {
-				t.Fatalf("before: %v", before)
+			before := r.got[0]
+			if f := strings.Split(before, "|"); f[0] != e.role || f[1] != "10s" || f[3] != "-" || f[5] != "0" || f[6] != "f" || f[7] != "0" {
+				t.Fatalf("before: %s", before)
 			}
-			want := map[time.Duration]string{0: "1", ro.Timeout: "0"}[def]
-			if r, _ := execP(t, p, ro, guards); r.got[0] != want {
-				t.Errorf("guard statements before any commit: %s, want %s", r.got[0], want)
-			}
-
-			execP(t, p, rw, "SELECT drift(false)")
-			r, _ = execP(t, p, ro, state)
-			if got := strings.Join(strings.Fields(r.got[0]), " "); got != strings.Join(before, " ") {
-				t.Errorf("after a quiet change, a Prepared call sees %q, want %q", got, strings.Join(before, " "))
-			}
-			if r, _ := execP(t, p, ro, guards); r.got[0] != "1" {
-				t.Errorf("guard statements after a commit: %s", r.got[0])
-			}
-			// The change was real: a call that is not Prepared, which sets
-			// no role, sees it (and resets the session after it).
-			if got := exec1(t, p, "SELECT current_user"); got != alt {
-				t.Errorf("the function's role change did not happen (%s): the test proves nothing", got)
-			}
-			if got := exec1(t, p, "SELECT current_user"); got != e.role {
-				t.Errorf("after the reset: %s", got)
-			}
-
-			execP(t, p, rw, "SELECT drift(true)")
-			r, _ = execP(t, p, ro, state)
-			after := strings.Fields(r.got[0])
-			if after[0] != e.role || after[1] != "10s" || after[2] != before[2] || after[3] == before[3] {
-				t.Errorf("after a reported change: %v, want a new connection as before %v", after, before)
+			for _, next := range []string{"Prepared", "agent SQL"} {
+				// The trigger's changes are real: the write's own RETURNING
+				// sees them.
+				if r, _ := execP(t, p, rw, write, "1"); r.got[0] != alt+",evil" {
+					t.Fatalf("the trigger changed nothing (%v): the test proves nothing", r.got)
+				}
+				got := ""
+				if next == "Prepared" {
+					r, _ := execP(t, p, ro, state)
+					got = r.got[0]
+				} else {
+					got = exec1(t, p, state)
+				}
+				if got != before {
+					t.Errorf("after a write, a %s call finds %q, want %q", next, got, before)
+				}
 			}
 		})
 	}
+}
+
+// TestPreparedReadUnlocks: a view's function takes a session-level
+// advisory lock in a Prepared read, which ROLLBACK does not release; the
+// unlock after it does, whether the read succeeded (one round trip) or
+// failed, or the database's code deallocated the unlock statement, and the
+// connection is kept.
+func TestPreparedReadUnlocks(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if _, err := e.admin.Exec(context.Background(), fmt.Sprintf(`
+CREATE FUNCTION grab(fail boolean) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_lock(777);
+  IF fail THEN RAISE EXCEPTION 'failed holding the lock'; END IF;
+  RETURN (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid());
+END $$;
+CREATE VIEW locked AS SELECT id, grab(id = 99) AS held FROM t;
+GRANT SELECT ON locked TO %s;
+CREATE FUNCTION forget() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN EXECUTE 'DEALLOCATE ALL'; PERFORM pg_advisory_lock(778); RETURN 1; END $$;`, e.role)); err != nil {
+		t.Fatal(err)
+	}
+	p := e.open(t, Config{MaxConns: 1})
+	pid := exec1(t, p, "SELECT pg_backend_pid()")
+	const held = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
+	// "forget": the database's code deallocates the unlock statement too.
+	for i, id := range []string{"1", "1", "99", "99", "1", "forget", "1", "1"} {
+		if id == "forget" {
+			execP(t, p, ro, "SELECT forget()")
+			// Agent SQL, which resets the session only after it: a
+			// Prepared call would find its statements lost and recover.
+			if got := exec1(t, p, held); got != "0" {
+				t.Errorf("after the unlock statement was lost: %s advisory locks held", got)
+			}
+			continue
+		}
+		r := &rows{}
+		_, err := p.Exec(context.Background(), ro, prepared("SELECT held FROM locked WHERE id = $1", id), r)
+		switch {
+		case id == "1" && (err != nil || r.got[0] != "1"):
+			t.Fatalf("call %d: %v (%v), want the lock held during the call", i, r.got, err)
+		case id == "99" && (err == nil || !strings.Contains(err.Error(), "failed holding the lock")):
+			t.Fatalf("call %d: %v, want the function's error", i, err)
+		}
+		if r, _ := execP(t, p, ro, held); r.got[0] != "0" {
+			t.Errorf("after call %d (id %s): %s advisory locks held", i, id, r.got[0])
+		}
+	}
+	if got := exec1(t, p, "SELECT pg_backend_pid()"); got != pid {
+		t.Error("the connection changed")
+	}
+}
+
+// TestPreparedCommitDrift: a deferred trigger changes a setting the server
+// reports (the time zone) at COMMIT; the connection is closed rather than
+// reused, and the next call runs in the time zone the pool opened with.
+func TestPreparedCommitDrift(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if _, err := e.admin.Exec(context.Background(), fmt.Sprintf(`
+CREATE TABLE d (id int PRIMARY KEY, n int NOT NULL);
+INSERT INTO d VALUES (1, 0);
+GRANT SELECT, UPDATE ON d TO %s;
+CREATE FUNCTION tz() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM set_config('TimeZone', 'Asia/Tokyo', false); RETURN NULL; END $$;
+CREATE CONSTRAINT TRIGGER tz AFTER UPDATE ON d DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION tz();`, e.role)); err != nil {
+		t.Fatal(err)
+	}
+	p := e.open(t, Config{MaxConns: 1})
+	const state = "SELECT current_setting('TimeZone') || ' ' || pg_backend_pid()"
+	r, _ := execP(t, p, ro, state)
+	before := strings.Fields(r.got[0])
+	// Not yet at the statement's end: the trigger waits for COMMIT.
+	if r, _ := execP(t, p, rw, "UPDATE d SET n = n + 1 WHERE id = $1 RETURNING current_setting('TimeZone')", "1"); r.got[0] != before[0] {
+		t.Fatalf("the time zone changed before COMMIT: %v", r.got)
+	}
+	r, _ = execP(t, p, ro, state)
+	if after := strings.Fields(r.got[0]); after[0] != before[0] || after[1] == before[1] {
+		t.Errorf("after a change at COMMIT: %v, want a new connection in %s", after, before[0])
+	}
+	if before[0] == "Asia/Tokyo" {
+		t.Fatal("the session's time zone is the trigger's: the test proves nothing")
+	}
+}
+
+// TestPreparedRetryCancelled: the context of a write ends as its cached
+// statement turns out stale; the call reports the cancellation and does
+// not prepare and run (and commit) the statement again.
+func TestPreparedRetryCancelled(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	if _, err := e.admin.Exec(ctx, fmt.Sprintf(`CREATE TABLE s (id int PRIMARY KEY, n int NOT NULL);
+INSERT INTO s VALUES (1, 0);
+GRANT SELECT, UPDATE ON s TO %s;`, e.role)); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu       sync.Mutex
+		cancelOn func()
+	)
+	cfg := Config{MaxConns: 1}
+	cfg.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		return &hookConn{Conn: c, read: func(b []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			if cancelOn != nil && bytes.Contains(b, []byte("cached plan must not change result type")) {
+				cancelOn()
+			}
+		}}, err
+	}
+	p := e.open(t, cfg)
+	const sql = "UPDATE s SET n = n + 1 WHERE id = $1 RETURNING *"
+	// Prepared by a read-only call (whose session is not reset), where the
+	// write itself is refused.
+	if _, err := p.Exec(ctx, ro, prepared(sql, "1"), &rows{}); codeOf(err) != mcperr.PermissionDeny {
+		t.Fatalf("write in a read-only call: %v", err)
+	}
+	if _, err := e.admin.Exec(ctx, "ALTER TABLE s ADD COLUMN extra text"); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	mu.Lock()
+	cancelOn = cancel
+	mu.Unlock()
+	_, err := p.Exec(cctx, rw, prepared(sql, "1"), &rows{})
+	mu.Lock()
+	cancelOn = nil
+	mu.Unlock()
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled during the retry: %v", err)
+	}
+	if got := exec1(t, p, "SELECT n FROM s WHERE id = 1"); got != "0" {
+		t.Errorf("the cancelled write ran: n = %s", got)
+	}
+}
+
+// hookConn shows a test the bytes its connection reads.
+type hookConn struct {
+	net.Conn
+	read func([]byte)
+}
+
+func (c *hookConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.read(b[:n])
+	return n, err
 }

@@ -220,3 +220,40 @@ func TestPlans(t *testing.T) {
 		t.Errorf("row json %s", r.JSON())
 	}
 }
+
+// TestOffsetIsAParameter: on PostgreSQL every page after the first renders
+// the same text (the offset is an argument), so that paging reuses one
+// prepared statement; SQLite keeps it in the text.
+func TestOffsetIsAParameter(t *testing.T) {
+	cat := catalogOf{{Schema: "public", Name: "t", Kind: "table", Columns: []Column{{Name: "a", Type: "text"}}}}
+	bind := func(_ *Column, v Value) (any, error) { return v.Text, nil }
+	render := func(d *Dialect, offset int) Statement {
+		t.Helper()
+		q := &Select{Schema: "public", Table: "t", Items: []Item{{Star: true}}, Limit: 10, Offset: offset, Count: true,
+			Order: []Order{{Column: "a"}}}
+		p, err := PlanSelect(cat, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _, err := SQLSelect(d, p, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	pg := &Dialect{Postgres: true, BindValue: bind}
+	a, b := render(pg, 10), render(pg, 20)
+	if a.SQL != b.SQL || !strings.Contains(a.SQL, " LIMIT 11 OFFSET $1::bigint") {
+		t.Errorf("postgres pages differ or the offset is not a parameter:\n%s\n%s", a.SQL, b.SQL)
+	}
+	if len(b.Args) != 1 || b.Args[0] != "20" {
+		t.Errorf("postgres arguments %v, want the offset as text", b.Args)
+	}
+	if first := render(pg, 0); strings.Contains(first.SQL, "OFFSET") || len(first.Args) != 0 {
+		t.Errorf("the first page: %s %v", first.SQL, first.Args)
+	}
+	lite := render(&Dialect{BindValue: bind}, 20)
+	if !strings.Contains(lite.SQL, " OFFSET 20") || len(lite.Args) != 0 {
+		t.Errorf("sqlite: %s %v", lite.SQL, lite.Args)
+	}
+}

@@ -323,7 +323,14 @@ func SQLSelect(d *Dialect, p *Plan, q *Select) (rows Statement, count *Statement
 			if q.Limit <= 0 && !d.Postgres {
 				s.w(" LIMIT -1")
 			}
-			s.w(" OFFSET ", strconv.Itoa(q.Offset))
+			if d.Postgres {
+				// A parameter, so that every page is one prepared
+				// statement rather than one for each offset.
+				s.w(" OFFSET ")
+				s.param(strconv.Itoa(q.Offset), "bigint")
+			} else {
+				s.w(" OFFSET ", strconv.Itoa(q.Offset))
+			}
 		}
 	}
 	if d.Postgres {
