@@ -41,11 +41,7 @@ func execP(t testing.TB, p *Pool, o Options, sql string, params ...string) (*row
 func TestPreparedRoundTrips(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	tc := &tripCounter{}
-	cfg := Config{URL: e.userURL, MaxConns: 1}
-	cfg.dial = tc.dial
-	p := e.open(t, cfg)
-	exec1(t, p, "SELECT 1") // connect, authenticate, role check
+	p, tc := e.counted(t)
 
 	for _, c := range []struct {
 		name         string

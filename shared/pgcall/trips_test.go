@@ -69,6 +69,18 @@ func (c *countingConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// counted is a pool of one connection, already open and checked, and the
+// counter of its round trips.
+func (e *env) counted(t *testing.T) (p *Pool, tc *tripCounter) {
+	t.Helper()
+	tc = &tripCounter{}
+	cfg := Config{URL: e.userURL, MaxConns: 1}
+	cfg.dial = tc.dial
+	p = e.open(t, cfg)
+	exec1(t, p, "SELECT 1") // connect, authenticate, role check
+	return p, tc
+}
+
 // TestRoundTrips counts the network round trips of a call once the
 // connection is open: two for a read-only statement (the shape of
 // database_query: a parameter, 100 rows, and a type the type map lacks),
@@ -77,11 +89,7 @@ func (c *countingConn) Read(b []byte) (int, error) {
 func TestRoundTrips(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	tc := &tripCounter{}
-	cfg := Config{URL: e.userURL, MaxConns: 1}
-	cfg.dial = tc.dial
-	p := e.open(t, cfg)
-	exec1(t, p, "SELECT 1") // connect, authenticate, role check
+	p, tc := e.counted(t)
 
 	for _, c := range []struct {
 		name  string

@@ -316,7 +316,7 @@ func (d *DB) Select(parent context.Context, q *query.Select) (*backend.Result, e
 	if err != nil {
 		return nil, err
 	}
-	st, _, err := query.SQLSelect(dialect, plan, q)
+	st, err := query.SQLSelect(dialect, plan, q)
 	if err != nil {
 		return nil, err
 	}

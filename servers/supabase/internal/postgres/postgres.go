@@ -234,7 +234,7 @@ func (d *DB) Select(ctx context.Context, q *query.Select) (*backend.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	st, _, err := query.SQLSelect(dialect, plan, q)
+	st, err := query.SQLSelect(dialect, plan, q)
 	if err != nil {
 		return nil, err
 	}

@@ -141,7 +141,7 @@ func TestSQLHasNoValues(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, cnt, err := SQLSelect(d, p, q)
+		st, err := SQLSelect(d, p, q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,11 +159,7 @@ func TestSQLHasNoValues(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		all := []Statement{st, up, del, ins[0]}
-		if cnt != nil {
-			all = append(all, *cnt)
-		}
-		for _, s := range all {
+		for _, s := range []Statement{st, up, del, ins[0]} {
 			if strings.Contains(s.SQL, "DROP") || strings.Contains(s.SQL, "1=1") || strings.Contains(s.SQL, "x%") {
 				t.Errorf("postgres=%v: a value reached the SQL: %s", d.Postgres, s.SQL)
 			}
@@ -235,7 +231,7 @@ func TestOffsetIsAParameter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, _, err := SQLSelect(d, p, q)
+		st, err := SQLSelect(d, p, q)
 		if err != nil {
 			t.Fatal(err)
 		}

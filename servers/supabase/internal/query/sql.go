@@ -300,9 +300,9 @@ func (s *sqlb) embed(ep EmbedPlan) {
 // PostgreSQL: the rows as one text (see pgRows) and, when asked, the exact
 // count. SQLite: the number of rows, their JSON objects joined by RowSep in
 // one text (NULL when there are none) and, when asked, the exact count: one
-// result row, as the driver's cost is per row. count is never set. One row
+// result row, as the driver's cost is per row. One row
 // more than Limit is read.
-func SQLSelect(d *Dialect, p *Plan, q *Select) (rows Statement, count *Statement, err error) {
+func SQLSelect(d *Dialect, p *Plan, q *Select) (Statement, error) {
 	s := &sqlb{d: d}
 	body := func(s *sqlb) error {
 		s.w(" FROM ", s.table(p.Table), " _t")
@@ -338,7 +338,7 @@ func SQLSelect(d *Dialect, p *Plan, q *Select) (rows Statement, count *Statement
 		if q.Count {
 			s.w(", (SELECT count(*)")
 			if err := body(s); err != nil {
-				return Statement{}, nil, err
+				return Statement{}, err
 			}
 			s.w(")")
 		}
@@ -351,11 +351,11 @@ func SQLSelect(d *Dialect, p *Plan, q *Select) (rows Statement, count *Statement
 			s.embed(ep)
 		}
 		if err := body(s); err != nil {
-			return Statement{}, nil, err
+			return Statement{}, err
 		}
 		limits(s)
 		s.w(") _r")
-		return s.stmt(), nil, nil
+		return s.stmt(), nil
 	}
 	obj := jsonObject("_t", p.Table, p.Columns)
 	if len(p.Embeds) > 0 {
@@ -378,17 +378,17 @@ func SQLSelect(d *Dialect, p *Plan, q *Select) (rows Statement, count *Statement
 	if q.Count {
 		s.w(", (SELECT count(*)")
 		if err := body(s); err != nil {
-			return Statement{}, nil, err
+			return Statement{}, err
 		}
 		s.w(")")
 	}
 	s.w(" FROM (SELECT ", obj, " AS _j")
 	if err := body(s); err != nil {
-		return Statement{}, nil, err
+		return Statement{}, err
 	}
 	limits(s)
 	s.w(") _r")
-	return s.stmt(), nil, nil
+	return s.stmt(), nil
 }
 
 // RowSep separates the rows of a read (SQLSelect) and of the rows a change
