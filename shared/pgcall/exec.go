@@ -219,6 +219,23 @@ func (c *call) flush() error {
 	return nil
 }
 
+// accept checks the call's parameters against the statement's and asks r
+// how it wants the result columns; on a refusal the transaction is rolled
+// back.
+func (c *call) accept(r Receiver, desc Description) ([]int16, error) {
+	if len(desc.ParamOIDs) != len(c.st.Params) {
+		c.rollback()
+		return nil, mcperr.Invalid("params", nil, "", "the statement takes %d parameter(s) ($1 … $n) but params has %d value(s)",
+			len(desc.ParamOIDs), len(c.st.Params))
+	}
+	formats, err := r.Describe(desc)
+	if err != nil {
+		c.rollback()
+		return nil, receiverError{err}
+	}
+	return formats, nil
+}
+
 func (c *call) run(r Receiver) (out *Outcome, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -235,15 +252,9 @@ func (c *call) run(r Receiver) (out *Outcome, err error) {
 		return nil, err
 	}
 	c.firstTrip = false
-	if len(desc.ParamOIDs) != len(c.st.Params) {
-		c.rollback()
-		return nil, mcperr.Invalid("params", nil, "", "the statement takes %d parameter(s) ($1 … $n) but params has %d value(s)",
-			len(desc.ParamOIDs), len(c.st.Params))
-	}
-	formats, err := r.Describe(desc)
+	formats, err := c.accept(r, desc)
 	if err != nil {
-		c.rollback()
-		return nil, receiverError{err}
+		return nil, err
 	}
 	return c.execute(r, desc, formats, nil, false)
 }

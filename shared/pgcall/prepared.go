@@ -8,8 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
-
-	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
 
 // DefaultMaxPrepared is how many prepared statements one connection keeps
@@ -243,15 +241,9 @@ func (c *call) runPrepared(r Receiver) (*Outcome, error) {
 			}
 		}
 		desc := Description{ParamOIDs: ps.paramOIDs, Fields: ps.fields, TypeMap: c.pc.Conn().TypeMap()}
-		if len(desc.ParamOIDs) != len(c.st.Params) {
-			c.rollback()
-			return nil, mcperr.Invalid("params", nil, "", "the statement takes %d parameter(s) ($1 … $n) but params has %d value(s)",
-				len(desc.ParamOIDs), len(c.st.Params))
-		}
-		formats, err := r.Describe(desc)
+		formats, err := c.accept(r, desc)
 		if err != nil {
-			c.rollback()
-			return nil, receiverError{err}
+			return nil, err
 		}
 		// On a statement already prepared, this trip is the call's first:
 		// a dead connection found now has run nothing.
