@@ -459,7 +459,7 @@ func (s *Server) audit(log *zerolog.Logger, omit []string, raw []byte, args any,
 		// raw decoded, so it is well-formed (or empty: no arguments, and
 		// no args field); without white space it is compact already, as
 		// most clients send it.
-		if len(raw) > 0 && bytes.IndexAny(raw, " \t\r\n") < 0 {
+		if len(raw) > 0 && !bytes.ContainsAny(raw, " \t\r\n") {
 			ev = ev.RawJSON("args", raw)
 			break
 		}
