@@ -279,9 +279,9 @@ type Receiver struct {
 	log      zerolog.Logger
 	instr    *instruments
 	decoding validate.Limits
-	// macs recycles HMAC-SHA256 states keyed with the signing secret (a
-	// *macState): a
-	// fresh one hashes the key twice and allocates both digests.
+	// macs recycles HMAC-SHA256 states keyed with the signing secret
+	// (*macState): a fresh one hashes the key twice and allocates both
+	// digests.
 	macs sync.Pool
 }
 
