@@ -104,9 +104,11 @@ func BenchmarkReceiverVsPgbench(b *testing.B) {
 	}
 	env := append([]string{"AVINODE_WEBHOOK_CLIENT_ID=" + hookUser, "AVINODE_WEBHOOK_CLIENT_SECRET=" + hookSecret,
 		"AVINODE_WEBHOOK_SIGNING_SECRET=" + cmpSigning, "MCP_LOG_LEVEL=info"}, db.Env()...)
-	for _, kv := range os.Environ() { // the profile hook (cpuprofile.go), when asked for
-		if v, ok := strings.CutPrefix(kv, "RECEIVER_AVINODE_CPU_PROFILE"); ok {
-			env = append(env, "AVINODE_CPU_PROFILE"+v)
+	// The profile hook (cpuprofile.go) and the collector's setting, when
+	// asked for: RECEIVER_GOGC is the receiver's GOGC.
+	for _, kv := range os.Environ() {
+		if v, ok := strings.CutPrefix(kv, "RECEIVER_"); ok && (strings.HasPrefix(v, "AVINODE_CPU_PROFILE") || strings.HasPrefix(v, "GOGC=")) {
+			env = append(env, v)
 		}
 	}
 	// The limiter runs, as in production, at a rate that refuses nothing.
@@ -236,8 +238,8 @@ func BenchmarkReceiverVsPgbench(b *testing.B) {
 		rate := float64(len(lat)) / took.Seconds()
 		slices.Sort(lat)
 		pct := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) / 1000 }
-		b.Logf("pgbench %.0f tps (legs %.0f); receiver %.0f answers/s = %.2f× pgbench; p50 %.1f ms, p99 %.1f ms",
-			ref, tps, rate, rate/ref, pct(0.5), pct(0.99))
+		b.Logf("pgbench %.0f tps (legs %.0f); receiver %.0f answers/s = %.2f× pgbench; p50 %.1f ms, p99 %.1f ms; receiver's peak resident set %s",
+			ref, tps, rate, rate/ref, pct(0.5), pct(0.99), peakRSS(b, rcv.cmd.Process.Pid))
 		b.ReportMetric(rate/ref, "x_pgbench")
 		b.ReportMetric(rate, "answers_per_s")
 		b.ReportMetric(ref, "pgbench_tps")
@@ -331,4 +333,20 @@ func (m cpuMeter) read(b *testing.B) cpuTimes {
 
 func (t cpuTimes) sub(u cpuTimes) cpuTimes {
 	return cpuTimes{t.receiver - u.receiver, t.senders - u.senders, t.postgres - u.postgres}
+}
+
+// peakRSS is a process's peak resident set so far (VmHWM), as logged.
+func peakRSS(b *testing.B, pid int) string {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return fmt.Sprintf("%.1f MiB", float64(kb)/1024)
+		}
+	}
+	b.Fatalf("/proc/%d/status has no VmHWM", pid)
+	return ""
 }

@@ -268,14 +268,15 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 			ON CONFLICT (avinode_event_id) DO UPDATE SET deliveries = avinode_webhook_events.deliveries + excluded.deliveries,
 				last_received_at = greatest(avinode_webhook_events.last_received_at, excluded.last_received_at)
 			RETURNING avinode_event_id, id, deliveries`,
-			cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8], cols[9], cols[10], cols[11], cols[12], cols[13])
+			cols...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
+		// Scanned into once for all rows: each would move to the heap.
+		var eventID string
+		var st stored
 		for rows.Next() {
-			var eventID string
-			var st stored
 			if err := rows.Scan(&eventID, &st.id, &st.deliveries); err != nil {
 				return err
 			}
@@ -336,15 +337,20 @@ func (a *arrayLiterals) end() {
 	a.start = len(a.b)
 }
 
-// literals returns the finished literals, in order, sharing one string.
-func (a *arrayLiterals) literals() []string {
+// literals returns the finished literals, in order, sharing one string, as
+// the statement's arguments (each a *string).
+func (a *arrayLiterals) literals() []any {
 	all := string(a.b)
 	out := make([]string, len(a.ends))
+	args := make([]any, len(a.ends))
 	from := 0
 	for i, to := range a.ends {
 		out[i], from = all[from:to], to
+		// A pointer goes into an interface as it is; a string would be
+		// copied to the heap, once for each of the 14 parameters.
+		args[i] = &out[i]
 	}
-	return out
+	return args
 }
 
 func appendElement[S ~string | ~[]byte](b []byte, s S) []byte {

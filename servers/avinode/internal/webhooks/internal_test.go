@@ -19,6 +19,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/ratelimit"
+	"github.com/mcp-fleet/mcp-fleet/shared/validate"
 )
 
 // TestLimiterBounds: one bucket per IPv4 address and per IPv6 /64; past
@@ -184,7 +185,7 @@ func TestCommitterAccounting(t *testing.T) {
 		deadline := time.Now().Add(5 * time.Second)
 		for {
 			rc.commit.mu.Lock()
-			arriving, queued, flushing := rc.commit.arriving, len(rc.commit.queue), rc.commit.flushing
+			arriving, queued, flushing := rc.commit.arriving, rc.commit.queued, rc.commit.flushing
 			rc.commit.mu.Unlock()
 			if arriving == 0 && queued == 0 && flushing == 0 {
 				break
@@ -207,7 +208,7 @@ func TestCommitGathers(t *testing.T) {
 		state := func() (waiting, queued int) {
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			return c.waiting, len(c.queue)
+			return c.waiting, c.queued
 		}
 		until := func(what string, ok func() bool) {
 			t.Helper()
@@ -285,7 +286,8 @@ func TestBasicAuthAsNetHTTP(t *testing.T) {
 			r.Header.Set("Authorization", h)
 		}
 		wu, wp, wok := r.BasicAuth()
-		gu, gp, gok := basicAuth(h)
+		var buf [192]byte
+		gu, gp, gok := basicAuth(h, &buf)
 		if string(gu) != wu || string(gp) != wp || gok != wok {
 			t.Errorf("basicAuth(%q) = %q %q %v, net/http %q %q %v", h, gu, gp, gok, wu, wp, wok)
 		}
@@ -336,4 +338,69 @@ func TestSignedConcurrently(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestFlatStringsAgreesWithDecoder: the one-pass reading of a flat object
+// of strings accepts only bodies the general decoder accepts, as objects
+// with the same keys and values; the rest (nesting, escapes, numbers, null,
+// a key twice, trailing bytes) it leaves to the decoder.
+func TestFlatStringsAgreesWithDecoder(t *testing.T) {
+	limits := validate.Limits{MaxDepth: 32, MaxValues: 10_000}
+	bodies := []string{
+		`{"id":"amsg-1","href":"https://x.example/tripmsgs/amsg-1","type":"tripmsgs","tripId":"T1"}`,
+		" \t\r\n{ \"id\" : \"a\" , \"type\":\"rfqs\" } \n", `{}`, ` { } `, `{"a":""}`, `{"":"x"}`,
+		`{"id":"a","id":"b"}`, `{"id":"a","ID":"b"}`, `{"id":"a" "type":"b"}`, `{"id":"a",}`, `{,}`, `{"id":"a"}x`,
+		`{"id":"a"}{}`, `{"id":"a\"b"}`, `{"id":"a\u0041"}`, `{"id":"a\\"}`, "{\"id\":\"a\tb\"}", `{"id":1}`,
+		`{"id":null}`, `{"id":true}`, `{"id":["a"]}`, `{"id":{"x":"y"}}`, `{"id":"a"`, `{"id":`, `{"id"`, `{`, `[]`,
+		`"id"`, ``, `   `, `{"id":'a'}`, `{id:"a"}`, `{"id":"é ü"}`, "\u00a0{}", `{"a":"1","b":"2","c":"3","d":"4",` +
+			`"e":"5","f":"6","g":"7","h":"8","i":"9","j":"10","k":"11","l":"12","m":"13","n":"14","o":"15","p":"16"}`,
+		`{"a":"1","b":"2","c":"3","d":"4","e":"5","f":"6","g":"7","h":"8","i":"9","j":"10","k":"11","l":"12","m":"13",` +
+			`"n":"14","o":"15","p":"16","q":"17"}`,
+	}
+	flat := 0
+	for _, b := range bodies {
+		o, ok := flatStrings([]byte(b))
+		v, err := limits.Decode([]byte(b))
+		if !ok {
+			continue
+		}
+		flat++
+		obj, isObj := v.(map[string]any)
+		if err != nil || !isObj {
+			t.Errorf("%q: read as a flat object, but the decoder says %v (%T)", b, err, v)
+			continue
+		}
+		if o.n != len(obj) {
+			t.Errorf("%q: %d keys read, the decoder has %d", b, o.n, len(obj))
+		}
+		for k, want := range obj {
+			got, present, isString := o.get(k)
+			if !present || !isString || got != want {
+				t.Errorf("%q: %s = %q (%v %v), the decoder has %v", b, k, got, present, isString, want)
+			}
+		}
+		if _, present, _ := o.get("absent"); present {
+			t.Errorf("%q: a key that is not there was found", b)
+		}
+	}
+	if flat != 9 {
+		t.Errorf("%d of the bodies read as flat objects, want 9", flat)
+	}
+	// Every prefix of a good body, and every one-byte change to it.
+	good := []byte(bodies[0])
+	for i := range good {
+		for _, c := range []byte{'"', '\\', ',', ':', '{', '}', ' ', 'x', 0, '1'} {
+			m := bytes.Clone(good)
+			m[i] = c
+			for _, b := range [][]byte{good[:i], m} {
+				if _, ok := flatStrings(b); ok {
+					if v, err := limits.Decode(b); err != nil {
+						t.Errorf("%q: read as a flat object, but the decoder says %v", b, err)
+					} else if _, isObj := v.(map[string]any); !isObj {
+						t.Errorf("%q: read as a flat object, but the decoder gives %T", b, v)
+					}
+				}
+			}
+		}
+	}
 }

@@ -111,15 +111,20 @@ const gatherWait = 2 * time.Millisecond
 const maxFlushes = 2
 
 // committer stores the deliveries that arrive together at once (group
-// commit): deliveries queue, and up to maxFlushes flushers each commit the
-// queue as it stands, until it is empty. A flusher first waits (at most
-// gatherWait) until the queue holds at least as many deliveries as are
-// still being read and checked: a commit then takes about half of what is
-// in flight, and the two flushers alternate — one commits while the next
-// batch forms — instead of all deliveries moving in one wave that leaves
-// the database and the receiver each idle while the other works. A delivery
-// is answered only once what stores it has committed; a failed commit fails
-// every delivery in it (each is answered 503 and delivered again).
+// commit): deliveries join the batch being formed, and up to maxFlushes
+// flushers each commit the batches as they stand, until none is left. A
+// flusher first waits (at most gatherWait) until the queue holds at least
+// as many deliveries as are still being read and checked: a commit then
+// takes about half of what is in flight, and the two flushers alternate —
+// one commits while the next batch forms — instead of all deliveries moving
+// in one wave that leaves the database and the receiver each idle while the
+// other works. A delivery is answered only once its batch has committed; a
+// failed commit fails every delivery in it (each is answered 503 and
+// delivered again).
+//
+// The handlers of one batch wait on the batch's one channel and read their
+// result from its slice by position: a delivery costs no channel or record
+// of its own, and the flusher wakes them all with one close.
 type committer struct {
 	st         *store.Store
 	timeout    time.Duration
@@ -129,11 +134,23 @@ type committer struct {
 	flushing   int
 	// arriving counts the requests being checked: each will queue or leave.
 	arriving int
-	queue    []*delivery
+	// batches are the batches not yet taken by a flusher, oldest first;
+	// only the last may still grow. queued counts their deliveries.
+	batches []*batch
+	queued  int
 	// waiting counts the flushers waiting for the queue to be gathered;
 	// joined is closed, and replaced, to wake them once it is.
 	waiting int
 	joined  chan struct{}
+}
+
+// batch is deliveries committed together, and their outcome: res and err
+// are written before done is closed and only read after.
+type batch struct {
+	ins  []store.Incoming
+	done chan struct{}
+	res  []store.Received
+	err  error
 }
 
 func newCommitter(st *store.Store, timeout time.Duration) *committer {
@@ -142,13 +159,6 @@ func newCommitter(st *store.Store, timeout time.Duration) *committer {
 		c.maxFlushes = 1
 	}
 	return c
-}
-
-type delivery struct {
-	in   store.Incoming
-	done chan struct{}
-	res  store.Received
-	err  error
 }
 
 // arrive counts a request that may soon be stored: the commit being formed
@@ -170,13 +180,13 @@ func (c *committer) leave() {
 // gathered reports whether a commit need wait no longer for deliveries to
 // join the queue; c.mu is held.
 func (c *committer) gathered() bool {
-	return c.arriving <= len(c.queue) || len(c.queue) >= maxBatch
+	return c.arriving <= c.queued || len(c.batches[0].ins) >= maxBatch
 }
 
 // signal wakes the waiting flushers once the queue is gathered; c.mu is
 // held.
 func (c *committer) signal() {
-	if c.waiting > 0 && c.gathered() {
+	if c.waiting > 0 && c.queued > 0 && c.gathered() {
 		close(c.joined)
 		c.joined = make(chan struct{})
 	}
@@ -184,9 +194,17 @@ func (c *committer) signal() {
 
 // store commits one arrived delivery, with whatever else is waiting.
 func (c *committer) store(in store.Incoming) (store.Received, error) {
-	d := &delivery{in: in, done: make(chan struct{})}
 	c.mu.Lock()
-	c.queue = append(c.queue, d)
+	var b *batch
+	if n := len(c.batches); n > 0 && len(c.batches[n-1].ins) < maxBatch {
+		b = c.batches[n-1]
+	} else {
+		b = &batch{ins: make([]store.Incoming, 0, 8), done: make(chan struct{})}
+		c.batches = append(c.batches, b)
+	}
+	i := len(b.ins)
+	b.ins = append(b.ins, in)
+	c.queued++
 	c.arriving--
 	c.signal()
 	start := c.flushing < c.maxFlushes
@@ -197,18 +215,21 @@ func (c *committer) store(in store.Incoming) (store.Received, error) {
 	if start {
 		go c.flush()
 	}
-	<-d.done
-	return d.res, d.err
+	<-b.done
+	if b.err != nil {
+		return store.Received{}, b.err
+	}
+	return b.res[i], nil
 }
 
-// flush commits the queue, a batch at a time, until it is empty.
+// flush commits the queued batches, one at a time, until none is left.
 func (c *committer) flush() {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
 		c.mu.Lock()
 		var deadline time.Time
-		for len(c.queue) > 0 && !c.gathered() {
+		for c.queued > 0 && !c.gathered() {
 			if deadline.IsZero() {
 				deadline = time.Now().Add(c.gatherWait)
 			}
@@ -227,30 +248,24 @@ func (c *committer) flush() {
 			c.mu.Lock()
 			c.waiting--
 		}
-		if len(c.queue) == 0 {
+		if c.queued == 0 {
 			c.flushing--
 			c.mu.Unlock()
 			return
 		}
-		n := min(len(c.queue), maxBatch)
-		batch := append([]*delivery(nil), c.queue[:n]...)
-		c.queue = append(c.queue[:0:0], c.queue[n:]...)
+		b := c.batches[0]
+		n := copy(c.batches, c.batches[1:])
+		c.batches[n] = nil
+		c.batches = c.batches[:n]
+		c.queued -= len(b.ins)
 		c.mu.Unlock()
-		ins := make([]store.Incoming, len(batch))
-		for i, d := range batch {
-			ins[i] = d.in
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-		res, err := c.st.ReceiveWebhookEvents(ctx, ins)
+		b.res, b.err = c.st.ReceiveWebhookEvents(ctx, b.ins)
 		cancel()
-		for i, d := range batch {
-			if err != nil {
-				d.err = err
-			} else {
-				d.res = res[i]
-			}
-			close(d.done)
+		if b.err == nil && len(b.res) != len(b.ins) {
+			b.err = fmt.Errorf("webhooks: the store answered %d of %d deliveries", len(b.res), len(b.ins))
 		}
+		close(b.done)
 	}
 }
 
@@ -264,8 +279,9 @@ type Receiver struct {
 	log      zerolog.Logger
 	instr    *instruments
 	decoding validate.Limits
-	// macs recycles HMAC-SHA256 states keyed with the signing secret: a
-	// fresh one hashes the key twice and allocates both digests.
+	// macs recycles HMAC-SHA256 states keyed with the signing secret
+	// (*macState): a fresh one hashes the key twice and allocates both
+	// digests.
 	macs sync.Pool
 }
 
@@ -299,7 +315,7 @@ func NewReceiver(cfg ReceiverConfig) (*Receiver, error) {
 		r.log = cfg.Logger.With().Str("component", "webhook receiver").Logger()
 	}
 	key := []byte(cfg.SigningSecret)
-	r.macs.New = func() any { return hmac.New(sha256.New, key) }
+	r.macs.New = func() any { return &macState{mac: hmac.New(sha256.New, key)} }
 	return r, nil
 }
 
@@ -322,9 +338,18 @@ func writeAnswer(w http.ResponseWriter, status int, a answer) {
 	h["Content-Type"] = jsonType
 	h["Cache-Control"] = noStore
 	w.WriteHeader(status)
-	var buf [160]byte
-	_, _ = w.Write(a.appendJSON(buf[:0]))
+	buf := answerBufs.Get().(*[]byte)
+	*buf = a.appendJSON((*buf)[:0])
+	_, _ = w.Write(*buf)
+	if cap(*buf) <= 1<<10 { // a long refusal's buffer is left to the collector
+		answerBufs.Put(buf)
+	}
 }
+
+// answerBufs recycles the buffers answers are encoded into: one written
+// through the ResponseWriter interface would otherwise be allocated for
+// every answer.
+var answerBufs = sync.Pool{New: func() any { b := make([]byte, 0, 160); return &b }}
 
 // appendJSON encodes the answer as json.Encoder does, newline included,
 // without reflection or an encoder per answer.
@@ -472,7 +497,8 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // authorized checks HTTP Basic in constant time: the digests of both parts
 // are compared whole, so neither their content nor their length leaks.
 func (rc *Receiver) authorized(r *http.Request) bool {
-	user, pass, ok := basicAuth(r.Header.Get("Authorization"))
+	var buf [192]byte
+	user, pass, ok := basicAuth(r.Header.Get("Authorization"), &buf)
 	u := sha256.Sum256(user)
 	p := sha256.Sum256(pass)
 	match := subtle.ConstantTimeCompare(u[:], rc.user[:]) & subtle.ConstantTimeCompare(p[:], rc.pass[:])
@@ -480,14 +506,14 @@ func (rc *Receiver) authorized(r *http.Request) bool {
 }
 
 // basicAuth reads HTTP Basic credentials as Request.BasicAuth does, into
-// one decoded buffer instead of strings.
-func basicAuth(header string) (user, pass []byte, ok bool) {
+// one decoded buffer instead of strings: the caller's buf when they fit (so
+// that it can stay on the caller's stack).
+func basicAuth(header string, buf *[192]byte) (user, pass []byte, ok bool) {
 	const prefix = "Basic "
 	if len(header) < len(prefix) || !strings.EqualFold(header[:len(prefix)], prefix) {
 		return nil, nil, false
 	}
 	enc := header[len(prefix):]
-	var buf [192]byte
 	dec := buf[:0]
 	if n := base64.StdEncoding.DecodedLen(len(enc)); n > len(buf) {
 		dec = make([]byte, 0, n)
@@ -508,7 +534,7 @@ func basicAuth(header string) (user, pass []byte, ok bool) {
 func (rc *Receiver) signed(header string, body []byte) bool {
 	header = strings.TrimSpace(header)
 	header = strings.TrimPrefix(header, "sha256=")
-	var got, want [sha256.Size]byte
+	var got [sha256.Size]byte
 	if len(header) != hex.EncodedLen(sha256.Size) {
 		return false
 	}
@@ -520,12 +546,21 @@ func (rc *Receiver) signed(header string, body []byte) bool {
 		}
 		got[i] = hi<<4 | lo
 	}
-	mac := rc.macs.Get().(hash.Hash)
-	mac.Reset()
-	mac.Write(body)
-	mac.Sum(want[:0])
-	rc.macs.Put(mac)
-	return hmac.Equal(got[:], want[:])
+	m := rc.macs.Get().(*macState)
+	m.mac.Reset()
+	m.mac.Write(body)
+	want := m.mac.Sum(m.sum[:0])
+	ok := hmac.Equal(got[:], want)
+	rc.macs.Put(m)
+	return ok
+}
+
+// macState is a recycled HMAC and the buffer its sum is written to: a sum
+// written to the stack through the hash.Hash interface would move to the
+// heap on every request.
+type macState struct {
+	mac hash.Hash
+	sum [sha256.Size]byte
 }
 
 // unhex is the value of one hex digit, either case, as hex.Decode reads it.
@@ -592,24 +627,35 @@ func (rc *Receiver) parse(body []byte) (store.Pointer, string, error) {
 	if !utf8.Valid(body) {
 		return p, "", errors.New("the body is not UTF-8 text")
 	}
-	v, err := rc.decoding.Decode(body)
-	if err != nil {
-		return p, "", fmt.Errorf("the body is not a JSON document: %v", err)
-	}
-	obj, ok := v.(map[string]any)
+	// A flat object of plain strings — what Avinode posts — is read in
+	// one pass into one string; anything else goes through the general
+	// decoder, which gives the same verdict on it.
+	flat, ok := flatStrings(body)
+	look := flat.get
 	if !ok {
-		return p, "", errors.New("the body must be a JSON object")
+		v, err := rc.decoding.Decode(body)
+		if err != nil {
+			return p, "", fmt.Errorf("the body is not a JSON document: %v", err)
+		}
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return p, "", errors.New("the body must be a JSON object")
+		}
+		look = func(name string) (s string, present, isString bool) {
+			v := obj[name]
+			s, isString = v.(string)
+			return s, v != nil, isString
+		}
 	}
 	str := func(name string, required bool, max int) (string, error) {
-		raw, present := obj[name]
-		if !present || raw == nil {
+		s, present, isString := look(name)
+		if !present {
 			if required {
 				return "", fmt.Errorf("%s is missing", name)
 			}
 			return "", nil
 		}
-		s, ok := raw.(string)
-		if !ok {
+		if !isString {
 			return "", fmt.Errorf("%s must be a string", name)
 		}
 		if required && s == "" {
@@ -620,6 +666,7 @@ func (rc *Receiver) parse(body []byte) (store.Pointer, string, error) {
 		}
 		return s, nil
 	}
+	var err error
 	if p.ID, err = str("id", true, 128); err != nil {
 		return p, "id", err
 	}
@@ -647,4 +694,108 @@ func (rc *Receiver) parse(body []byte) (store.Pointer, string, error) {
 		}
 	}
 	return p, "", nil
+}
+
+// maxFlatKeys bounds the keys flatStrings reads: a longer object goes to
+// the general decoder.
+const maxFlatKeys = 16
+
+// flatObject is a JSON object of plain strings: its text and where each
+// key and value lies in it.
+type flatObject struct {
+	text   string
+	fields [maxFlatKeys]struct{ key, val [2]int }
+	n      int
+}
+
+// get is the value of the key name: whether it is there (and not null),
+// and whether it is a string (always, here).
+func (o *flatObject) get(name string) (s string, present, isString bool) {
+	for _, f := range o.fields[:o.n] {
+		if o.text[f.key[0]:f.key[1]] == name {
+			return o.text[f.val[0]:f.val[1]], true, true
+		}
+	}
+	return "", false, false
+}
+
+// flatStrings reads body when it is a JSON object whose values are all
+// strings, and whose keys and values hold no escapes and no control
+// characters, with no key twice (the caller has checked it is UTF-8); its
+// values are substrings of one copy of body. It reports false for any other
+// body, valid or not: that is for the general decoder.
+func flatStrings(body []byte) (o flatObject, ok bool) {
+	fields, n := &o.fields, 0
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return o, false
+	}
+	i = skipSpace(body, i+1)
+	if i < len(body) && body[i] == '}' {
+		i++
+	} else {
+		for {
+			if n == maxFlatKeys {
+				return o, false
+			}
+			f := &fields[n]
+			if f.key, i, ok = plainString(body, i); !ok {
+				return o, false
+			}
+			if i = skipSpace(body, i); i >= len(body) || body[i] != ':' {
+				return o, false
+			}
+			if f.val, i, ok = plainString(body, skipSpace(body, i+1)); !ok {
+				return o, false
+			}
+			key := body[f.key[0]:f.key[1]]
+			for _, g := range fields[:n] {
+				if bytes.Equal(body[g.key[0]:g.key[1]], key) {
+					return o, false
+				}
+			}
+			n++
+			if i = skipSpace(body, i); i >= len(body) {
+				return o, false
+			}
+			if body[i] == '}' {
+				i++
+				break
+			}
+			if body[i] != ',' {
+				return o, false
+			}
+			i = skipSpace(body, i+1)
+		}
+	}
+	if skipSpace(body, i) != len(body) {
+		return o, false
+	}
+	o.text, o.n = string(body), n
+	return o, true
+}
+
+// plainString reads a JSON string at body[i] with no escape and no control
+// character in it: the bounds of its content, and where it ends.
+func plainString(body []byte, i int) (span [2]int, end int, ok bool) {
+	if i >= len(body) || body[i] != '"' {
+		return span, i, false
+	}
+	for j := i + 1; j < len(body); j++ {
+		switch c := body[j]; {
+		case c == '"':
+			return [2]int{i + 1, j}, j + 1, true
+		case c == '\\' || c < 0x20:
+			return span, j, false
+		}
+	}
+	return span, len(body), false
+}
+
+// skipSpace is the first index from i that is not JSON whitespace.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
