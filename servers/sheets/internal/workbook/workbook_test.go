@@ -302,8 +302,13 @@ func TestGoogleMissingAndAuth(t *testing.T) {
 		t.Errorf("rejected token: %v", err)
 	}
 	_, err = mk("missing", failingSource{}).Tabs(ctx)
-	if code(err) != mcperr.Authentication || strings.Contains(err.Error(), "s3cret") {
+	if code(err) != mcperr.Authentication || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "Sheets API") {
 		t.Errorf("token source failure: %v", err)
+	}
+	// A service account Google refuses is explained as gmail explains it.
+	_, err = mk("missing", refusedSource{}).Tabs(ctx)
+	if code(err) != mcperr.Authentication || !strings.Contains(err.Error(), "domain-wide delegation") {
+		t.Errorf("refused service account: %v", err)
 	}
 	for _, cfg := range []workbook.GoogleConfig{{}, {SpreadsheetID: "x"}} {
 		if _, err := workbook.NewGoogle(ctx, cfg); err == nil {
@@ -318,6 +323,12 @@ func TestGoogleMissingAndAuth(t *testing.T) {
 }
 
 type failingSource struct{}
+
+type refusedSource struct{}
+
+func (refusedSource) Token() (*oauth2.Token, error) {
+	return nil, &oauth2.RetrieveError{ErrorCode: "unauthorized_client"}
+}
 
 func (failingSource) Token() (*oauth2.Token, error) {
 	return nil, errors.New("oauth2: cannot fetch token: invalid_grant s3cret")
