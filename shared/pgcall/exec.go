@@ -507,7 +507,15 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 // a trigger may have set a setting, a role or a custom variable for the
 // session, taken an advisory lock, created a temporary table or run LISTEN.
 func (c *call) commit(ok bool) error {
-	if !ok || c.pg.TxStatus() != 'T' { // failed, or ended by the statement itself
+	switch {
+	case ok && c.pg.TxStatus() == 'E':
+		// The statement succeeded but what ran after it in the
+		// transaction failed (the lookup of its result's type names, a
+		// cancel): nothing can be committed, and the caller must not be
+		// told the write was made.
+		c.rollback()
+		return mcperr.New(mcperr.Upstream, "the write was rolled back: the database failed after the statement, so nothing was written")
+	case !ok || c.pg.TxStatus() != 'T': // failed, or ended by the statement itself
 		c.rollback()
 		return nil
 	}

@@ -299,6 +299,33 @@ func TestSessionStateDoesNotLeak(t *testing.T) {
 	}
 }
 
+// TestWriteFailedAfterItsStatement: when what runs after a write's
+// statement in its transaction fails (here the lookup of its result's type
+// names, which the role may no longer read), the transaction cannot commit:
+// the call says so instead of reporting the write made.
+func TestWriteFailedAfterItsStatement(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	p := e.open(t, Config{MaxConns: 1})
+	exec1(t, p, "SELECT 1") // connected and checked before the catalog is closed
+	if _, err := e.admin.Exec(context.Background(), "REVOKE SELECT ON pg_catalog.pg_type FROM PUBLIC"); err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range []Statement{
+		stmt("INSERT INTO t VALUES (2001, 'x') RETURNING 'ok'::mood"),
+		prepared("INSERT INTO t VALUES (2002, 'x') RETURNING 'ok'::mood"),
+	} {
+		out, err := p.Exec(context.Background(), rw, st, &rows{})
+		if codeOf(err) != mcperr.Upstream || !strings.Contains(err.Error(), "nothing was written") {
+			t.Errorf("statement %d: %+v, %v; want an error saying nothing was written", i, out, err)
+		}
+	}
+	var n int
+	if err := e.admin.QueryRow(context.Background(), "SELECT count(*) FROM t WHERE id > 2000").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d rows written (%v), want none", n, err)
+	}
+}
+
 func TestExecReadWrite(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

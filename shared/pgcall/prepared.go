@@ -335,12 +335,14 @@ func (c *call) prepare(sc *stmtCache) (*preparedStmt, error) {
 func (c *call) recoverStale(stmtErr error) error {
 	c.staleRetry, c.retried = false, true
 	c.pg.Frontend().Send(&pgproto3.Query{String: "ROLLBACK; " + unlockAllSQL})
+	// Past here a failure is the connection's, not the statement's: the
+	// caller is told the database was lost, not that its input was wrong.
 	if err := c.flush(); err != nil {
-		return errors.Join(stmtErr, err)
+		return err
 	}
 	if !drain(c.pg, 1) {
 		c.release(0, true)
-		return stmtErr
+		return errors.New("the session did not come back after a prepared statement was refused")
 	}
 	if lostStatements(stmtErr) {
 		cacheOf(c.pg).forgetAll()
