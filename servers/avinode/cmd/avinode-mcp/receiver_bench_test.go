@@ -1,16 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,7 +23,7 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
-	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/webhooks"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/webhooks/webhookstest"
 	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
 )
 
@@ -115,7 +110,6 @@ func BenchmarkReceiverVsPgbench(b *testing.B) {
 	rcv := startService(b, env, "--role", "receiver", "--rate-limit", "1000000/s")
 	meter := cpuMeter{receiver: rcv.cmd.Process.Pid, postmaster: postmaster}
 	host := strings.TrimPrefix(rcv.url, "http://")
-	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte(hookUser+":"+hookSecret))
 	sent := map[string]int{} // deliveries per event
 	var mu sync.Mutex
 	leg := 0
@@ -133,16 +127,14 @@ func BenchmarkReceiverVsPgbench(b *testing.B) {
 		began := time.Now()
 		for w := range cmpSenders {
 			wg.Go(func() {
-				conn, err := net.Dial("tcp", host)
+				snd, err := webhookstest.Dial(host, hookUser, hookSecret, cmpSigning)
 				if err != nil {
 					b.Error(err)
 					return
 				}
-				defer conn.Close()
-				r := bufio.NewReader(conn)
+				defer snd.Close()
 				rng := rand.New(rand.NewPCG(uint64(w), uint64(leg)))
 				var mine []time.Duration
-				var req []byte
 				last := ""
 				for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
 					id := "amsg-" + strconv.Itoa(leg) + "-" + strconv.Itoa(i)
@@ -150,26 +142,11 @@ func BenchmarkReceiverVsPgbench(b *testing.B) {
 						id = last
 					}
 					last = id
-					body := `{"id":"` + id + `","href":"http://127.0.0.1:40000/tripmsgs/` + id + `","type":"tripmsgs","tripId":"T00001"}`
-					req = append(req[:0], "POST "+webhooks.Path+" HTTP/1.1\r\nHost: "+host+
-						"\r\nContent-Type: application/json\r\nAuthorization: "+auth+
-						"\r\n"+webhooks.DefaultSignatureHeader+": "+webhooks.Sign(cmpSigning, []byte(body))+
-						"\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body...)
 					start := time.Now()
-					if _, err := conn.Write(req); err != nil {
-						b.Errorf("posting %s: %v", id, err)
-						return
-					}
-					resp, err := http.ReadResponse(r, nil)
-					if err != nil {
-						b.Errorf("posting %s: %v", id, err)
-						return
-					}
-					answer, err := io.ReadAll(resp.Body)
-					resp.Body.Close()
+					err := snd.Post(id)
 					mine = append(mine, time.Since(start))
-					if err != nil || resp.StatusCode != http.StatusOK {
-						b.Errorf("posting %s: %d %s %v", id, resp.StatusCode, answer, err)
+					if err != nil {
+						b.Error(err)
 						return
 					}
 					mu.Lock()

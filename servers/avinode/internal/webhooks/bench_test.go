@@ -1,11 +1,7 @@
 package webhooks_test
 
 import (
-	"bufio"
-	"encoding/base64"
 	"io"
-	"net"
-	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"sync"
@@ -16,6 +12,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/store/storetest"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/webhooks"
+	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/webhooks/webhookstest"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 	"github.com/mcp-fleet/mcp-fleet/shared/ratelimit"
@@ -41,40 +38,21 @@ func BenchmarkReceive(b *testing.B) {
 	srv := httptest.NewServer(rc)
 	defer srv.Close()
 	host := srv.Listener.Addr().String()
-	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+secret))
 	var seq atomic.Int64
 	post := func(n int) {
 		var next atomic.Int64
 		var wg sync.WaitGroup
 		for range 16 {
 			wg.Go(func() {
-				conn, err := net.Dial("tcp", host)
+				snd, err := webhookstest.Dial(host, user, secret, signing)
 				if err != nil {
 					b.Error(err)
 					return
 				}
-				defer conn.Close()
-				r := bufio.NewReader(conn)
-				var req []byte
+				defer snd.Close()
 				for next.Add(1) <= int64(n) {
-					id := "amsg-" + strconv.FormatInt(seq.Add(1), 10)
-					body := `{"id":"` + id + `","href":"http://127.0.0.1:40000/tripmsgs/` + id + `","type":"tripmsgs","tripId":"T00001"}`
-					req = append(req[:0], "POST "+webhooks.Path+" HTTP/1.1\r\nHost: "+host+"\r\nContent-Type: application/json\r\nAuthorization: "+
-						auth+"\r\n"+webhooks.DefaultSignatureHeader+": "+webhooks.Sign(signing, []byte(body))+
-						"\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body...)
-					if _, err := conn.Write(req); err != nil {
+					if err := snd.Post("amsg-" + strconv.FormatInt(seq.Add(1), 10)); err != nil {
 						b.Error(err)
-						return
-					}
-					resp, err := http.ReadResponse(r, nil)
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					_, _ = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusOK {
-						b.Errorf("%s answered %d", id, resp.StatusCode)
 						return
 					}
 				}
