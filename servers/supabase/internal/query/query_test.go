@@ -137,14 +137,7 @@ func TestSQLHasNoValues(t *testing.T) {
 	for _, d := range []*Dialect{{Postgres: true, BindValue: bind, BindJSON: bindJSON}, {BindValue: bind, BindJSON: bindJSON}} {
 		q := &Select{Schema: "public", Table: "t", Items: []Item{{Star: true}}, Where: where, Limit: 10, Offset: 5, Count: true,
 			Order: []Order{{Column: "b", Desc: true}, {Column: "a", Nulls: "first"}}}
-		p, err := PlanSelect(cat, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := SQLSelect(d, p, q)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := renderSelect(t, cat, d, q)
 		set := Row{Keys: []string{"a", "j"}, Values: []json.RawMessage{[]byte(`"` + strings.ReplaceAll(hostile, `"`, `\"`) + `"`), []byte(`{"k": "DROP"}`)}}
 		wp, _ := PlanUpdate(cat, &Update{Schema: "public", Table: "t", Set: set, Where: where, Returning: []Item{{Star: true}}})
 		up, err := SQLUpdate(d, wp, &Update{Schema: "public", Table: "t", Set: set, Where: where, MaxAffected: 3})
@@ -217,6 +210,20 @@ func TestPlans(t *testing.T) {
 	}
 }
 
+// renderSelect plans q in cat and renders it for d.
+func renderSelect(t *testing.T, cat Catalog, d *Dialect, q *Select) Statement {
+	t.Helper()
+	p, err := PlanSelect(cat, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := SQLSelect(d, p, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // TestOffsetIsAParameter: on PostgreSQL every page after the first renders
 // the same text (the offset is an argument), so that paging reuses one
 // prepared statement; SQLite keeps it in the text.
@@ -227,15 +234,7 @@ func TestOffsetIsAParameter(t *testing.T) {
 		t.Helper()
 		q := &Select{Schema: "public", Table: "t", Items: []Item{{Star: true}}, Limit: 10, Offset: offset, Count: true,
 			Order: []Order{{Column: "a"}}}
-		p, err := PlanSelect(cat, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := SQLSelect(d, p, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
+		return renderSelect(t, cat, d, q)
 	}
 	pg := &Dialect{Postgres: true, BindValue: bind}
 	a, b := render(pg, 10), render(pg, 20)
