@@ -70,18 +70,22 @@ var annotations = map[string]bool{"description": true, "title": true, "default":
 // maxRequired: a schema with more required properties than bits has no shape.
 const maxRequired = 64
 
+// unbounded is a shape with no length or item bounds (a zero bound would
+// mean "at most 0").
+func unbounded() *shape { return &shape{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1} }
+
 // compileShape returns the shape of raw, or nil when raw uses a keyword
 // outside the subset.
 func compileShape(raw json.RawMessage) *shape {
 	switch string(raw) {
 	case "true", "{}":
-		return &shape{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}
+		return unbounded()
 	}
 	var kw map[string]json.RawMessage
 	if json.Unmarshal(raw, &kw) != nil {
 		return nil
 	}
-	sh := &shape{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}
+	sh := unbounded()
 	for k, v := range kw {
 		switch {
 		case annotations[k]:
@@ -204,7 +208,7 @@ func compileShape(raw json.RawMessage) *shape {
 					return nil // required, yet ruled by additionalProperties: rare, left to the full validator
 				}
 				// Required but not described: any value will do.
-				p = prop{s: &shape{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}}
+				p = prop{s: unbounded()}
 			}
 			if p.bit == 0 {
 				p.bit = 1 << sh.required

@@ -538,13 +538,8 @@ func (rc *Receiver) signed(header string, body []byte) bool {
 	if len(header) != hex.EncodedLen(sha256.Size) {
 		return false
 	}
-	for i := range got {
-		hi, ok1 := unhex(header[2*i])
-		lo, ok2 := unhex(header[2*i+1])
-		if !ok1 || !ok2 {
-			return false
-		}
-		got[i] = hi<<4 | lo
+	if _, err := hex.Decode(got[:], []byte(header)); err != nil {
+		return false
 	}
 	m := rc.macs.Get().(*macState)
 	m.mac.Reset()
@@ -561,19 +556,6 @@ func (rc *Receiver) signed(header string, body []byte) bool {
 type macState struct {
 	mac hash.Hash
 	sum [sha256.Size]byte
-}
-
-// unhex is the value of one hex digit, either case, as hex.Decode reads it.
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }
 
 // Sign returns the signature header value the receiver expects for body:

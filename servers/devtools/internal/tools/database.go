@@ -103,8 +103,7 @@ func databaseQuery(db *database.DB) kit.Tool {
 			return kit.Fenced[queryResult]{}, err
 		}
 		out := queryResult{Result: *res}
-		cols, _ := json.Marshal(res.Columns)
-		n, err := kit.FitItems(res.Rows, c.Room()-kit.CostJSON(cols))
+		n, err := kit.FitItems(res.Rows, c.Room()-kit.CostOf(res.Columns))
 		if err != nil {
 			return kit.Fenced[queryResult]{}, err
 		}

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -162,8 +161,7 @@ func shellExecute(sh *shell.Shell, roots *Roots) kit.Tool {
 			DurationMS: res.Duration.Milliseconds(), TimeoutMS: res.Timeout.Milliseconds(),
 			StdoutBytes: int64(len(res.Stdout)), StderrBytes: int64(len(res.Stderr)),
 			Truncated: res.Truncated, OutputCapped: res.Truncated, TimedOut: res.TimedOut, Encoding: "utf-8"}
-		argv, _ := json.Marshal(res.Argv)
-		room := c.Room() - kit.CostJSON(argv)
+		room := c.Room() - kit.CostOf(res.Argv)
 		if a.Encoding == "base64" {
 			out.Encoding = "base64"
 			fitBase64(&out, res.Stdout, res.Stderr, room)

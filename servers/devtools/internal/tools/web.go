@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -163,8 +162,7 @@ func webRequest(wc *webguard.Client) kit.Tool {
 		out := webResponse{URL: resp.URL, Status: resp.Status, StatusText: http.StatusText(resp.Status),
 			Headers: flatHeaders(resp.Header), ContentType: resp.MediaType, Size: len(resp.Body),
 			Truncated: resp.Truncated, MaxBytes: resp.Cap, Redirects: resp.Redirects, DurationMs: ms(resp.Duration)}
-		hb, _ := json.Marshal(out.Headers)
-		room := max(c.Room()-kit.CostJSON(hb)-kit.Cost(resp.URL), 0)
+		room := max(c.Room()-kit.CostOf(out.Headers)-kit.Cost(resp.URL), 0)
 		if err := fitBody(&out, resp, a.BodyOffset, room); err != nil {
 			return kit.Fenced[webResponse]{}, err
 		}

@@ -226,7 +226,7 @@ func renderSelect(t *testing.T, cat Catalog, d *Dialect, q *Select) Statement {
 
 // TestOffsetIsAParameter: on PostgreSQL every page after the first renders
 // the same text (the offset is an argument), so that paging reuses one
-// prepared statement; SQLite keeps it in the text.
+// prepared statement; on SQLite too.
 func TestOffsetIsAParameter(t *testing.T) {
 	cat := catalogOf{{Schema: "public", Name: "t", Kind: "table", Columns: []Column{{Name: "a", Type: "text"}}}}
 	bind := func(_ *Column, v Value) (any, error) { return v.Text, nil }
@@ -247,8 +247,8 @@ func TestOffsetIsAParameter(t *testing.T) {
 	if first := render(pg, 0); strings.Contains(first.SQL, "OFFSET") || len(first.Args) != 0 {
 		t.Errorf("the first page: %s %v", first.SQL, first.Args)
 	}
-	lite := render(&Dialect{BindValue: bind}, 20)
-	if !strings.Contains(lite.SQL, " OFFSET 20") || len(lite.Args) != 0 {
+	lite, lite2 := render(&Dialect{BindValue: bind}, 20), render(&Dialect{BindValue: bind}, 30)
+	if lite.SQL != lite2.SQL || !strings.Contains(lite.SQL, " OFFSET ?1") || len(lite.Args) != 1 || lite.Args[0] != 20 {
 		t.Errorf("sqlite: %s %v", lite.SQL, lite.Args)
 	}
 }

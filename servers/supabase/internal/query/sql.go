@@ -323,13 +323,13 @@ func SQLSelect(d *Dialect, p *Plan, q *Select) (Statement, error) {
 			if q.Limit <= 0 && !d.Postgres {
 				s.w(" LIMIT -1")
 			}
+			// A parameter, so that every page is one prepared statement
+			// rather than one for each offset, on both backends.
+			s.w(" OFFSET ")
 			if d.Postgres {
-				// A parameter, so that every page is one prepared
-				// statement rather than one for each offset.
-				s.w(" OFFSET ")
 				s.param(strconv.Itoa(q.Offset), "bigint")
 			} else {
-				s.w(" OFFSET ", strconv.Itoa(q.Offset))
+				s.param(q.Offset, "")
 			}
 		}
 	}
