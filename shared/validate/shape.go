@@ -253,7 +253,33 @@ func (sh *shape) check(b []byte) error {
 type walker struct {
 	b    []byte
 	path []step
+	// args is set for a walk over a call's arguments (Schema.Admits).
+	args *argWalk
 }
+
+// argWalk is what a walk over a call's arguments adds to a walk over a
+// document, so that what it admits Decode and CheckValue accept too: the
+// decoding limits, a key named twice refused, no null (a null may stand for
+// an absent property, which the decoding path removes), and numbers a
+// float64 decides exactly.
+type argWalk struct {
+	values int
+	// keys are the member names of the objects being walked, innermost
+	// last; each object looks only at its own.
+	keys []keyRef
+}
+
+// keyRef is a member name, its quoted bytes b[from:to]; escaped when they
+// differ from the name decoded.
+type keyRef struct {
+	from, to int
+	escaped  bool
+}
+
+// maxQuickKeys bounds the members of one object in a walk over arguments:
+// names are compared pairwise, so a larger object is left to Decode, which
+// uses a map.
+const maxQuickKeys = 64
 
 // step is a member name (its quoted bytes b[from:to]) or an array index.
 type step struct {
@@ -282,6 +308,14 @@ func (w *walker) value(sh *shape, i int) (int, error) {
 	b := w.b
 	if i >= len(b) {
 		return i, w.fail("unexpected end of the document")
+	}
+	if a := w.args; a != nil {
+		if a.values++; a.values > DefaultLimits.MaxValues || len(w.path) > DefaultLimits.MaxDepth {
+			return i, w.fail("beyond the decoding limits")
+		}
+		if b[i] == 'n' {
+			return i, w.fail("a null")
+		}
 	}
 	if sh != nil && len(sh.anyOf) > 0 {
 		if err := w.anyOf(sh, i); err != nil {
@@ -337,9 +371,12 @@ func (w *walker) number(sh *shape, n []byte) (typeSet, error) {
 	if (sh == nil || (sh.min == nil && sh.max == nil)) && !bytes.ContainsAny(n, ".eE") {
 		return tInteger, nil // the common case, without converting n
 	}
-	t, _, msg := sh.number(string(n))
+	t, exact, msg := sh.number(string(n))
 	if msg != "" {
 		return t, w.fail(msg)
+	}
+	if !exact && w.args != nil {
+		return t, w.fail("a number a float64 cannot decide exactly")
 	}
 	return t, nil
 }
@@ -347,6 +384,11 @@ func (w *walker) number(sh *shape, n []byte) (typeSet, error) {
 func (w *walker) object(sh *shape, i int) (int, error) {
 	b := w.b
 	var seen uint64
+	first := 0
+	if w.args != nil {
+		first = len(w.args.keys)
+		defer func() { w.args.keys = w.args.keys[:first] }()
+	}
 	i = jsonscan.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, w.missing(sh, seen)
@@ -358,6 +400,14 @@ func (w *walker) object(sh *shape, i int) (int, error) {
 		kEnd, escaped, err := jsonscan.String(b, i)
 		if err != nil {
 			return kEnd, w.fail(err.Error())
+		}
+		if w.args != nil {
+			// A name with invalid UTF-8 decodes with U+FFFD in it, so it is
+			// compared decoded, as one with escapes is.
+			k := keyRef{from: i, to: kEnd, escaped: escaped || !utf8.Valid(b[i+1:kEnd-1])}
+			if err := w.newKey(first, k); err != nil {
+				return i, err
+			}
 		}
 		var sub *shape
 		if sh != nil {
@@ -398,6 +448,28 @@ func (w *walker) object(sh *shape, i int) (int, error) {
 		}
 		return i, w.fail(fmt.Sprintf("want ',' or '}' at offset %d", i))
 	}
+}
+
+// newKey records a member name of the object whose names start at
+// keys[first], refusing one it has already.
+func (w *walker) newKey(first int, k keyRef) error {
+	a := w.args
+	if len(a.keys)-first >= maxQuickKeys {
+		return w.fail("too many members for a quick walk")
+	}
+	for _, o := range a.keys[first:] {
+		same := false
+		if !o.escaped && !k.escaped {
+			same = bytes.Equal(w.b[o.from:o.to], w.b[k.from:k.to])
+		} else {
+			same = jsonscan.Unquote(w.b[o.from:o.to], o.escaped) == jsonscan.Unquote(w.b[k.from:k.to], k.escaped)
+		}
+		if same {
+			return w.fail("a key named twice")
+		}
+	}
+	a.keys = append(a.keys, k)
+	return nil
 }
 
 // missing names the first required property an object lacks.

@@ -3,6 +3,7 @@ package validate
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -275,5 +276,100 @@ func BenchmarkResultCheck(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	})
+}
+
+// admitsCases are arguments a quick walk must leave to the decoding path
+// (schema 0), each for a reason of its own, beside one it admits.
+var admitsCases = []struct {
+	doc  string
+	want bool
+}{
+	{`{"path":"a","size":1}`, true},
+	{` {"path":"a","size":1,"lines":["x"],"meta":{"k":"v"}} `, true},
+	{`{"path":"a","path":"b","size":1}`, false},
+	{`{"path":"a","p\u0061th":"b","size":1}`, false},
+	{`{"path":"a","size":1,"meta":{"k":"v","k":"w"}}`, false},
+	{`{"path":"a","size":1,"lines":null}`, false},
+	{`{"path":"a","size":1}x`, false},
+	{`{"path":"a","size":-1}`, false},
+	{`{"path":"a"}`, false},
+	{`[{"path":"a","size":1}]`, false},
+	{``, false},
+	{`null`, false},
+	{`{"path":"a","size":12345678901234567}`, false},
+	{`{"path":"a","size":1,"ratio":12345678901234567}`, true},
+	{`{"path":"a","size":1,"ratio":1.00000000000000001}`, false},
+	{`{"path":"a","size":1,"meta":{` + manyMembers(maxQuickKeys+1) + `}}`, false},
+	{`{"path":"a","size":1,"meta":{` + manyMembers(maxQuickKeys) + `}}`, true},
+}
+
+func manyMembers(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf(`"k%d":"v"`, i)
+	}
+	return strings.Join(parts, ",")
+}
+
+// TestAdmitsOnlyWhatDecodeAndCheckAccept: arguments the quick walk admits
+// are ones the decoding path accepts; the rest it leaves to that path,
+// which writes the error.
+func TestAdmitsOnlyWhatDecodeAndCheckAccept(t *testing.T) {
+	s := mustCompile(t, shapeSchemas[0])
+	for _, c := range admitsCases {
+		if got := s.Admits([]byte(c.doc)); got != c.want {
+			t.Errorf("Admits(%.80q) = %v, want %v", c.doc, got, c.want)
+		}
+		assertAdmitsImpliesAccepted(t, s, []byte(c.doc))
+	}
+	deep := strings.Repeat(`{"k":`, DefaultLimits.MaxDepth) + `1` + strings.Repeat(`}`, DefaultLimits.MaxDepth)
+	open := mustCompile(t, `{"type":"object"}`)
+	if !open.Admits([]byte(deep)) {
+		t.Errorf("nesting of %d levels not admitted", DefaultLimits.MaxDepth)
+	}
+	if deeper := `{"k":` + deep + `}`; open.Admits([]byte(deeper)) {
+		t.Errorf("nesting of %d levels admitted", DefaultLimits.MaxDepth+1)
+	}
+	if outside := mustCompile(t, testSchema); outside.Admits([]byte(`{"query":"ab"}`)) {
+		t.Error("a schema outside the shape subset admitted arguments without the full validator")
+	}
+}
+
+func assertAdmitsImpliesAccepted(t testing.TB, s *Schema, doc []byte) {
+	t.Helper()
+	if !s.Admits(doc) {
+		return
+	}
+	v, err := Decode(doc)
+	if err != nil {
+		t.Fatalf("admitted %.200q, which Decode refuses: %v", doc, err)
+	}
+	if verr := s.CheckValue(v); verr != nil {
+		t.Fatalf("admitted %.200q, which CheckValue refuses: %v", doc, verr.Message)
+	}
+}
+
+// FuzzAdmits holds the quick walk over arguments to the decoding path: it
+// never admits what Decode or CheckValue refuses.
+func FuzzAdmits(f *testing.F) {
+	for i := range shapeSchemas {
+		for _, d := range shapeDocs {
+			f.Add(uint8(i), []byte(d))
+		}
+		for _, c := range admitsCases {
+			f.Add(uint8(i), []byte(c.doc))
+		}
+	}
+	schemas := make([]*Schema, len(shapeSchemas))
+	for i, raw := range shapeSchemas {
+		s, err := Compile(json.RawMessage(raw))
+		if err != nil {
+			f.Fatal(err)
+		}
+		schemas[i] = s
+	}
+	f.Fuzz(func(t *testing.T, which uint8, doc []byte) {
+		assertAdmitsImpliesAccepted(t, schemas[int(which)%len(schemas)], doc)
 	})
 }

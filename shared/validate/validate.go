@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/internal/jsonscan"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/xeipuuv/gojsonschema"
 )
@@ -124,6 +125,26 @@ func (s *Schema) CheckDocument(b []byte) error {
 		return errors.New(verr.Message)
 	}
 	return nil
+}
+
+// Admits reports whether raw, a call's arguments as sent, is an object
+// that Decode accepts and whose decoded value CheckValue accepts, decided in
+// one walk over its bytes without building the value. It answers false
+// whenever it is not sure — the schema is outside the shape subset, the
+// arguments are not an object, hold a null or more than a quick walk
+// compares, or do not fit — and the caller then decodes and checks them,
+// which also writes the error.
+func (s *Schema) Admits(raw []byte) bool {
+	if s.shape == nil {
+		return false
+	}
+	i := jsonscan.SkipSpace(raw, 0)
+	if i == len(raw) || raw[i] != '{' {
+		return false
+	}
+	w := walker{b: raw, args: &argWalk{}}
+	i, err := w.value(s.shape, i)
+	return err == nil && jsonscan.SkipSpace(raw, i) == len(raw)
 }
 
 // DecodeError describes a Decode failure to the client.

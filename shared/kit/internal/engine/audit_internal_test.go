@@ -30,7 +30,7 @@ func TestAuditArgsCompact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.audit(&log, nil, []byte(raw), args, time.Millisecond, nil)
+		s.audit(&log, nil, []byte(raw), args, false, time.Millisecond, nil)
 		line := strings.TrimSuffix(out.String(), "\n")
 		if strings.Contains(line, "\n") {
 			t.Fatalf("audit line spans lines: %q", line)
@@ -49,6 +49,53 @@ func TestAuditArgsCompact(t *testing.T) {
 		}
 		if string(got.Args) != want.String() {
 			t.Errorf("args of %q logged as %s, want %s", raw, got.Args, want.String())
+		}
+	}
+}
+
+// TestAuditAdmittedArgsAsDecoded: arguments admitted without decoding are
+// logged exactly as the same arguments decoded would be — as sent when
+// nothing needs hiding, rewritten when a key is secret-named (at any depth,
+// escaped or not), an argument is omitted, a string is long or a URL holds
+// credentials, or the document is large.
+func TestAuditAdmittedArgsAsDecoded(t *testing.T) {
+	s := &Server{}
+	omit := []string{"content"}
+	long := strings.Repeat("x", auditArgLimit+1)
+	for _, c := range []struct {
+		raw     string
+		rewrite bool
+	}{
+		{`{"path":"a b.txt","head":3}`, false},
+		{"{\n  \"path\": \"a\",\n\t\"head\": 3\n}", false},
+		{`{"filters":[{"column":"id","op":"eq","value":42}]}`, false},
+		{`{"url":"https://example.com/a?q=1"}`, false},
+		{`{"nested":{"content":"kept below the top"}}`, false},
+		{`{"api_key":"k"}`, true},
+		{`{"outer":[{"Password":"p"}]}`, true},
+		{`{"p\u0061ssword":"p"}`, true},
+		{`{"content":"omitted"}`, true},
+		{`{"url":"https://user:pw@example.com/"}`, true},
+		{`{"url":"https://example.com/?token=t"}`, true},
+		{`{"text":"` + long + `"}`, true},
+		{`{"items":[` + strings.Repeat(`"abcdefgh",`, 120) + `"z"]}`, true},
+	} {
+		raw := []byte(c.raw)
+		if got := rawNeedsRewrite(raw, omit) || len(raw) > 4*auditArgLimit; got != c.rewrite {
+			t.Errorf("%.60s: rewrite %v, want %v", c.raw, got, c.rewrite)
+		}
+		args, err := validate.Decode(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := func(args any, admitted bool) string {
+			var out bytes.Buffer
+			log := zerolog.New(&out)
+			s.audit(&log, omit, raw, args, admitted, time.Millisecond, nil)
+			return out.String()
+		}
+		if decoded, quick := line(args, false), line(nil, true); decoded != quick {
+			t.Errorf("%.60s:\ndecoded  %s\nadmitted %s", c.raw, decoded, quick)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -37,7 +38,7 @@ func (s *Server) callTool(ctx context.Context, r *request) reply {
 	cid := s.correlationID()
 	log := logPrincipal(s.log.With().Str("correlation_id", cid).Str("tool", t.Name).Str("agent", agent), r.sess.principal).Logger()
 
-	args, failure := s.admit(ctx, r, t)
+	args, admitted, failure := s.admit(ctx, r, t)
 	// A result that needs no decoration is written after the response's
 	// opening, in one buffer sized for both, instead of copied into it.
 	var head []byte
@@ -101,7 +102,7 @@ func (s *Server) callTool(ctx context.Context, r *request) reply {
 			code = failure.Code
 		}
 		s.metrics.Observe(t.Name, d, code)
-		s.audit(&log, t.AuditOmit, r.p.Arguments, args, d, failure)
+		s.audit(&log, t.AuditOmit, r.p.Arguments, args, admitted, d, failure)
 	}
 	return rep
 }
@@ -125,20 +126,29 @@ func logPrincipal(c zerolog.Context, p Principal) zerolog.Context {
 	return c
 }
 
-// admit decodes and checks a call before it may run.
-func (s *Server) admit(ctx context.Context, r *request, t *registered) (any, *mcperr.Error) {
-	args, err := validate.Decode(r.p.Arguments)
-	if err != nil {
-		return nil, validate.DecodeError(err)
+// admit checks a call before it may run. Arguments the input schema's quick
+// walk admits are not decoded here (admitted: the handler decodes them into
+// its own type); the rest are decoded, their optional nulls dropped, and
+// checked, which writes the error a model sees.
+func (s *Server) admit(ctx context.Context, r *request, t *registered) (args any, admitted bool, failure *mcperr.Error) {
+	admitted = t.schema.Admits(r.p.Arguments)
+	if !admitted {
+		var err error
+		if args, err = validate.Decode(r.p.Arguments); err != nil {
+			return nil, false, validate.DecodeError(err)
+		}
 	}
 	agent := r.sess.agent
 	if !s.allowed(agent, t.Name) {
-		return args, mcperr.New(mcperr.PermissionDeny, "agent %q may not call %s", agent, t.Name)
+		return args, admitted, mcperr.New(mcperr.PermissionDeny, "agent %q may not call %s", agent, t.Name)
 	}
 	if ok, wait := s.opts.Limiter.Allow(agent, t.Name); !ok {
 		e := mcperr.New(mcperr.RateLimit, "rate limit for %s exceeded; retry in %s", t.Name, wait.Round(time.Millisecond))
 		e.RetryAfter = wait
-		return args, e
+		return args, admitted, e
+	}
+	if admitted {
+		return nil, true, nil
 	}
 	// A null is always the bytes "null": most calls have none to drop.
 	if bytes.Contains(r.p.Arguments, []byte("null")) && t.schema.DropOptionalNulls(args) {
@@ -149,9 +159,9 @@ func (s *Server) admit(ctx context.Context, r *request, t *registered) (any, *mc
 		}
 	}
 	if verr := t.schema.CheckValue(args); verr != nil {
-		return args, verr
+		return args, false, verr
 	}
-	return args, nil
+	return args, false, nil
 }
 
 func (s *Server) timeoutOf(t *registered) time.Duration {
@@ -444,7 +454,10 @@ const (
 	auditValues   = 64
 )
 
-func (s *Server) audit(log *zerolog.Logger, omit []string, raw []byte, args any, d time.Duration, failure *mcperr.Error) {
+// audit writes the call's audit line. args are the decoded arguments, or
+// nil when they could not be decoded or were admitted without decoding
+// (admitted: well-formed and checked).
+func (s *Server) audit(log *zerolog.Logger, omit []string, raw []byte, args any, admitted bool, d time.Duration, failure *mcperr.Error) {
 	ev := log.Info()
 	if failure != nil {
 		ev = log.Warn().Str("error_code", string(failure.Code))
@@ -452,22 +465,24 @@ func (s *Server) audit(log *zerolog.Logger, omit []string, raw []byte, args any,
 	if !ev.Enabled() {
 		return
 	}
+	small := len(raw) <= 4*auditArgLimit
+	if admitted {
+		if small && !rawNeedsRewrite(raw, omit) {
+			ev = compactArgs(ev, raw)
+		} else {
+			// Rare: decoded here, after the answer has gone out.
+			args, _ = validate.Decode(raw)
+		}
+	}
 	switch {
-	case args == nil && len(raw) > 0:
-		ev = ev.Int("args_bytes", len(raw))
-	case args != nil && !needsRewrite(args, omit) && len(raw) <= 4*auditArgLimit:
-		// raw decoded, so it is well-formed (or empty: no arguments, and
-		// no args field); without white space it is compact already, as
-		// most clients send it.
-		if len(raw) > 0 && !bytes.ContainsAny(raw, " \t\r\n") {
-			ev = ev.RawJSON("args", raw)
-			break
+	case admitted && args == nil:
+	case args == nil:
+		if len(raw) > 0 {
+			ev = ev.Int("args_bytes", len(raw))
 		}
-		var buf bytes.Buffer
-		if json.Compact(&buf, raw) == nil {
-			ev = ev.RawJSON("args", buf.Bytes())
-		}
-	case args != nil:
+	case small && !needsRewrite(args, omit):
+		ev = compactArgs(ev, raw)
+	default:
 		// Secret-named keys, long strings, omitted arguments and large
 		// documents are rewritten; secret values anywhere are masked by the
 		// log writer.
@@ -502,6 +517,52 @@ func omittedNote(v any) string {
 
 // needsRewrite reports whether decoded arguments hold a secret-named key, an
 // omitted argument, or a string too long for a log line.
+// compactArgs logs well-formed arguments as sent: without white space they
+// are compact already, as most clients send them.
+func compactArgs(ev *zerolog.Event, raw []byte) *zerolog.Event {
+	if len(raw) == 0 {
+		return ev // no arguments, and no args field
+	}
+	if !bytes.ContainsAny(raw, " \t\r\n") {
+		return ev.RawJSON("args", raw)
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) == nil {
+		ev = ev.RawJSON("args", buf.Bytes())
+	}
+	return ev
+}
+
+// rawNeedsRewrite is needsRewrite over well-formed arguments as sent: a
+// string followed by ':' is a member name, any other a value.
+func rawNeedsRewrite(raw []byte, omit []string) bool {
+	depth := 0
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case '"':
+			end, escaped, err := jsonscan.String(raw, i)
+			if err != nil {
+				return true
+			}
+			body := raw[i+1 : end-1]
+			if j := jsonscan.SkipSpace(raw, end); j < len(raw) && raw[j] == ':' {
+				k := jsonscan.Unquote(raw[i:end], escaped)
+				if logging.IsSecretKey(k) || (depth == 1 && slices.Contains(omit, k)) {
+					return true
+				}
+			} else if len(body) > auditArgLimit || bytes.Contains(body, []byte("://")) && secretOrLong(jsonscan.Unquote(raw[i:end], escaped)) {
+				return true
+			}
+			i = end - 1
+		}
+	}
+	return false
+}
+
 func needsRewrite(v any, omit []string) bool {
 	if m, ok := v.(map[string]any); ok {
 		for _, k := range omit {
