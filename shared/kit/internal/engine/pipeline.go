@@ -293,7 +293,7 @@ var appendBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // maxPooledBuf is the largest buffer kept for the next result, so that one
 // large result does not stay in memory.
-const maxPooledBuf = 64 << 10
+const maxPooledBuf = 256 << 10
 
 // marshal encodes v as json.Marshal does into a pooled buffer; b is valid
 // until done is called. A result that encodes itself (appender) does so,
