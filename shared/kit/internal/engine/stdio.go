@@ -42,6 +42,7 @@ func (s *Server) ServeStdio(ctx context.Context, agent string, in io.Reader, out
 	ctx, cancelCause := context.WithCancelCause(context.WithoutCancel(ctx))
 	cancel := func() { cancelCause(context.Canceled) }
 	defer cancel()
+	growPipe(out)
 	w := &lineWriter{w: out}
 	sess := s.newSession("stdio", agent, overStdio)
 	defer sess.close()
