@@ -57,7 +57,7 @@ func WriteReference(ctx context.Context, w io.Writer, spec Spec) error {
 	if err := f.Parse(nil, getenv); err != nil {
 		return fmt.Errorf("apply %s's default settings: %w", spec.Name, err)
 	}
-	env := newEnv(spec, getenv, io.Discard, "error", nil)
+	env := NewEnv(spec, getenv, io.Discard, "error", nil)
 	env.Stdout = io.Discard
 	tools, cleanup, err := spec.Setup(ctx, env)
 	if err != nil {

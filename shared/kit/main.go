@@ -120,7 +120,7 @@ func run(ctx context.Context, spec Spec, cfg *config, io IO) error {
 	// gathers those arriving during a write: one write for many under load.
 	logs := logging.NewBatchWriter(io.Stderr)
 	defer logs.Close()
-	env := newEnv(spec, io.Getenv, logs, cfg.LogLevel, red)
+	env := NewEnv(spec, io.Getenv, logs, cfg.LogLevel, red)
 	defer env.cleanup()
 	env.ReadOnly = cfg.ReadOnly
 	log := env.Logger
@@ -260,7 +260,7 @@ func runCommand(spec Spec, c Command, args []string, io IO) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logs := logging.NewBatchWriter(io.Stderr)
-	env := newEnv(spec, io.Getenv, logs, level, logging.NewRedactor(f.Secrets()...))
+	env := NewEnv(spec, io.Getenv, logs, level, logging.NewRedactor(f.Secrets()...))
 	env.Stdout, env.Args = io.Stdout, f.Args()
 	err := c.Run(ctx, env)
 	if err == nil && (len(env.workers) > 0 || len(env.listeners) > 0) {

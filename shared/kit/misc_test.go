@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/buildinfo"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/engine"
+	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 	"github.com/mcp-fleet/mcp-fleet/shared/untrusted"
@@ -185,6 +187,36 @@ func TestDocsListResources(t *testing.T) {
 			t.Errorf("reference lacks %q", want)
 		}
 	}
+}
+
+// TestNewEnv: an Env built outside Main has what Main's has — a logger
+// (to the given writer, at the given level, secrets redacted), the linked
+// version where the spec names none, its own metrics, notifier and health.
+func TestNewEnv(t *testing.T) {
+	var logs bytes.Buffer
+	env := kit.NewEnv(kit.Spec{Info: kit.Info{Name: "demo"}}, func(string) string { return "" }, &logs, "info",
+		logging.NewRedactor("hunter2-secret-value"))
+	if env.Info.Version != buildinfo.Version() || env.Info.Commit != buildinfo.Commit() {
+		t.Errorf("version %q commit %q, want the linked %q %q", env.Info.Version, env.Info.Commit, buildinfo.Version(), buildinfo.Commit())
+	}
+	if env.Logger == nil || env.Redactor == nil || env.Metrics == nil || env.Notifier == nil || env.Health == nil {
+		t.Fatalf("env lacks a service: %+v", env)
+	}
+	env.Logger.Debug().Msg("below the level")
+	env.Logger.Info().Str("token", "x hunter2-secret-value").Msg("started")
+	line := logs.String()
+	if strings.Contains(line, "below the level") || !strings.Contains(line, `"message":"started"`) ||
+		!strings.Contains(line, `"service":"demo"`) || strings.Contains(line, "hunter2") {
+		t.Errorf("logged %q", line)
+	}
+	if rep := env.Health.Report(context.Background()); !rep.OK {
+		t.Errorf("a fresh env's health: %+v", rep)
+	}
+	named := kit.NewEnv(kit.Spec{Info: kit.Info{Name: "demo", Version: "1.2.3", Commit: "abc"}}, nil, io.Discard, "", nil)
+	if named.Info.Version != "1.2.3" || named.Info.Commit != "abc" || named.Redactor == nil {
+		t.Errorf("a spec naming its version: %+v, redactor %v", named.Info, named.Redactor)
+	}
+	named.Logger.Warn().Msg("to nowhere") // a logger, even when nothing reads it
 }
 
 // TestEnvDataPath: a configured path is kept; without one the name is

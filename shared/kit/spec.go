@@ -133,9 +133,19 @@ type IO struct {
 	StdinIsTerminal bool
 }
 
-func newEnv(spec Spec, getenv func(string) string, stderr io.Writer, level string, red *logging.Redactor) *Env {
+// NewEnv builds the Env that Main gives Setup and commands: the spec's Info
+// (with the linked version and commit where it names none), its own
+// metrics, notifier and health, and a logger writing to logs at level
+// (debug, info, warn, error), passed through red (an empty redactor when
+// nil). Tests and tools that run a Setup or a command outside Main build
+// their Env with it, so that what they run logs and reports its version as
+// under Main.
+func NewEnv(spec Spec, getenv func(string) string, logs io.Writer, level string, red *logging.Redactor) *Env {
 	spec = linked(spec)
-	log := logging.New(stderr, level, red, spec.Name)
+	if red == nil {
+		red = logging.NewRedactor()
+	}
+	log := logging.New(logs, level, red, spec.Name)
 	return &Env{Info: spec.Info, Getenv: getenv, Logger: &log, Redactor: red, Metrics: metrics.New(spec.Name),
 		Notifier: NewNotifier(), Health: NewHealth()}
 }

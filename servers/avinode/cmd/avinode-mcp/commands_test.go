@@ -21,7 +21,6 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
-	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 )
 
 // mainIn runs the binary's Main in this process with env.
@@ -97,10 +96,9 @@ func serviceEnv(t *testing.T, env map[string]string, args ...string) (*kit.Env, 
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	red := logging.NewRedactor()
-	log := logging.New(&logs, "debug", red, "avinode")
-	return &kit.Env{Info: spec().Info, Getenv: func(k string) string { return env[k] }, Logger: &log, Redactor: red,
-		Metrics: metrics.New("avinode"), Notifier: kit.NewNotifier(), Health: kit.NewHealth(), Stdout: io.Discard}, &s, w, &logs
+	kenv := kit.NewEnv(spec(), func(k string) string { return env[k] }, &logs, "debug", logging.NewRedactor(f.Secrets()...))
+	kenv.Stdout = io.Discard
+	return kenv, &s, w, &logs
 }
 
 // TestServiceInProcess builds the service as `avinode-mcp webhooks` does and

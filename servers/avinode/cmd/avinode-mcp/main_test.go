@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -12,12 +11,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcp-fleet/mcp-fleet/servers/avinode/internal/fakeavinode"
-	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
-	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
-	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
 )
 
@@ -310,29 +306,11 @@ func TestSetupInProcess(t *testing.T) {
 		{"mock, processing by the service", map[string]string{"AVINODE_WEBHOOK_PROCESSING": "service"}, "mock"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := spec()
-			f := cli.NewFlags("avinode-mcp")
-			s.Flags(f)
-			if err := f.Parse(nil, func(k string) string { return tc.env[k] }); err != nil {
-				t.Fatal(err)
-			}
-			data := t.TempDir()
-			// As kit.Main does: the Secret flags' values go to the redactor.
-			red := logging.NewRedactor(f.Secrets()...)
-			log := logging.New(&bytes.Buffer{}, "error", red, "avinode")
-			env := &kit.Env{Info: s.Info, Metrics: metrics.New("avinode"), Redactor: red, Logger: &log, Notifier: kit.NewNotifier(),
-				Health: kit.NewHealth(), Getenv: func(k string) string {
-					if k == "MCP_DATA_DIR" {
-						return data
-					}
-					return tc.env[k]
-				}}
-			tools, cleanup, err := s.Setup(context.Background(), env)
+			tools, env, err := mcptest.Setup(t, spec(), nil, tc.env)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer cleanup()
-			srv, err := kit.New(s.Info, tools, kit.Options{})
+			srv, err := kit.New(env.Info, tools, kit.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -344,7 +322,7 @@ func TestSetupInProcess(t *testing.T) {
 			if res.Marketplace != tc.want {
 				t.Errorf("marketplace %q, want %q", res.Marketplace, tc.want)
 			}
-			if red.String("x "+apiToken) == "x "+apiToken && tc.want == "avinode" {
+			if env.Redactor.String("x "+apiToken) == "x "+apiToken && tc.want == "avinode" {
 				t.Error("the API token was not registered with the redactor")
 			}
 		})

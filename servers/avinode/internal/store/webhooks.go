@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -49,7 +50,8 @@ type Pointer struct {
 // Incoming is a notification to store.
 type Incoming struct {
 	Pointer
-	// Raw is the body as received (a JSON object).
+	// Raw is the body as received (a JSON object). It is kept as text,
+	// but never with a NUL character: see RefusedError.
 	Raw               []byte
 	Source, SourceIP  string
 	SignatureVerified bool
@@ -68,6 +70,66 @@ func (in Incoming) withDefaults() Incoming {
 		in.MaxRetries = DefaultMaxRetries
 	}
 	return in
+}
+
+// RefusedError is a notification the store will not hold because one of
+// its texts holds a NUL character (U+0000): PostgreSQL's text cannot hold
+// one, so the insert of a whole batch would fail for it (SQLite would store
+// it), and a raw payload is refused for the JSON escape \u0000 too, which
+// PostgreSQL's jsonb cannot hold, so that every stored payload reads as
+// jsonb. Nothing of the notification is stored; the notifications stored
+// with it are not affected.
+type RefusedError struct {
+	// ID is the notification's Avinode event id.
+	ID string
+	// Field is what holds the NUL: id, href, type or tripId (the
+	// pointer's), source, source_ip, or payload (the raw body).
+	Field string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("store: webhook event %q not stored: its %s holds a NUL character (U+0000), which the store cannot hold", e.ID, e.Field)
+}
+
+// refusal is the RefusedError for in when the store cannot hold it, else
+// nil.
+func (in Incoming) refusal() *RefusedError {
+	field := ""
+	switch {
+	case strings.IndexByte(in.ID, 0) >= 0:
+		field = "id"
+	case strings.IndexByte(in.Href, 0) >= 0:
+		field = "href"
+	case strings.IndexByte(in.Type, 0) >= 0:
+		field = "type"
+	case strings.IndexByte(in.TripRef, 0) >= 0:
+		field = "tripId"
+	case strings.IndexByte(in.Source, 0) >= 0:
+		field = "source"
+	case strings.IndexByte(in.SourceIP, 0) >= 0:
+		field = "source_ip"
+	case bytes.IndexByte(in.Raw, 0) >= 0 || escapesNUL(in.Raw):
+		field = "payload"
+	default:
+		return nil
+	}
+	return &RefusedError{ID: in.ID, Field: field}
+}
+
+// escapesNUL reports whether the JSON text b writes a NUL character as
+// \u0000. Outside strings JSON has no backslash, and in them a backslash
+// escapes the character after it: \\u0000 is a backslash and "u0000".
+func escapesNUL(b []byte) bool {
+	for {
+		i := bytes.IndexByte(b, '\\')
+		if i < 0 || i+1 == len(b) {
+			return false
+		}
+		if b[i+1] == 'u' && len(b) >= i+6 && string(b[i+2:i+6]) == "0000" {
+			return true
+		}
+		b = b[i+2:]
+	}
 }
 
 // verifiedFlag is SignatureVerified as the signature_verified column holds
@@ -144,19 +206,22 @@ func newEventID() string {
 }
 
 // Received is what storing one notification did: the stored event's id and
-// delivery count, and whether it was new.
+// delivery count, and whether it was new; or, with Refused set, that the
+// store refused it and stored nothing of it.
 type Received struct {
 	ID         string
 	Deliveries int
 	Fresh      bool
+	Refused    *RefusedError
 }
 
 // ReceiveWebhookEvents stores notifications that arrived together (a
 // receiver commits them at once), in one transaction: each new one as a
 // pending event, each one whose Avinode event id is stored already —
 // earlier, or earlier in ins — by counting the redelivery on the stored row.
-// It returns what it did for each, in the order of ins. Nothing is stored
-// unless all are.
+// It returns what it did for each, in the order of ins. One the store
+// cannot hold is refused on its own (Received.Refused), the others stored
+// without it; otherwise nothing is stored unless all are.
 func (s *Store) ReceiveWebhookEvents(ctx context.Context, ins []Incoming) ([]Received, error) {
 	if s.d == postgresDialect {
 		return s.receivePostgres(ctx, ins)
@@ -164,6 +229,10 @@ func (s *Store) ReceiveWebhookEvents(ctx context.Context, ins []Incoming) ([]Rec
 	out := make([]Received, len(ins))
 	err := s.Update(ctx, func(tx *Tx) error {
 		for i, in := range ins {
+			if r := in.refusal(); r != nil {
+				out[i] = Received{Refused: r}
+				continue
+			}
 			var err error
 			if out[i], err = tx.receive(ctx, in); err != nil {
 				return err
@@ -193,9 +262,14 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 		at         string // the first delivery's time, as stored
 		lastAt     string // the latest delivery's time
 	}
+	out := make([]Received, len(ins))
 	byID := make(map[string]*event, len(ins))
 	events := make([]*event, 0, len(ins))
-	for _, in := range ins {
+	for i, in := range ins {
+		if r := in.refusal(); r != nil {
+			out[i].Refused = r
+			continue
+		}
 		in = in.withDefaults()
 		at := ts(in.ReceivedAt)
 		if e := byID[in.ID]; e != nil {
@@ -206,6 +280,9 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 		e := &event{Incoming: in, newID: newEventID(), deliveries: 1, at: at, lastAt: at}
 		byID[in.ID] = e
 		events = append(events, e)
+	}
+	if len(events) == 0 {
+		return out, nil
 	}
 	slices.SortFunc(events, func(a, b *event) int { return strings.Compare(a.ID, b.ID) })
 	n := len(events)
@@ -289,9 +366,11 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 	}
 	// An event's deliveries in ins are its latest: the j-th of k brought it
 	// to stored-k+j, and only the first of a new event is fresh.
-	out := make([]Received, len(ins))
 	seen := make(map[string]int, n)
 	for i, in := range ins {
+		if out[i].Refused != nil {
+			continue
+		}
 		e, st := byID[in.ID], got[in.ID]
 		if st.id == "" {
 			return nil, fmt.Errorf("store: webhook event %s was neither stored nor counted", in.ID)
@@ -393,8 +472,13 @@ func (t *Tx) EnqueueWebhookEvent(ctx context.Context, in Incoming) (*WebhookEven
 	return &evs[0], r.Fresh, nil
 }
 
-// receive inserts the notification, or counts a redelivery.
+// receive inserts the notification, or counts a redelivery; a notification
+// the store cannot hold is a *RefusedError, before anything is sent (the
+// transaction is not spoilt).
 func (t *Tx) receive(ctx context.Context, in Incoming) (Received, error) {
+	if r := in.refusal(); r != nil {
+		return Received{}, r
+	}
 	in = in.withDefaults()
 	at := ts(in.ReceivedAt)
 	r := Received{Deliveries: 1, Fresh: true}

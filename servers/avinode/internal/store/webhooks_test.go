@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -555,6 +556,96 @@ func TestReceiveBatchKeepsEveryByte(t *testing.T) {
 				ev.Payload != string(in.Raw) || !got[i].Fresh || ev.Deliveries != 1 {
 				t.Errorf("%q stored as %+v (%+v)", odd[i], ev, got[i])
 			}
+		}
+	})
+}
+
+// TestReceiveBatchRefusesNUL: in a batch, a delivery with a NUL character
+// in one of its texts, or written as \u0000 in its raw payload, is refused
+// on its own, naming the field, on both stores alike (PostgreSQL's text
+// would refuse the whole batch, its jsonb the escape); the others, a
+// payload with an escaped backslash before "u0000" among them, are stored
+// with every byte. A refusal in a transaction leaves it usable.
+func TestReceiveBatchRefusesNUL(t *testing.T) {
+	forEach(t, func(t *testing.T, s *store.Store, _ *changeLog) {
+		ctx := context.Background()
+		withRaw := func(id, raw string) store.Incoming {
+			in := pointer(id)
+			in.Raw = []byte(raw)
+			return in
+		}
+		nulTrip := pointer("asellermsg-801")
+		nulTrip.TripRef = "QQ\x00263P"
+		nulHref := pointer("asellermsg-802")
+		nulHref.Href += "\x00"
+		nulID := pointer("asellermsg-803\x00")
+		nulIP := pointer("asellermsg-804")
+		nulIP.SourceIP = "\x00"
+		ins := []store.Incoming{
+			pointer("asellermsg-800"),
+			nulTrip,
+			withRaw("asellermsg-805", `{"id":"asellermsg-805","note":"a\u0000b"}`),
+			withRaw("asellermsg-806", `{"id":"asellermsg-806","note":"a\\u0000b","n":"\\"}`),
+			nulHref,
+			withRaw("asellermsg-807", "{\"id\":\"asellermsg-807\",\"note\":\"\x00\"}"),
+			nulID,
+			withRaw("asellermsg-808", `{"id":"asellermsg-808","deep":{"\u0000":["x"]}}`),
+			nulIP,
+			pointer("asellermsg-800"),
+		}
+		refused := map[int]string{1: "tripId", 2: "payload", 4: "href", 5: "payload", 6: "id", 7: "payload", 8: "source_ip"}
+		got, err := s.ReceiveWebhookEvents(ctx, ins)
+		if err != nil || len(got) != len(ins) {
+			t.Fatalf("batch = %+v, %v", got, err)
+		}
+		for i, r := range got {
+			if field, ok := refused[i]; ok {
+				if r.Refused == nil || r.Refused.Field != field || r.Refused.ID != ins[i].ID || r.ID != "" || r.Fresh {
+					t.Errorf("delivery %d = %+v (%v), want refused for its %s", i, r, r.Refused, field)
+				} else if msg := r.Refused.Error(); !strings.Contains(msg, field) || !strings.Contains(msg, "NUL") || strings.Contains(msg, "\x00") {
+					t.Errorf("delivery %d refused with %q", i, msg)
+				}
+				continue
+			}
+			if r.Refused != nil {
+				t.Errorf("delivery %d refused: %v", i, r.Refused)
+				continue
+			}
+			ev, err := s.WebhookEvent(ctx, r.ID)
+			if err != nil || ev.AvinodeEventID != ins[i].ID || ev.Payload != string(ins[i].Raw) {
+				t.Errorf("delivery %d stored as %+v, %v", i, ev, err)
+			}
+		}
+		if !got[0].Fresh || got[9].Fresh || got[9].ID != got[0].ID || got[9].Deliveries != 2 || !got[3].Fresh {
+			t.Errorf("the stored deliveries: %+v", got)
+		}
+		evs, err := s.WebhookEvents(ctx, store.EventFilter{Limit: 50})
+		if err != nil || len(evs) != 2 {
+			t.Errorf("%d events stored, want 2: %v", len(evs), err)
+		}
+
+		// A batch of refused deliveries only stores nothing and fails
+		// nothing.
+		got, err = s.ReceiveWebhookEvents(ctx, []store.Incoming{nulTrip, nulID})
+		if err != nil || len(got) != 2 || got[0].Refused == nil || got[1].Refused == nil {
+			t.Errorf("a batch of refused deliveries: %+v, %v", got, err)
+		}
+
+		// One at a time, the refusal is the error; in a transaction it
+		// leaves the transaction good for what follows.
+		if _, _, err := s.ReceiveWebhookEvent(ctx, nulHref); !errors.As(err, new(*store.RefusedError)) {
+			t.Errorf("one delivery with a NUL: %v", err)
+		}
+		update(t, s, func(tx *store.Tx) error {
+			if _, _, err := tx.EnqueueWebhookEvent(ctx, nulTrip); !errors.As(err, new(*store.RefusedError)) {
+				t.Errorf("enqueued with a NUL: %v", err)
+			}
+			_, _, err := tx.EnqueueWebhookEvent(ctx, pointer("asellermsg-809"))
+			return err
+		})
+		evs, err = s.WebhookEvents(ctx, store.EventFilter{Limit: 50})
+		if err != nil || len(evs) != 3 || !slices.ContainsFunc(evs, func(e store.WebhookEvent) bool { return e.AvinodeEventID == "asellermsg-809" }) {
+			t.Errorf("after the transaction: %+v, %v", evs, err)
 		}
 	})
 }

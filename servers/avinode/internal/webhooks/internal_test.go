@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -352,7 +353,8 @@ func TestFlatStringsAgreesWithDecoder(t *testing.T) {
 		`{"id":"a","id":"b"}`, `{"id":"a","ID":"b"}`, `{"id":"a" "type":"b"}`, `{"id":"a",}`, `{,}`, `{"id":"a"}x`,
 		`{"id":"a"}{}`, `{"id":"a\"b"}`, `{"id":"a\u0041"}`, `{"id":"a\\"}`, "{\"id\":\"a\tb\"}", `{"id":1}`,
 		`{"id":null}`, `{"id":true}`, `{"id":["a"]}`, `{"id":{"x":"y"}}`, `{"id":"a"`, `{"id":`, `{"id"`, `{`, `[]`,
-		`"id"`, ``, `   `, `{"id":'a'}`, `{id:"a"}`, `{"id":"é ü"}`, "\u00a0{}", `{"a":"1","b":"2","c":"3","d":"4",` +
+		`"id"`, ``, `   `, `{"id":'a'}`, `{id:"a"}`, `{"id":"é ü"}`, "\u00a0{}", `{"id":"a\u0000"}`, "{\"id\":\"a\x00\"}",
+		"{\"id\":\"a\"}\x00", `{"a\u0000":"x"}`, `{"a":"1","b":"2","c":"3","d":"4",` +
 			`"e":"5","f":"6","g":"7","h":"8","i":"9","j":"10","k":"11","l":"12","m":"13","n":"14","o":"15","p":"16"}`,
 		`{"a":"1","b":"2","c":"3","d":"4","e":"5","f":"6","g":"7","h":"8","i":"9","j":"10","k":"11","l":"12","m":"13",` +
 			`"n":"14","o":"15","p":"16","q":"17"}`,
@@ -403,4 +405,85 @@ func TestFlatStringsAgreesWithDecoder(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestParseRefusesNUL: a NUL character anywhere in a delivery — escaped, in
+// a key or a value at any depth, or as a byte — is refused by both readings
+// of a body, the field named; an escaped backslash before "u0000" is no
+// NUL and is accepted.
+func TestParseRefusesNUL(t *testing.T) {
+	rc := &Receiver{decoding: validate.Limits{MaxDepth: 32, MaxValues: 10_000}}
+	const head = `"id":"arfq-1","href":"https://a.example/rfqs/arfq-1","type":"rfqs"`
+	for body, field := range map[string]string{
+		`{"id":"arfq-1\u0000","href":"https://a.example/b","type":"rfqs"}`: "id",
+		`{"id":"arfq-1","href":"https://a.example/\u0000","type":"rfqs"}`:  "href",
+		`{"id":"arfq-1","href":"https://a.example/b","type":"\u0000rfqs"}`: "type",
+		`{` + head + `,"tripId":"T\u0000"}`:                                "tripId",
+		`{` + head + `,"z":"\u0000","a":"\u0000"}`:                         "a",
+		`{` + head + `,"m":{"x":[1,{"y":"\u0000"}]}}`:                      "m.x[1].y",
+		`{` + head + `,"\u0000":"x"}`:                                      `\u0000`,
+		`{` + head + `,"m":{"a\u0000b":null}}`:                             `m.a\u0000b`,
+		`{` + head + `,"n":"\\\u0000"}`:                                    "n",
+		"{" + head + ",\"n\":\"\x00\"}":                                    "",
+		"{" + head + "}\x00":                                               "",
+	} {
+		if _, ok := flatStrings([]byte(body)); ok {
+			t.Errorf("%q: read as a flat object", body)
+		}
+		_, got, err := rc.parse([]byte(body))
+		if err == nil || got != field {
+			t.Errorf("%q: field %q, %v; want %q refused", body, got, err, field)
+		} else if field != "" && !strings.Contains(err.Error(), "NUL") {
+			t.Errorf("%q: refused with %q", body, err)
+		}
+	}
+	for _, body := range []string{`{` + head + `,"n":"\\u0000"}`, `{` + head + `,"n":"u0000","m":"\u0001"}`} {
+		if _, field, err := rc.parse([]byte(body)); err != nil {
+			t.Errorf("%q: refused (%s): %v", body, field, err)
+		}
+	}
+}
+
+// TestCommitterRefusesOnlyTheNUL: of deliveries committed together, on
+// both stores, one the store cannot hold (a NUL its checks let through) is
+// answered as refused, and the others are stored.
+func TestCommitterRefusesOnlyTheNUL(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		st := db.Open(t, store.Options{})
+		c := newCommitter(st, DefaultStoreTimeout)
+		c.gatherWait = time.Minute // all five in one batch
+		const n, bad = 5, 2
+		for range n {
+			c.arrive()
+		}
+		res := make([]store.Received, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				id := fmt.Sprintf("asellermsg-%d", 900+i)
+				in := store.Incoming{Pointer: store.Pointer{ID: id, Href: "https://a.example/tripmsgs/" + id, Type: "tripmsgs"},
+					Raw: []byte(`{"id":"` + id + `"}`), Source: store.SourceAvinode}
+				if i == bad {
+					in.TripRef = "T\x00"
+				}
+				res[i], errs[i] = c.store(in)
+			})
+		}
+		wg.Wait()
+		for i, r := range res {
+			switch {
+			case errs[i] != nil:
+				t.Errorf("delivery %d: %v", i, errs[i])
+			case i == bad && (r.Refused == nil || r.Refused.Field != "tripId" || r.ID != ""):
+				t.Errorf("the NUL delivery: %+v", r)
+			case i != bad && (r.Refused != nil || !r.Fresh || r.ID == ""):
+				t.Errorf("delivery %d: %+v", i, r)
+			}
+		}
+		evs, err := st.WebhookEvents(context.Background(), store.EventFilter{})
+		if err != nil || len(evs) != n-1 {
+			t.Errorf("%d events stored, want %d: %v", len(evs), n-1, err)
+		}
+	})
 }

@@ -30,10 +30,12 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -476,6 +478,12 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeAnswer(w, http.StatusServiceUnavailable, answer{Status: "unavailable", Error: "the notification could not be stored; deliver it again"})
 		return
 	}
+	if ev.Refused != nil {
+		// The checks above let nothing through that the store refuses;
+		// should one, it is the sender's to mend, not to deliver again.
+		rc.refuse(w, src, refusal{http.StatusBadRequest, "payload", ev.Refused.Field + " holds a NUL character (U+0000), which is not accepted", ev.Refused.Field})
+		return
+	}
 	status := "stored"
 	if ev.Fresh {
 		rc.instr.count(rc.cfg.Metrics, "avinode_webhook_received", "webhook events received and stored")
@@ -601,9 +609,10 @@ func shaped(s string, max int, letterFirst bool, extra string) bool {
 }
 
 // parse validates a pointer: a JSON object (decoded within bounds, no key
-// twice) with a string id, an absolute http(s) href and a type; tripId, when
-// present, a short string. Other fields are allowed: Avinode adds fields
-// without notice. It names the offending field in its error.
+// twice, no NUL character anywhere) with a string id, an absolute http(s)
+// href and a type; tripId, when present, a short string. Other fields are
+// allowed: Avinode adds fields without notice. It names the offending field
+// in its error.
 func (rc *Receiver) parse(body []byte) (store.Pointer, string, error) {
 	var p store.Pointer
 	if !utf8.Valid(body) {
@@ -622,6 +631,14 @@ func (rc *Receiver) parse(body []byte) (store.Pointer, string, error) {
 		obj, ok := v.(map[string]any)
 		if !ok {
 			return p, "", errors.New("the body must be a JSON object")
+		}
+		// The body is stored as it came, and PostgreSQL holds no NUL in
+		// text or jsonb: one would fail the batch it is committed with.
+		// JSON writes it only as this escape (a flat object has none).
+		if bytes.Contains(body, []byte(`\u0000`)) {
+			if field, ok := nulField(obj, ""); ok {
+				return p, field, fmt.Errorf("%s holds a NUL character (U+0000), which is not accepted", field)
+			}
 		}
 		look = func(name string) (s string, present, isString bool) {
 			v := obj[name]
@@ -676,6 +693,36 @@ func (rc *Receiver) parse(body []byte) (store.Pointer, string, error) {
 		}
 	}
 	return p, "", nil
+}
+
+// nulField names the first string or key of v, in key order, that holds a
+// NUL character — as a path such as note, a.b or a.list[2] (with the NUL
+// written \u0000 in a key) — and reports whether there is one.
+func nulField(v any, path string) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return path, strings.IndexByte(v, 0) >= 0
+	case []any:
+		for i, e := range v {
+			if f, ok := nulField(e, path+"["+strconv.Itoa(i)+"]"); ok {
+				return f, true
+			}
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			name := strings.ReplaceAll(k, "\x00", `\u0000`)
+			if path != "" {
+				name = path + "." + name
+			}
+			if strings.IndexByte(k, 0) >= 0 {
+				return name, true
+			}
+			if f, ok := nulField(v[k], name); ok {
+				return f, true
+			}
+		}
+	}
+	return "", false
 }
 
 // maxFlatKeys bounds the keys flatStrings reads: a longer object goes to

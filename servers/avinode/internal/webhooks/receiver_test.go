@@ -64,6 +64,13 @@ func TestReceiverRefuses(t *testing.T) {
 			{"tripId control chars", []byte(`{"id":"arfq-1","href":"https://a/b","type":"rfqs","tripId":"a\u0007"}`), user, secret, sig([]byte(`{"id":"arfq-1","href":"https://a/b","type":"rfqs","tripId":"a\u0007"}`)), http.StatusBadRequest, "tripId"},
 			{"a key twice", []byte(`{"id":"arfq-1","id":"arfq-2","href":"https://a/b","type":"rfqs"}`), user, secret, sig([]byte(`{"id":"arfq-1","id":"arfq-2","href":"https://a/b","type":"rfqs"}`)), http.StatusBadRequest, ""},
 			{"not UTF-8", []byte("{\"id\":\"arfq-1\",\"href\":\"https://a/b\",\"type\":\"rfqs\",\"x\":\"\xff\"}"), user, secret, sig([]byte("{\"id\":\"arfq-1\",\"href\":\"https://a/b\",\"type\":\"rfqs\",\"x\":\"\xff\"}")), http.StatusBadRequest, ""},
+			{"NUL in id", []byte(`{"id":"arfq-1\u0000","href":"https://a/b","type":"rfqs"}`), user, secret, sig([]byte(`{"id":"arfq-1\u0000","href":"https://a/b","type":"rfqs"}`)), http.StatusBadRequest, "id"},
+			{"NUL in href", []byte(`{"id":"arfq-1","href":"https://a/b\u0000","type":"rfqs"}`), user, secret, sig([]byte(`{"id":"arfq-1","href":"https://a/b\u0000","type":"rfqs"}`)), http.StatusBadRequest, "href"},
+			{"NUL in tripId", []byte(`{"id":"arfq-1","href":"https://a/b","type":"rfqs","tripId":"\u0000"}`), user, secret, sig([]byte(`{"id":"arfq-1","href":"https://a/b","type":"rfqs","tripId":"\u0000"}`)), http.StatusBadRequest, "tripId"},
+			{"NUL in another field", []byte(`{"id":"arfq-1","href":"https://a/b","type":"rfqs","note":"a\u0000b"}`), user, secret, sig([]byte(`{"id":"arfq-1","href":"https://a/b","type":"rfqs","note":"a\u0000b"}`)), http.StatusBadRequest, "note"},
+			{"NUL deep down", []byte(`{"id":"arfq-1","href":"https://a/b","type":"rfqs","meta":{"list":["x","\u0000"]}}`), user, secret, sig([]byte(`{"id":"arfq-1","href":"https://a/b","type":"rfqs","meta":{"list":["x","\u0000"]}}`)), http.StatusBadRequest, "meta.list[1]"},
+			{"NUL in a key", []byte(`{"id":"arfq-1","href":"https://a/b","type":"rfqs","k\u0000":1}`), user, secret, sig([]byte(`{"id":"arfq-1","href":"https://a/b","type":"rfqs","k\u0000":1}`)), http.StatusBadRequest, `k\u0000`},
+			{"a NUL byte", []byte("{\"id\":\"arfq-1\",\"href\":\"https://a/b\",\"type\":\"rfqs\",\"note\":\"\x00\"}"), user, secret, sig([]byte("{\"id\":\"arfq-1\",\"href\":\"https://a/b\",\"type\":\"rfqs\",\"note\":\"\x00\"}")), http.StatusBadRequest, ""},
 			{"not JSON content", good, user, secret, map[string]string{"Content-Type": "text/plain", webhooks.DefaultSignatureHeader: webhooks.Sign(signingSecret, good)}, http.StatusUnsupportedMediaType, ""},
 		}
 		for _, tc := range tests {
