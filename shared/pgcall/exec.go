@@ -125,6 +125,9 @@ func (p *Pool) Exec(parent context.Context, o Options, st Statement, r Receiver)
 		if errors.As(err, &re) {
 			return nil, re.error // the caller's own
 		}
+		if err != nil && st.Prepared && (staleResult(err) || lostStatements(err)) {
+			err = unsettled{err}
+		}
 		if err != nil {
 			return nil, p.classify(parent, ctx, err, o, st.field())
 		}
@@ -135,6 +138,14 @@ func (p *Pool) Exec(parent context.Context, o Options, st Statement, r Receiver)
 // receiverError carries an error of the Receiver back to the caller as it
 // is.
 type receiverError struct{ error }
+
+// unsettled marks a Prepared statement's error that says the session lost
+// it or its result columns changed, still there after the one retry (or
+// raised by the database's own code): the SQL is the server's, so the
+// caller's input is not to blame.
+type unsettled struct{ error }
+
+func (u unsettled) Unwrap() error { return u.error }
 
 // call is one Exec on one connection.
 type call struct {

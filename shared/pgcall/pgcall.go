@@ -76,7 +76,10 @@
 // session lost it or the statement that sets the call's timeouts (the
 // database's code ran DEALLOCATE), the call is rolled back and the
 // statement prepared again, once, on the same connection — unless the
-// call's context ended meanwhile.
+// call's context ended meanwhile. Should the statement fail so again (or
+// the database's code raise those errors), the error is the database's,
+// UPSTREAM_ERROR and retryable: a Prepared statement's SQL is the
+// server's, not the caller's.
 //
 // The pool does not ping a connection before handing it out (that would be a
 // third round trip after every idle second). A connection that turns out to

@@ -571,3 +571,56 @@ func (c *hookConn) Read(b []byte) (int, error) {
 	c.read(b[:n])
 	return n, err
 }
+
+// TestPreparedStillLost: a Prepared statement still finds a statement
+// lost, or a result type changed, after its one retry, or the database's
+// own code raises the same errors: the SQL is the server's, so the error is
+// the database's (UPSTREAM, retryable), not the caller's input. The same
+// errors of an agent's SQL remain the agent's.
+func TestPreparedStillLost(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if _, err := e.admin.Exec(context.Background(), `CREATE FUNCTION lost() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN EXECUTE 'EXECUTE nowhere'; RETURN 1; END $$;
+CREATE FUNCTION replan() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  CREATE TEMP TABLE churn (a int);
+  EXECUTE 'PREPARE churn_q AS SELECT * FROM churn';
+  ALTER TABLE churn ADD COLUMN b int;
+  EXECUTE 'EXECUTE churn_q';
+  RETURN 1;
+END $$`); err != nil {
+		t.Fatal(err)
+	}
+	p, tc := e.counted(t)
+	upstream := func(what string, err error, state string) {
+		t.Helper()
+		me := mcperr.Wrap(err)
+		if me.Code != mcperr.Upstream || !me.Retryable() || !strings.Contains(me.Message, "[SQLSTATE "+state+"]") {
+			t.Errorf("%s: %v (retryable %v), want a retryable UPSTREAM_ERROR with SQLSTATE %s", what, err, me.Retryable(), state)
+		}
+	}
+	// Prepared on the first call, bound from the cache on the second,
+	// which fails, is prepared again and fails again.
+	for i, trips := range []int{2, 4} {
+		before := tc.count()
+		_, err := p.Exec(context.Background(), ro, prepared("SELECT lost()"), &rows{})
+		upstream(fmt.Sprintf("call %d", i), err, "26000")
+		if got := tc.count() - before; got != trips {
+			t.Errorf("call %d: %d round trips, want %d", i, got, trips)
+		}
+	}
+	_, err := p.Exec(context.Background(), rw, prepared("SELECT replan()"), &rows{})
+	upstream("result type changed", err, "0A000")
+	if !strings.Contains(err.Error(), "cached plan must not change result type") {
+		t.Errorf("result type changed: %v", err)
+	}
+	for _, sql := range []string{"SELECT lost()", "EXECUTE nowhere"} {
+		if _, err := p.Exec(context.Background(), ro, stmt(sql), &rows{}); codeOf(err) != mcperr.Validation {
+			t.Errorf("agent SQL %q: %v, want VALIDATION_ERROR", sql, err)
+		}
+	}
+	if r, _ := execP(t, p, ro, "SELECT $1::int", "3"); r.got[0] != "3" {
+		t.Errorf("after the errors: %v", r.got)
+	}
+}
