@@ -335,7 +335,13 @@ func (c *call) rollback() {
 		return
 	}
 	if c.st.Prepared && c.o.Mode == ReadOnly {
-		c.p.reset(c.ctx, c.pc, "ROLLBACK", unlockAllSQL)
+		// The database's code may have run and failed, or failed to
+		// reach the unlock, after it deallocated or prepared statements
+		// (which ROLLBACK does not undo): the records are checked against
+		// what the session holds, so that the next call neither binds a
+		// name the session lost (and pays the retry) nor one the code
+		// took.
+		c.p.release(c.ctx, c.pc, []string{"ROLLBACK", unlockAllSQL, heldSQL}, 0, false, cacheOf(c.pg))
 		return
 	}
 	// A write's triggers may have done what ROLLBACK does not undo (a
@@ -484,13 +490,10 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 		ps.typeNames = slices.Clone(out.TypeNames)
 	}
 	switch {
-	case c.o.Mode == ReadOnly && ps != nil && lateErr:
+	case c.o.Mode == ReadOnly && ps != nil && (lateErr || txStatus != 'I'):
 		// The unlock may not have run, its statement lost (DEALLOCATE by
-		// the database's code): both again in the background, and the
-		// records of the session's statements dropped.
-		cacheOf(c.pg).forgetAll()
-		c.rollback()
-	case c.o.Mode == ReadOnly && ps != nil && txStatus != 'I':
+		// the database's code): both again in the background, where the
+		// records of the session's statements are checked.
 		c.rollback()
 	case c.o.Mode == ReadOnly:
 		c.release(pending, false)
@@ -587,10 +590,11 @@ func (c *call) stillInside(tag string, txStatus byte) error {
 		"%s transaction, %s", word, c.o.Mode, how)
 }
 
-// drain reads the replies of pending simple queries already sent; it
-// reports whether all succeeded and left the session idle. One deadline
-// bounds it (a context would be watched message by message).
-func drain(pg *pgconn.PgConn, pending int) bool {
+// drain reads the replies of pending simple queries already sent, passing
+// their rows to row when set; it reports whether all succeeded and left
+// the session idle. One deadline bounds it (a context would be watched
+// message by message).
+func drain(pg *pgconn.PgConn, pending int, row func(values [][]byte)) bool {
 	if pending == 0 {
 		return pg.TxStatus() == 'I' && !pg.IsBusy() && !pg.IsClosed()
 	}
@@ -603,7 +607,11 @@ func drain(pg *pgconn.PgConn, pending int) bool {
 		if err != nil {
 			return false
 		}
-		switch msg.(type) {
+		switch msg := msg.(type) {
+		case *pgproto3.DataRow:
+			if row != nil {
+				row(msg.Values)
+			}
 		case *pgproto3.ErrorResponse, *pgproto3.CopyInResponse:
 			ok = false
 		case *pgproto3.ReadyForQuery:

@@ -58,9 +58,13 @@
 // sequence value, create no temporary table, and its LISTEN never takes
 // effect. What remains: statements the code prepared or deallocated (SQL
 // PREPARE and DEALLOCATE ignore ROLLBACK) — a lost statement is prepared
-// again and a name the code took is closed before it is reused — and a
-// dblink connection it opened, which DISCARD ALL does not close either. A
-// change the server reports (time zone, date style…) closes the connection.
+// again and a name the code took is closed before it is reused; after a
+// read that failed (the unlock skipped or lost), the connection's records
+// are checked against the statements its session holds, in the background
+// with the rollback, so the next call neither retries nor binds a name the
+// code took — and a dblink connection it opened, which DISCARD ALL does
+// not close either. A change the server reports (time zone, date style…)
+// closes the connection.
 //
 // A Prepared write's triggers may change anything, and writes are not the
 // hot path: a Prepared write, committed or rolled back, is reset with
@@ -468,13 +472,13 @@ func (p *Pool) retryable(ctx context.Context, attempt int, err error) bool {
 // read in the background, and the connection is pooled only if every one
 // succeeded.
 func (p *Pool) reset(ctx context.Context, pc *pgxpool.Conn, queries ...string) {
-	p.release(ctx, pc, queries, 0, false)
+	p.release(ctx, pc, queries, 0, false, nil)
 }
 
 // finish releases a connection once the replies of pending queries already
 // sent (counted in ReadyForQuery messages) have been read.
 func (p *Pool) finish(ctx context.Context, pc *pgxpool.Conn, pending int, broken bool) {
-	p.release(ctx, pc, nil, pending, broken)
+	p.release(ctx, pc, nil, pending, broken, nil)
 }
 
 // release hands a connection back to the pool in the background: it sends
@@ -482,10 +486,12 @@ func (p *Pool) finish(ctx context.Context, pc *pgxpool.Conn, pending int, broken
 // connection only if all succeeded and left the session idle outside a
 // transaction. A broken connection, or one whose call's context ended (a
 // cancel request may still be on its way to the server, where it would hit
-// the next call), is closed instead.
-func (p *Pool) release(ctx context.Context, pc *pgxpool.Conn, queries []string, pending int, broken bool) {
+// the next call), is closed instead. When sc is set, the last query is
+// heldSQL, and the statement records of sc are brought in line with its
+// answer before the connection is pooled.
+func (p *Pool) release(ctx context.Context, pc *pgxpool.Conn, queries []string, pending int, broken bool, sc *stmtCache) {
 	broken = broken || ctx.Err() != nil
-	if !broken && len(queries) == 0 && pending == 0 && drain(pc.Conn().PgConn(), 0) {
+	if !broken && len(queries) == 0 && pending == 0 && drain(pc.Conn().PgConn(), 0, nil) {
 		pc.Release() // idle already: nothing to wait for
 		return
 	}
@@ -502,13 +508,25 @@ func (p *Pool) release(ctx context.Context, pc *pgxpool.Conn, queries []string, 
 				broken = true
 			}
 		}
-		if broken || !drain(pg, pending+len(queries)) {
+		var held map[string]bool
+		var row func([][]byte)
+		if sc != nil {
+			held = map[string]bool{}
+			row = func(values [][]byte) {
+				if len(values) == 1 && values[0] != nil {
+					held[string(values[0])] = true
+				}
+			}
+		}
+		if broken || !drain(pg, pending+len(queries), row) {
 			cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 			if !pg.IsClosed() {
 				_ = pg.CancelRequest(cctx) // stop whatever may still run there
 			}
 			_ = pc.Conn().Close(cctx)
 			cancel()
+		} else if sc != nil {
+			sc.keep(held)
 		}
 		pc.Release() // a closed connection is destroyed, not pooled
 	}()

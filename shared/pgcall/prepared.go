@@ -130,6 +130,25 @@ func lostStatements(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "26000"
 }
 
+// heldSQL names the statements the session holds that were prepared
+// through the protocol: pgcall's own, as every other statement the
+// connection parses is unnamed. One the database's code prepared under a
+// name pgcall used (SQL PREPARE, after DEALLOCATE) is from_sql.
+const heldSQL = "SELECT name FROM pg_catalog.pg_prepared_statements WHERE NOT from_sql"
+
+// keep drops the records of the statements the session no longer holds as
+// pgcall prepared them (held: heldSQL's answer), the guard's and the
+// unlock's included; there is nothing of them to close.
+func (sc *stmtCache) keep(held map[string]bool) {
+	for text, ps := range sc.byText {
+		if !held[ps.name] {
+			delete(sc.byText, text)
+		}
+	}
+	sc.guard = sc.guard && held[guardName]
+	sc.unlock = sc.unlock && held[unlockName]
+}
+
 // forgetAll drops every record of the session's statements, closing them
 // on the next write in case some are still there (closing a statement that
 // does not exist is not an error), and the guard's, which is prepared again
@@ -340,7 +359,7 @@ func (c *call) recoverStale(stmtErr error) error {
 	if err := c.flush(); err != nil {
 		return err
 	}
-	if !drain(c.pg, 1) {
+	if !drain(c.pg, 1, nil) {
 		c.release(0, true)
 		return errors.New("the session did not come back after a prepared statement was refused")
 	}

@@ -624,3 +624,62 @@ END $$`); err != nil {
 		t.Errorf("after the errors: %v", r.got)
 	}
 }
+
+// TestPreparedFailedReadMeddled: the database's code in a Prepared read
+// deallocates the session's statements, or takes the name of one for a
+// statement of its own, then fails. The next call on the connection
+// prepares its statement again at once (two round trips, not a failed
+// Bind and a retry) and runs its own statement, not the one under its old
+// name; statements the session still holds stay prepared.
+func TestPreparedFailedReadMeddled(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if _, err := e.admin.Exec(context.Background(), `CREATE FUNCTION meddle(victim text) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  IF victim = '' THEN
+    EXECUTE 'DEALLOCATE ALL';
+  ELSE
+    EXECUTE format('DEALLOCATE %I', victim);
+    EXECUTE format('PREPARE %I(int) AS SELECT $1 + 1000', victim);
+  END IF;
+  RAISE EXCEPTION 'failed after changing the session''s statements';
+END $$`); err != nil {
+		t.Fatal(err)
+	}
+	p, tc := e.counted(t)
+	const own, other = "SELECT $1::int", "SELECT $1::int * 10"
+	for _, victim := range []string{"", "named"} {
+		execP(t, p, ro, own, "1")
+		execP(t, p, ro, other, "1")
+		arg := ""
+		if victim != "" {
+			r, _ := execP(t, p, ro, "SELECT name FROM pg_prepared_statements WHERE statement = $1", own)
+			arg = r.got[0]
+		}
+		_, err := p.Exec(context.Background(), ro, prepared("SELECT meddle($1)", arg), &rows{})
+		if err == nil || !strings.Contains(err.Error(), "failed after changing") {
+			t.Fatalf("victim %q: %v, want the function's error", arg, err)
+		}
+		before := tc.count()
+		if r, _ := execP(t, p, ro, own, "2"); r.got[0] != "2" {
+			t.Errorf("victim %q: the next call returned %v, want 2", arg, r.got)
+		}
+		if got := tc.count() - before; got != 2 {
+			t.Errorf("victim %q: the next call took %d round trips, want 2", arg, got)
+		}
+		// The other statement is lost with DEALLOCATE ALL, still there
+		// otherwise.
+		want := 2
+		if victim != "" {
+			want = 1
+		}
+		before = tc.count()
+		if r, _ := execP(t, p, ro, other, "2"); r.got[0] != "20" {
+			t.Errorf("victim %q: the other statement returned %v, want 20", arg, r.got)
+		}
+		if got := tc.count() - before; got != want {
+			t.Errorf("victim %q: the other statement took %d round trips, want %d", arg, got, want)
+		}
+		exec1(t, p, "SELECT 1") // agent SQL: the session reset, every record forgotten
+	}
+}
