@@ -113,7 +113,9 @@ func (p *Pool) Exec(parent context.Context, o Options, st Statement, r Receiver)
 			return nil, p.classify(parent, ctx, err, o, st.field())
 		}
 		c := &call{p: p, pc: pc, pg: pc.Conn().PgConn(), ctx: ctx, o: o, st: st}
-		if !st.Prepared {
+		if st.Prepared {
+			c.sc = cacheOf(c.pg)
+		} else {
 			forgetPrepared(c.pg) // the call ends with DISCARD ALL
 		}
 		c.stopWatch = context.AfterFunc(ctx, c.interrupt)
@@ -155,6 +157,8 @@ type call struct {
 	ctx context.Context
 	o   Options
 	st  Statement
+	// sc is the connection's statement cache, for a Prepared call.
+	sc *stmtCache
 	// firstTrip is true while a connection failure may be retried: the
 	// first round trip runs nothing of the caller's.
 	firstTrip bool
@@ -341,7 +345,7 @@ func (c *call) rollback() {
 		// what the session holds, so that the next call neither binds a
 		// name the session lost (and pays the retry) nor one the code
 		// took.
-		c.p.release(c.ctx, c.pc, []string{"ROLLBACK", unlockAllSQL, heldSQL}, 0, false, cacheOf(c.pg))
+		c.p.release(c.ctx, c.pc, []string{"ROLLBACK", unlockAllSQL, heldSQL}, 0, false, c.sc)
 		return
 	}
 	// A write's triggers may have done what ROLLBACK does not undo (a
@@ -378,9 +382,9 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 	skip := 0 // CommandCompletes of the transaction's opening
 	bind := &pgproto3.Bind{Parameters: c.st.Params, ResultFormatCodes: formats}
 	if ps != nil {
-		cacheOf(c.pg).sendClosing(fe)
+		c.sc.sendClosing(fe)
 		if begin {
-			skip = c.sendBegin(fe, cacheOf(c.pg))
+			skip = c.sendBegin(fe)
 		}
 		bind.PreparedStatement = ps.name
 	}

@@ -149,6 +149,14 @@ const (
 	ReadWrite
 )
 
+// begin is the statement that opens a transaction of the mode.
+func (m Mode) begin() string {
+	if m == ReadWrite {
+		return "BEGIN READ WRITE"
+	}
+	return "BEGIN READ ONLY"
+}
+
 func (m Mode) String() string {
 	if m == ReadWrite {
 		return "read-write"
@@ -366,11 +374,7 @@ func timeouts(d time.Duration) (statement, lock, idle int64) {
 // after which PostgreSQL refuses SET TRANSACTION READ WRITE.
 func (p *Pool) beginSQL(o Options) string {
 	var b strings.Builder
-	b.WriteString("BEGIN READ WRITE")
-	if o.Mode == ReadOnly {
-		b.Reset()
-		b.WriteString("BEGIN READ ONLY")
-	}
+	b.WriteString(o.Mode.begin())
 	if o.Timeout != p.cfg.DefaultTimeout {
 		st, lock, idle := timeouts(o.Timeout)
 		fmt.Fprintf(&b, "; SET LOCAL statement_timeout = %d; SET LOCAL lock_timeout = %d; "+

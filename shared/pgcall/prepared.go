@@ -186,23 +186,19 @@ const unlockName = "pgcall_unlock"
 // them), BEGIN in the call's mode (through the extended protocol, so that
 // an error skips everything up to the Sync), and the guard when needed. It
 // returns the statements queued, each answering CommandComplete.
-func (c *call) sendBegin(fe *pgproto3.Frontend, sc *stmtCache) int {
+func (c *call) sendBegin(fe *pgproto3.Frontend) int {
 	guard := c.o.Timeout != c.p.cfg.DefaultTimeout
-	c.guardSent = guard && !sc.guard
+	c.guardSent = guard && !c.sc.guard
 	if c.guardSent {
 		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: guardName})
 		fe.Send(&pgproto3.Parse{Name: guardName, Query: guardSQL})
 	}
-	c.unlockSent = c.o.Mode == ReadOnly && !sc.unlock
+	c.unlockSent = c.o.Mode == ReadOnly && !c.sc.unlock
 	if c.unlockSent {
 		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: unlockName})
 		fe.Send(&pgproto3.Parse{Name: unlockName, Query: unlockAllSQL})
 	}
-	begin := "BEGIN READ WRITE"
-	if c.o.Mode == ReadOnly {
-		begin = "BEGIN READ ONLY"
-	}
-	fe.Send(&pgproto3.Parse{Query: begin})
+	fe.Send(&pgproto3.Parse{Query: c.o.Mode.begin()})
 	fe.Send(&pgproto3.Bind{})
 	fe.Send(&pgproto3.Execute{})
 	if !guard {
@@ -220,10 +216,10 @@ func (c *call) sendBegin(fe *pgproto3.Frontend, sc *stmtCache) int {
 func (c *call) parseComplete() {
 	switch {
 	case c.guardSent:
-		cacheOf(c.pg).guard = true
+		c.sc.guard = true
 		c.guardSent = false
 	case c.unlockSent:
-		cacheOf(c.pg).unlock = true
+		c.sc.unlock = true
 		c.unlockSent = false
 	}
 }
@@ -238,7 +234,7 @@ var errStale = errors.New("pgcall: prepared statement is stale")
 // changed since it was prepared, or that the session lost (or the guard),
 // is prepared again once, unless the call's context ended meanwhile.
 func (c *call) runPrepared(r Receiver) (*Outcome, error) {
-	sc := cacheOf(c.pg)
+	sc := c.sc
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			// The recovery brought the connection back to idle under a
@@ -253,7 +249,7 @@ func (c *call) runPrepared(r Receiver) (*Outcome, error) {
 		cached := ps != nil
 		if !cached {
 			var err error
-			if ps, err = c.prepare(sc); errors.Is(err, errStale) {
+			if ps, err = c.prepare(); errors.Is(err, errStale) {
 				continue
 			} else if err != nil {
 				return nil, err
@@ -282,10 +278,11 @@ func (c *call) runPrepared(r Receiver) (*Outcome, error) {
 // once the server holds it. When the guard the cache records is gone from
 // the session (DEALLOCATE run by the database's code), the transaction is
 // rolled back, every record dropped, and errStale returned, once.
-func (c *call) prepare(sc *stmtCache) (*preparedStmt, error) {
+func (c *call) prepare() (*preparedStmt, error) {
+	sc := c.sc
 	fe := c.pg.Frontend()
 	sc.sendClosing(fe)
-	c.sendBegin(fe, sc)
+	c.sendBegin(fe)
 	before := 1 // the Parse messages ahead of the statement's: BEGIN's, the guard's and the unlock's
 	for _, sent := range []bool{c.guardSent, c.unlockSent} {
 		if sent {
@@ -364,9 +361,9 @@ func (c *call) recoverStale(stmtErr error) error {
 		return errors.New("the session did not come back after a prepared statement was refused")
 	}
 	if lostStatements(stmtErr) {
-		cacheOf(c.pg).forgetAll()
+		c.sc.forgetAll()
 	} else {
-		cacheOf(c.pg).drop(c.st.SQL)
+		c.sc.drop(c.st.SQL)
 	}
 	return errStale
 }
