@@ -34,15 +34,17 @@ type Statement struct {
 	Field string
 	// Prepared marks a statement the server wrote itself from identifiers
 	// it validated: one that reads or writes rows and calls nothing an
-	// agent chose (no function named in a request). It is prepared once per
-	// connection and kept there. A read-only call ends with ROLLBACK and
-	// pg_advisory_unlock_all() but no DISCARD ALL, so a call on a
-	// connection whose statement is already prepared is one round trip.
+	// agent chose (no function named in a request). Read-only, it is
+	// prepared once per connection and kept there, and the call ends with
+	// ROLLBACK and pg_advisory_unlock_all() but no DISCARD ALL, so a call
+	// on a connection whose statement is already prepared is one round
+	// trip.
 	// The database's own code it reaches (a view's function) may still
 	// change the session; ROLLBACK undoes settings and roles, the unlock
-	// the session-level advisory locks. A read-write call is reset with
-	// DISCARD ALL after it, as agent SQL is (its triggers may have changed
-	// anything), and the connection's prepared statements are forgotten.
+	// the session-level advisory locks. A read-write call runs as agent
+	// SQL does, unprepared: it is reset with DISCARD ALL after it (its
+	// triggers may have changed anything), which drops the connection's
+	// prepared statements.
 	// Agent-written SQL must never be marked Prepared.
 	Prepared bool
 }
@@ -113,7 +115,7 @@ func (p *Pool) Exec(parent context.Context, o Options, st Statement, r Receiver)
 			return nil, p.classify(parent, ctx, err, o, st.field())
 		}
 		c := &call{p: p, pc: pc, pg: pc.Conn().PgConn(), ctx: ctx, o: o, st: st}
-		if st.Prepared {
+		if st.Prepared && o.Mode == ReadOnly {
 			c.sc = cacheOf(c.pg)
 		} else {
 			forgetPrepared(c.pg) // the call ends with DISCARD ALL
@@ -157,7 +159,7 @@ type call struct {
 	ctx context.Context
 	o   Options
 	st  Statement
-	// sc is the connection's statement cache, for a Prepared call.
+	// sc is the connection's statement cache, for a Prepared read.
 	sc *stmtCache
 	// firstTrip is true while a connection failure may be retried: the
 	// first round trip runs nothing of the caller's.
@@ -258,7 +260,7 @@ func (c *call) run(r Receiver) (out *Outcome, err error) {
 			panic(p)
 		}
 	}()
-	if c.st.Prepared {
+	if c.sc != nil {
 		return c.runPrepared(r)
 	}
 	c.firstTrip = true
@@ -338,7 +340,7 @@ func (c *call) rollback() {
 		c.p.finish(c.ctx, c.pc, 0, true)
 		return
 	}
-	if c.st.Prepared && c.o.Mode == ReadOnly {
+	if c.sc != nil {
 		// The database's code may have run and failed, or failed to
 		// reach the unlock, after it deallocated or prepared statements
 		// (which ROLLBACK does not undo): the records are checked against
@@ -350,7 +352,6 @@ func (c *call) rollback() {
 	}
 	// A write's triggers may have done what ROLLBACK does not undo (a
 	// sequence's currval, a statement prepared): reset as agent SQL is.
-	forgetPrepared(c.pg)
 	c.p.reset(c.ctx, c.pc, "ROLLBACK", "DISCARD ALL")
 }
 
@@ -395,7 +396,7 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 		fe.Send(&pgproto3.Bind{Parameters: [][]byte{[]byte("{" + strings.Join(unknown, ",") + "}")}})
 		fe.Send(&pgproto3.Execute{})
 	}
-	if ps != nil && c.o.Mode == ReadOnly {
+	if ps != nil {
 		// Before the Sync: the reply comes with the statement's, and the
 		// connection is idle as soon as the caller has its result. After a
 		// failure the server skips it, and the connection is rolled back
@@ -494,7 +495,7 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 		ps.typeNames = slices.Clone(out.TypeNames)
 	}
 	switch {
-	case c.o.Mode == ReadOnly && ps != nil && (lateErr || txStatus != 'I'):
+	case ps != nil && (lateErr || txStatus != 'I'):
 		// The unlock may not have run, its statement lost (DEALLOCATE by
 		// the database's code): both again in the background, where the
 		// records of the session's statements are checked.
@@ -521,9 +522,9 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 // commit ends a read-write call: COMMIT when the statement succeeded, its
 // outcome read before the call returns, and DISCARD ALL's in the background.
 // Otherwise the transaction is rolled back in the background. A Prepared
-// write is reset too, and its connection's prepared statements forgotten:
-// a trigger may have set a setting, a role or a custom variable for the
-// session, taken an advisory lock, created a temporary table or run LISTEN.
+// write is reset too: a trigger may have set a setting, a role or a custom
+// variable for the session, taken an advisory lock, created a temporary
+// table or run LISTEN.
 func (c *call) commit(ok bool) error {
 	switch {
 	case ok && c.pg.TxStatus() == 'E':
@@ -541,7 +542,6 @@ func (c *call) commit(ok bool) error {
 	fe.Send(&pgproto3.Query{String: "COMMIT"})
 	fe.Send(&pgproto3.Query{String: "DISCARD ALL"})
 	pending := 1
-	forgetPrepared(c.pg)
 	if err := c.flush(); err != nil {
 		return err
 	}

@@ -40,16 +40,15 @@
 // statement's outcome is known.
 //
 // A Statement marked Prepared (SQL the server wrote itself, never an
-// agent's) is prepared once per connection and kept there, and its
-// read-only call ends with ROLLBACK and pg_advisory_unlock_all(): no
-// DISCARD ALL, which would drop it. The transaction's opening (BEGIN in the
-// call's mode, and the call's timeouts for the transaction when they are
-// not the session's) is pipelined in front of Bind and Execute, and a
-// read-only call's ROLLBACK and unlock in front of the Sync, so such a call
-// costs one round trip once its statement is prepared on the connection
-// (two the first time: Parse and Describe, then Bind and Execute), and the
-// server plans it from its plan cache instead of parsing and planning it
-// afresh.
+// agent's) run read-only is prepared once per connection and kept there,
+// and its call ends with ROLLBACK and pg_advisory_unlock_all(): no DISCARD
+// ALL, which would drop it. The transaction's opening (BEGIN READ ONLY, and
+// the call's timeouts for the transaction when they are not the session's)
+// is pipelined in front of Bind and Execute, and the ROLLBACK and unlock in
+// front of the Sync, so such a call costs one round trip once its
+// statement is prepared on the connection (two the first time: Parse and
+// Describe, then Bind and Execute), and the server plans it from its plan
+// cache instead of parsing and planning it afresh.
 //
 // The database's own code a Prepared read reaches (a view's function) may
 // still change the session. ROLLBACK undoes settings (set_config(…, false)
@@ -68,12 +67,13 @@
 //
 // A Prepared write's triggers may change anything, and writes are not the
 // hot path: a Prepared write, committed or rolled back, is reset with
-// DISCARD ALL after it, off the critical path, as agent SQL is, and its
+// DISCARD ALL after it, off the critical path, as agent SQL is. The reset
+// would drop its statement, so it is not prepared at all: it runs as agent
+// SQL does, in three round trips (BEGIN, Parse and Describe; Bind and
+// Execute; COMMIT once the statement's outcome is known), and its
 // connection's prepared statements are forgotten (its next Prepared call
-// prepares again). It costs three round trips: Parse and Describe, Bind and
-// Execute, then COMMIT once the statement's outcome is known. A connection
-// that serves an agent's SQL is reset with DISCARD ALL as always, and its
-// prepared statements are forgotten with it.
+// prepares again). A connection that serves an agent's SQL is reset with
+// DISCARD ALL as always, and its prepared statements are forgotten with it.
 //
 // When a table's columns change under a prepared statement
 // (PostgreSQL's "cached plan must not change result type"), or the

@@ -179,13 +179,13 @@ const guardSQL = "SELECT pg_catalog.set_config('statement_timeout', $1, true), "
 // parsing and planning.
 const unlockName = "pgcall_unlock"
 
-// sendBegin queues a Prepared call's opening, pipelined with its statement
+// sendBegin queues a Prepared read's opening, pipelined with its statement
 // so that it costs no round trip of its own: the Parse of the guard when it
-// is needed and of the unlock when the call is read-only, if the connection
-// may lack them (first: no error before them can make the server skip
-// them), BEGIN in the call's mode (through the extended protocol, so that
-// an error skips everything up to the Sync), and the guard when needed. It
-// returns the statements queued, each answering CommandComplete.
+// is needed and of the unlock, if the connection may lack them (first: no
+// error before them can make the server skip them), BEGIN in the call's
+// mode (through the extended protocol, so that an error skips everything
+// up to the Sync), and the guard when needed. It returns the statements
+// queued, each answering CommandComplete.
 func (c *call) sendBegin(fe *pgproto3.Frontend) int {
 	guard := c.o.Timeout != c.p.cfg.DefaultTimeout
 	c.guardSent = guard && !c.sc.guard
@@ -193,7 +193,7 @@ func (c *call) sendBegin(fe *pgproto3.Frontend) int {
 		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: guardName})
 		fe.Send(&pgproto3.Parse{Name: guardName, Query: guardSQL})
 	}
-	c.unlockSent = c.o.Mode == ReadOnly && !c.sc.unlock
+	c.unlockSent = !c.sc.unlock
 	if c.unlockSent {
 		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: unlockName})
 		fe.Send(&pgproto3.Parse{Name: unlockName, Query: unlockAllSQL})
@@ -227,19 +227,18 @@ func (c *call) parseComplete() {
 // errStale asks runPrepared to prepare the statement again.
 var errStale = errors.New("pgcall: prepared statement is stale")
 
-// runPrepared runs a Prepared statement: prepared on this connection first
-// if need be (two round trips), else bound at once behind the
-// transaction's opening (one round trip read-only, two read-write: COMMIT
-// waits for the statement's outcome). A statement whose result columns
-// changed since it was prepared, or that the session lost (or the guard),
-// is prepared again once, unless the call's context ended meanwhile.
+// runPrepared runs a Prepared read: prepared on this connection first if
+// need be (two round trips), else bound at once behind the transaction's
+// opening (one round trip). A statement whose result columns changed since
+// it was prepared, or that the session lost (or the guard), is prepared
+// again once, unless the call's context ended meanwhile.
 func (c *call) runPrepared(r Receiver) (*Outcome, error) {
 	sc := c.sc
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			// The recovery brought the connection back to idle under a
 			// deadline of its own, which replaced the one interrupt sets:
-			// a call cancelled by now must not run (and commit) again.
+			// a call cancelled by now must not run again.
 			if err := c.ctx.Err(); err != nil {
 				c.release(0, true)
 				return nil, err

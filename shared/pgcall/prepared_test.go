@@ -506,21 +506,24 @@ CREATE CONSTRAINT TRIGGER tz AFTER UPDATE ON d DEFERRABLE INITIALLY DEFERRED FOR
 	}
 }
 
-// TestPreparedRetryCancelled: the context of a write ends as its cached
+// TestPreparedRetryCancelled: the context of a read ends as its cached
 // statement turns out stale; the call reports the cancellation and does
-// not prepare and run (and commit) the statement again.
+// not prepare and run the statement again.
 func TestPreparedRetryCancelled(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	if _, err := e.admin.Exec(ctx, fmt.Sprintf(`CREATE TABLE s (id int PRIMARY KEY, n int NOT NULL);
 INSERT INTO s VALUES (1, 0);
-GRANT SELECT, UPDATE ON s TO %s;`, e.role)); err != nil {
+GRANT SELECT ON s TO %s;`, e.role)); err != nil {
 		t.Fatal(err)
 	}
+	const sql = "SELECT * FROM s WHERE id = $1"
 	var (
-		mu       sync.Mutex
-		cancelOn func()
+		mu        sync.Mutex
+		cancelOn  func()
+		cancelled bool
+		again     bool
 	)
 	cfg := Config{MaxConns: 1}
 	cfg.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -530,16 +533,16 @@ GRANT SELECT, UPDATE ON s TO %s;`, e.role)); err != nil {
 			defer mu.Unlock()
 			if cancelOn != nil && bytes.Contains(b, []byte("cached plan must not change result type")) {
 				cancelOn()
+				cancelled = true
 			}
+		}, write: func(b []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			again = again || (cancelled && bytes.Contains(b, []byte(sql)))
 		}}, err
 	}
 	p := e.open(t, cfg)
-	const sql = "UPDATE s SET n = n + 1 WHERE id = $1 RETURNING *"
-	// Prepared by a read-only call (whose session is not reset), where the
-	// write itself is refused.
-	if _, err := p.Exec(ctx, ro, prepared(sql, "1"), &rows{}); codeOf(err) != mcperr.PermissionDeny {
-		t.Fatalf("write in a read-only call: %v", err)
-	}
+	execP(t, p, ro, sql, "1")
 	if _, err := e.admin.Exec(ctx, "ALTER TABLE s ADD COLUMN extra text"); err != nil {
 		t.Fatal(err)
 	}
@@ -548,28 +551,77 @@ GRANT SELECT, UPDATE ON s TO %s;`, e.role)); err != nil {
 	mu.Lock()
 	cancelOn = cancel
 	mu.Unlock()
-	_, err := p.Exec(cctx, rw, prepared(sql, "1"), &rows{})
+	_, err := p.Exec(cctx, ro, prepared(sql, "1"), &rows{})
 	mu.Lock()
-	cancelOn = nil
-	mu.Unlock()
+	defer mu.Unlock()
+	if !cancelled {
+		t.Fatal("the statement did not turn out stale: the test proves nothing")
+	}
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled during the retry: %v", err)
 	}
-	if got := exec1(t, p, "SELECT n FROM s WHERE id = 1"); got != "0" {
-		t.Errorf("the cancelled write ran: n = %s", got)
+	if again {
+		t.Error("the cancelled read prepared its statement again")
 	}
 }
 
-// hookConn shows a test the bytes its connection reads.
+// TestPreparedWriteUnprepared: a Prepared write is never bound to a
+// statement of the connection's cache, not even one a read prepared with
+// its text: it runs once, on the table's columns of the moment, in three
+// round trips, and the session is reset after it.
+func TestPreparedWriteUnprepared(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	if _, err := e.admin.Exec(ctx, fmt.Sprintf(`CREATE TABLE s (id int PRIMARY KEY, n int NOT NULL);
+INSERT INTO s VALUES (1, 0);
+GRANT SELECT, UPDATE ON s TO %s;`, e.role)); err != nil {
+		t.Fatal(err)
+	}
+	p, tc := e.counted(t)
+	const sql = "UPDATE s SET n = n + 1 WHERE id = $1 RETURNING *"
+	// Prepared by a read-only call (whose session is not reset), where the
+	// write itself is refused.
+	if _, err := p.Exec(ctx, ro, prepared(sql, "1"), &rows{}); codeOf(err) != mcperr.PermissionDeny {
+		t.Fatalf("write in a read-only call: %v", err)
+	}
+	if _, err := e.admin.Exec(ctx, "ALTER TABLE s ADD COLUMN extra text DEFAULT 'new'"); err != nil {
+		t.Fatal(err)
+	}
+	before := tc.count()
+	r, _ := execP(t, p, rw, sql, "1")
+	if got := tc.count() - before; got != 3 {
+		t.Errorf("the write took %d round trips, want 3", got)
+	}
+	if len(r.got) != 1 || r.got[0] != "1,1,new" {
+		t.Errorf("the write returned %v, want the new columns", r.got)
+	}
+	if got := exec1(t, p, "SELECT n FROM s WHERE id = 1"); got != "1" {
+		t.Errorf("n = %s, want the one write's 1", got)
+	}
+	if r, _ := execP(t, p, ro, "SELECT count(*) FROM pg_prepared_statements WHERE statement NOT LIKE '%pg_prepared%' AND name NOT IN ('pgcall_guard', 'pgcall_unlock')"); r.got[0] != "0" {
+		t.Errorf("after the write, %s statements are still prepared", r.got[0])
+	}
+}
+
+// hookConn shows a test the bytes its connection reads, and writes when
+// write is set.
 type hookConn struct {
 	net.Conn
-	read func([]byte)
+	read, write func([]byte)
 }
 
 func (c *hookConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	c.read(b[:n])
 	return n, err
+}
+
+func (c *hookConn) Write(b []byte) (int, error) {
+	if c.write != nil {
+		c.write(b)
+	}
+	return c.Conn.Write(b)
 }
 
 // TestPreparedStillLost: a Prepared statement still finds a statement
