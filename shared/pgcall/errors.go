@@ -54,6 +54,11 @@ func (p *Pool) classify(parent, ctx context.Context, err error, o Options, field
 			WithCause(err).WithRetryable(false)
 	}
 	var pe *pgconn.PgError
+	var u unsettled
+	if errors.As(err, &u) && errors.As(err, &pe) {
+		return mcperr.New(mcperr.Upstream, "the database changed or dropped a statement this server prepared while the call ran "+
+			"(PostgreSQL: %s [SQLSTATE %s]); retrying may succeed", pe.Message, pe.Code).WithCause(err).WithRetryable(true)
+	}
 	if errors.As(err, &pe) {
 		return pgError(pe, o, field)
 	}

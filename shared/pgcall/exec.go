@@ -34,15 +34,17 @@ type Statement struct {
 	Field string
 	// Prepared marks a statement the server wrote itself from identifiers
 	// it validated: one that reads or writes rows and calls nothing an
-	// agent chose (no function named in a request). It is prepared once per
-	// connection and kept there. A read-only call ends with ROLLBACK and
-	// pg_advisory_unlock_all() but no DISCARD ALL, so a call on a
-	// connection whose statement is already prepared is one round trip.
+	// agent chose (no function named in a request). Read-only, it is
+	// prepared once per connection and kept there, and the call ends with
+	// ROLLBACK and pg_advisory_unlock_all() but no DISCARD ALL, so a call
+	// on a connection whose statement is already prepared is one round
+	// trip.
 	// The database's own code it reaches (a view's function) may still
 	// change the session; ROLLBACK undoes settings and roles, the unlock
-	// the session-level advisory locks. A read-write call is reset with
-	// DISCARD ALL after it, as agent SQL is (its triggers may have changed
-	// anything), and the connection's prepared statements are forgotten.
+	// the session-level advisory locks. A read-write call runs as agent
+	// SQL does, unprepared: it is reset with DISCARD ALL after it (its
+	// triggers may have changed anything), which drops the connection's
+	// prepared statements.
 	// Agent-written SQL must never be marked Prepared.
 	Prepared bool
 }
@@ -113,7 +115,9 @@ func (p *Pool) Exec(parent context.Context, o Options, st Statement, r Receiver)
 			return nil, p.classify(parent, ctx, err, o, st.field())
 		}
 		c := &call{p: p, pc: pc, pg: pc.Conn().PgConn(), ctx: ctx, o: o, st: st}
-		if !st.Prepared {
+		if st.Prepared && o.Mode == ReadOnly {
+			c.sc = cacheOf(c.pg)
+		} else {
 			forgetPrepared(c.pg) // the call ends with DISCARD ALL
 		}
 		c.stopWatch = context.AfterFunc(ctx, c.interrupt)
@@ -124,6 +128,9 @@ func (p *Pool) Exec(parent context.Context, o Options, st Statement, r Receiver)
 		var re receiverError
 		if errors.As(err, &re) {
 			return nil, re.error // the caller's own
+		}
+		if err != nil && st.Prepared && (staleResult(err) || lostStatements(err)) {
+			err = unsettled{err}
 		}
 		if err != nil {
 			return nil, p.classify(parent, ctx, err, o, st.field())
@@ -136,6 +143,14 @@ func (p *Pool) Exec(parent context.Context, o Options, st Statement, r Receiver)
 // is.
 type receiverError struct{ error }
 
+// unsettled marks a Prepared statement's error that says the session lost
+// it or its result columns changed, still there after the one retry (or
+// raised by the database's own code): the SQL is the server's, so the
+// caller's input is not to blame.
+type unsettled struct{ error }
+
+func (u unsettled) Unwrap() error { return u.error }
+
 // call is one Exec on one connection.
 type call struct {
 	p   *Pool
@@ -144,6 +159,8 @@ type call struct {
 	ctx context.Context
 	o   Options
 	st  Statement
+	// sc is the connection's statement cache, for a Prepared read.
+	sc *stmtCache
 	// firstTrip is true while a connection failure may be retried: the
 	// first round trip runs nothing of the caller's.
 	firstTrip bool
@@ -243,7 +260,7 @@ func (c *call) run(r Receiver) (out *Outcome, err error) {
 			panic(p)
 		}
 	}()
-	if c.st.Prepared {
+	if c.sc != nil {
 		return c.runPrepared(r)
 	}
 	c.firstTrip = true
@@ -323,13 +340,18 @@ func (c *call) rollback() {
 		c.p.finish(c.ctx, c.pc, 0, true)
 		return
 	}
-	if c.st.Prepared && c.o.Mode == ReadOnly {
-		c.p.reset(c.ctx, c.pc, "ROLLBACK", unlockAllSQL)
+	if c.sc != nil {
+		// The database's code may have run and failed, or failed to
+		// reach the unlock, after it deallocated or prepared statements
+		// (which ROLLBACK does not undo): the records are checked against
+		// what the session holds, so that the next call neither binds a
+		// name the session lost (and pays the retry) nor one the code
+		// took.
+		c.p.release(c.ctx, c.pc, []string{"ROLLBACK", unlockAllSQL, heldSQL}, 0, false, c.sc)
 		return
 	}
 	// A write's triggers may have done what ROLLBACK does not undo (a
 	// sequence's currval, a statement prepared): reset as agent SQL is.
-	forgetPrepared(c.pg)
 	c.p.reset(c.ctx, c.pc, "ROLLBACK", "DISCARD ALL")
 }
 
@@ -361,9 +383,9 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 	skip := 0 // CommandCompletes of the transaction's opening
 	bind := &pgproto3.Bind{Parameters: c.st.Params, ResultFormatCodes: formats}
 	if ps != nil {
-		cacheOf(c.pg).sendClosing(fe)
+		c.sc.sendClosing(fe)
 		if begin {
-			skip = c.sendBegin(fe, cacheOf(c.pg))
+			skip = c.sendBegin(fe)
 		}
 		bind.PreparedStatement = ps.name
 	}
@@ -374,7 +396,7 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 		fe.Send(&pgproto3.Bind{Parameters: [][]byte{[]byte("{" + strings.Join(unknown, ",") + "}")}})
 		fe.Send(&pgproto3.Execute{})
 	}
-	if ps != nil && c.o.Mode == ReadOnly {
+	if ps != nil {
 		// Before the Sync: the reply comes with the statement's, and the
 		// connection is idle as soon as the caller has its result. After a
 		// failure the server skips it, and the connection is rolled back
@@ -473,13 +495,10 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 		ps.typeNames = slices.Clone(out.TypeNames)
 	}
 	switch {
-	case c.o.Mode == ReadOnly && ps != nil && lateErr:
+	case ps != nil && (lateErr || txStatus != 'I'):
 		// The unlock may not have run, its statement lost (DEALLOCATE by
-		// the database's code): both again in the background, and the
-		// records of the session's statements dropped.
-		cacheOf(c.pg).forgetAll()
-		c.rollback()
-	case c.o.Mode == ReadOnly && ps != nil && txStatus != 'I':
+		// the database's code): both again in the background, where the
+		// records of the session's statements are checked.
 		c.rollback()
 	case c.o.Mode == ReadOnly:
 		c.release(pending, false)
@@ -503,9 +522,9 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 // commit ends a read-write call: COMMIT when the statement succeeded, its
 // outcome read before the call returns, and DISCARD ALL's in the background.
 // Otherwise the transaction is rolled back in the background. A Prepared
-// write is reset too, and its connection's prepared statements forgotten:
-// a trigger may have set a setting, a role or a custom variable for the
-// session, taken an advisory lock, created a temporary table or run LISTEN.
+// write is reset too: a trigger may have set a setting, a role or a custom
+// variable for the session, taken an advisory lock, created a temporary
+// table or run LISTEN.
 func (c *call) commit(ok bool) error {
 	switch {
 	case ok && c.pg.TxStatus() == 'E':
@@ -523,7 +542,6 @@ func (c *call) commit(ok bool) error {
 	fe.Send(&pgproto3.Query{String: "COMMIT"})
 	fe.Send(&pgproto3.Query{String: "DISCARD ALL"})
 	pending := 1
-	forgetPrepared(c.pg)
 	if err := c.flush(); err != nil {
 		return err
 	}
@@ -576,10 +594,11 @@ func (c *call) stillInside(tag string, txStatus byte) error {
 		"%s transaction, %s", word, c.o.Mode, how)
 }
 
-// drain reads the replies of pending simple queries already sent; it
-// reports whether all succeeded and left the session idle. One deadline
-// bounds it (a context would be watched message by message).
-func drain(pg *pgconn.PgConn, pending int) bool {
+// drain reads the replies of pending simple queries already sent, passing
+// their rows to row when set; it reports whether all succeeded and left
+// the session idle. One deadline bounds it (a context would be watched
+// message by message).
+func drain(pg *pgconn.PgConn, pending int, row func(values [][]byte)) bool {
 	if pending == 0 {
 		return pg.TxStatus() == 'I' && !pg.IsBusy() && !pg.IsClosed()
 	}
@@ -592,7 +611,11 @@ func drain(pg *pgconn.PgConn, pending int) bool {
 		if err != nil {
 			return false
 		}
-		switch msg.(type) {
+		switch msg := msg.(type) {
+		case *pgproto3.DataRow:
+			if row != nil {
+				row(msg.Values)
+			}
 		case *pgproto3.ErrorResponse, *pgproto3.CopyInResponse:
 			ok = false
 		case *pgproto3.ReadyForQuery:

@@ -40,16 +40,15 @@
 // statement's outcome is known.
 //
 // A Statement marked Prepared (SQL the server wrote itself, never an
-// agent's) is prepared once per connection and kept there, and its
-// read-only call ends with ROLLBACK and pg_advisory_unlock_all(): no
-// DISCARD ALL, which would drop it. The transaction's opening (BEGIN in the
-// call's mode, and the call's timeouts for the transaction when they are
-// not the session's) is pipelined in front of Bind and Execute, and a
-// read-only call's ROLLBACK and unlock in front of the Sync, so such a call
-// costs one round trip once its statement is prepared on the connection
-// (two the first time: Parse and Describe, then Bind and Execute), and the
-// server plans it from its plan cache instead of parsing and planning it
-// afresh.
+// agent's) run read-only is prepared once per connection and kept there,
+// and its call ends with ROLLBACK and pg_advisory_unlock_all(): no DISCARD
+// ALL, which would drop it. The transaction's opening (BEGIN READ ONLY, and
+// the call's timeouts for the transaction when they are not the session's)
+// is pipelined in front of Bind and Execute, and the ROLLBACK and unlock in
+// front of the Sync, so such a call costs one round trip once its
+// statement is prepared on the connection (two the first time: Parse and
+// Describe, then Bind and Execute), and the server plans it from its plan
+// cache instead of parsing and planning it afresh.
 //
 // The database's own code a Prepared read reaches (a view's function) may
 // still change the session. ROLLBACK undoes settings (set_config(…, false)
@@ -58,25 +57,33 @@
 // sequence value, create no temporary table, and its LISTEN never takes
 // effect. What remains: statements the code prepared or deallocated (SQL
 // PREPARE and DEALLOCATE ignore ROLLBACK) — a lost statement is prepared
-// again and a name the code took is closed before it is reused — and a
-// dblink connection it opened, which DISCARD ALL does not close either. A
-// change the server reports (time zone, date style…) closes the connection.
+// again and a name the code took is closed before it is reused; after a
+// read that failed (the unlock skipped or lost), the connection's records
+// are checked against the statements its session holds, in the background
+// with the rollback, so the next call neither retries nor binds a name the
+// code took — and a dblink connection it opened, which DISCARD ALL does
+// not close either. A change the server reports (time zone, date style…)
+// closes the connection.
 //
 // A Prepared write's triggers may change anything, and writes are not the
 // hot path: a Prepared write, committed or rolled back, is reset with
-// DISCARD ALL after it, off the critical path, as agent SQL is, and its
+// DISCARD ALL after it, off the critical path, as agent SQL is. The reset
+// would drop its statement, so it is not prepared at all: it runs as agent
+// SQL does, in three round trips (BEGIN, Parse and Describe; Bind and
+// Execute; COMMIT once the statement's outcome is known), and its
 // connection's prepared statements are forgotten (its next Prepared call
-// prepares again). It costs three round trips: Parse and Describe, Bind and
-// Execute, then COMMIT once the statement's outcome is known. A connection
-// that serves an agent's SQL is reset with DISCARD ALL as always, and its
-// prepared statements are forgotten with it.
+// prepares again). A connection that serves an agent's SQL is reset with
+// DISCARD ALL as always, and its prepared statements are forgotten with it.
 //
 // When a table's columns change under a prepared statement
 // (PostgreSQL's "cached plan must not change result type"), or the
 // session lost it or the statement that sets the call's timeouts (the
 // database's code ran DEALLOCATE), the call is rolled back and the
 // statement prepared again, once, on the same connection — unless the
-// call's context ended meanwhile.
+// call's context ended meanwhile. Should the statement fail so again (or
+// the database's code raise those errors), the error is the database's,
+// UPSTREAM_ERROR and retryable: a Prepared statement's SQL is the
+// server's, not the caller's.
 //
 // The pool does not ping a connection before handing it out (that would be a
 // third round trip after every idle second). A connection that turns out to
@@ -141,6 +148,14 @@ const (
 	// call succeeds.
 	ReadWrite
 )
+
+// begin is the statement that opens a transaction of the mode.
+func (m Mode) begin() string {
+	if m == ReadWrite {
+		return "BEGIN READ WRITE"
+	}
+	return "BEGIN READ ONLY"
+}
 
 func (m Mode) String() string {
 	if m == ReadWrite {
@@ -359,11 +374,7 @@ func timeouts(d time.Duration) (statement, lock, idle int64) {
 // after which PostgreSQL refuses SET TRANSACTION READ WRITE.
 func (p *Pool) beginSQL(o Options) string {
 	var b strings.Builder
-	b.WriteString("BEGIN READ WRITE")
-	if o.Mode == ReadOnly {
-		b.Reset()
-		b.WriteString("BEGIN READ ONLY")
-	}
+	b.WriteString(o.Mode.begin())
 	if o.Timeout != p.cfg.DefaultTimeout {
 		st, lock, idle := timeouts(o.Timeout)
 		fmt.Fprintf(&b, "; SET LOCAL statement_timeout = %d; SET LOCAL lock_timeout = %d; "+
@@ -465,13 +476,13 @@ func (p *Pool) retryable(ctx context.Context, attempt int, err error) bool {
 // read in the background, and the connection is pooled only if every one
 // succeeded.
 func (p *Pool) reset(ctx context.Context, pc *pgxpool.Conn, queries ...string) {
-	p.release(ctx, pc, queries, 0, false)
+	p.release(ctx, pc, queries, 0, false, nil)
 }
 
 // finish releases a connection once the replies of pending queries already
 // sent (counted in ReadyForQuery messages) have been read.
 func (p *Pool) finish(ctx context.Context, pc *pgxpool.Conn, pending int, broken bool) {
-	p.release(ctx, pc, nil, pending, broken)
+	p.release(ctx, pc, nil, pending, broken, nil)
 }
 
 // release hands a connection back to the pool in the background: it sends
@@ -479,10 +490,12 @@ func (p *Pool) finish(ctx context.Context, pc *pgxpool.Conn, pending int, broken
 // connection only if all succeeded and left the session idle outside a
 // transaction. A broken connection, or one whose call's context ended (a
 // cancel request may still be on its way to the server, where it would hit
-// the next call), is closed instead.
-func (p *Pool) release(ctx context.Context, pc *pgxpool.Conn, queries []string, pending int, broken bool) {
+// the next call), is closed instead. When sc is set, the last query is
+// heldSQL, and the statement records of sc are brought in line with its
+// answer before the connection is pooled.
+func (p *Pool) release(ctx context.Context, pc *pgxpool.Conn, queries []string, pending int, broken bool, sc *stmtCache) {
 	broken = broken || ctx.Err() != nil
-	if !broken && len(queries) == 0 && pending == 0 && drain(pc.Conn().PgConn(), 0) {
+	if !broken && len(queries) == 0 && pending == 0 && drain(pc.Conn().PgConn(), 0, nil) {
 		pc.Release() // idle already: nothing to wait for
 		return
 	}
@@ -499,13 +512,25 @@ func (p *Pool) release(ctx context.Context, pc *pgxpool.Conn, queries []string, 
 				broken = true
 			}
 		}
-		if broken || !drain(pg, pending+len(queries)) {
+		var held map[string]bool
+		var row func([][]byte)
+		if sc != nil {
+			held = map[string]bool{}
+			row = func(values [][]byte) {
+				if len(values) == 1 && values[0] != nil {
+					held[string(values[0])] = true
+				}
+			}
+		}
+		if broken || !drain(pg, pending+len(queries), row) {
 			cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 			if !pg.IsClosed() {
 				_ = pg.CancelRequest(cctx) // stop whatever may still run there
 			}
 			_ = pc.Conn().Close(cctx)
 			cancel()
+		} else if sc != nil {
+			sc.keep(held)
 		}
 		pc.Release() // a closed connection is destroyed, not pooled
 	}()

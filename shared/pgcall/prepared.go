@@ -130,6 +130,25 @@ func lostStatements(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "26000"
 }
 
+// heldSQL names the statements the session holds that were prepared
+// through the protocol: pgcall's own, as every other statement the
+// connection parses is unnamed. One the database's code prepared under a
+// name pgcall used (SQL PREPARE, after DEALLOCATE) is from_sql.
+const heldSQL = "SELECT name FROM pg_catalog.pg_prepared_statements WHERE NOT from_sql"
+
+// keep drops the records of the statements the session no longer holds as
+// pgcall prepared them (held: heldSQL's answer), the guard's and the
+// unlock's included; there is nothing of them to close.
+func (sc *stmtCache) keep(held map[string]bool) {
+	for text, ps := range sc.byText {
+		if !held[ps.name] {
+			delete(sc.byText, text)
+		}
+	}
+	sc.guard = sc.guard && held[guardName]
+	sc.unlock = sc.unlock && held[unlockName]
+}
+
 // forgetAll drops every record of the session's statements, closing them
 // on the next write in case some are still there (closing a statement that
 // does not exist is not an error), and the guard's, which is prepared again
@@ -160,30 +179,26 @@ const guardSQL = "SELECT pg_catalog.set_config('statement_timeout', $1, true), "
 // parsing and planning.
 const unlockName = "pgcall_unlock"
 
-// sendBegin queues a Prepared call's opening, pipelined with its statement
+// sendBegin queues a Prepared read's opening, pipelined with its statement
 // so that it costs no round trip of its own: the Parse of the guard when it
-// is needed and of the unlock when the call is read-only, if the connection
-// may lack them (first: no error before them can make the server skip
-// them), BEGIN in the call's mode (through the extended protocol, so that
-// an error skips everything up to the Sync), and the guard when needed. It
-// returns the statements queued, each answering CommandComplete.
-func (c *call) sendBegin(fe *pgproto3.Frontend, sc *stmtCache) int {
+// is needed and of the unlock, if the connection may lack them (first: no
+// error before them can make the server skip them), BEGIN in the call's
+// mode (through the extended protocol, so that an error skips everything
+// up to the Sync), and the guard when needed. It returns the statements
+// queued, each answering CommandComplete.
+func (c *call) sendBegin(fe *pgproto3.Frontend) int {
 	guard := c.o.Timeout != c.p.cfg.DefaultTimeout
-	c.guardSent = guard && !sc.guard
+	c.guardSent = guard && !c.sc.guard
 	if c.guardSent {
 		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: guardName})
 		fe.Send(&pgproto3.Parse{Name: guardName, Query: guardSQL})
 	}
-	c.unlockSent = c.o.Mode == ReadOnly && !sc.unlock
+	c.unlockSent = !c.sc.unlock
 	if c.unlockSent {
 		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: unlockName})
 		fe.Send(&pgproto3.Parse{Name: unlockName, Query: unlockAllSQL})
 	}
-	begin := "BEGIN READ WRITE"
-	if c.o.Mode == ReadOnly {
-		begin = "BEGIN READ ONLY"
-	}
-	fe.Send(&pgproto3.Parse{Query: begin})
+	fe.Send(&pgproto3.Parse{Query: c.o.Mode.begin()})
 	fe.Send(&pgproto3.Bind{})
 	fe.Send(&pgproto3.Execute{})
 	if !guard {
@@ -201,10 +216,10 @@ func (c *call) sendBegin(fe *pgproto3.Frontend, sc *stmtCache) int {
 func (c *call) parseComplete() {
 	switch {
 	case c.guardSent:
-		cacheOf(c.pg).guard = true
+		c.sc.guard = true
 		c.guardSent = false
 	case c.unlockSent:
-		cacheOf(c.pg).unlock = true
+		c.sc.unlock = true
 		c.unlockSent = false
 	}
 }
@@ -212,19 +227,18 @@ func (c *call) parseComplete() {
 // errStale asks runPrepared to prepare the statement again.
 var errStale = errors.New("pgcall: prepared statement is stale")
 
-// runPrepared runs a Prepared statement: prepared on this connection first
-// if need be (two round trips), else bound at once behind the
-// transaction's opening (one round trip read-only, two read-write: COMMIT
-// waits for the statement's outcome). A statement whose result columns
-// changed since it was prepared, or that the session lost (or the guard),
-// is prepared again once, unless the call's context ended meanwhile.
+// runPrepared runs a Prepared read: prepared on this connection first if
+// need be (two round trips), else bound at once behind the transaction's
+// opening (one round trip). A statement whose result columns changed since
+// it was prepared, or that the session lost (or the guard), is prepared
+// again once, unless the call's context ended meanwhile.
 func (c *call) runPrepared(r Receiver) (*Outcome, error) {
-	sc := cacheOf(c.pg)
+	sc := c.sc
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			// The recovery brought the connection back to idle under a
 			// deadline of its own, which replaced the one interrupt sets:
-			// a call cancelled by now must not run (and commit) again.
+			// a call cancelled by now must not run again.
 			if err := c.ctx.Err(); err != nil {
 				c.release(0, true)
 				return nil, err
@@ -234,7 +248,7 @@ func (c *call) runPrepared(r Receiver) (*Outcome, error) {
 		cached := ps != nil
 		if !cached {
 			var err error
-			if ps, err = c.prepare(sc); errors.Is(err, errStale) {
+			if ps, err = c.prepare(); errors.Is(err, errStale) {
 				continue
 			} else if err != nil {
 				return nil, err
@@ -263,10 +277,11 @@ func (c *call) runPrepared(r Receiver) (*Outcome, error) {
 // once the server holds it. When the guard the cache records is gone from
 // the session (DEALLOCATE run by the database's code), the transaction is
 // rolled back, every record dropped, and errStale returned, once.
-func (c *call) prepare(sc *stmtCache) (*preparedStmt, error) {
+func (c *call) prepare() (*preparedStmt, error) {
+	sc := c.sc
 	fe := c.pg.Frontend()
 	sc.sendClosing(fe)
-	c.sendBegin(fe, sc)
+	c.sendBegin(fe)
 	before := 1 // the Parse messages ahead of the statement's: BEGIN's, the guard's and the unlock's
 	for _, sent := range []bool{c.guardSent, c.unlockSent} {
 		if sent {
@@ -340,14 +355,14 @@ func (c *call) recoverStale(stmtErr error) error {
 	if err := c.flush(); err != nil {
 		return err
 	}
-	if !drain(c.pg, 1) {
+	if !drain(c.pg, 1, nil) {
 		c.release(0, true)
 		return errors.New("the session did not come back after a prepared statement was refused")
 	}
 	if lostStatements(stmtErr) {
-		cacheOf(c.pg).forgetAll()
+		c.sc.forgetAll()
 	} else {
-		cacheOf(c.pg).drop(c.st.SQL)
+		c.sc.drop(c.st.SQL)
 	}
 	return errStale
 }

@@ -506,21 +506,24 @@ CREATE CONSTRAINT TRIGGER tz AFTER UPDATE ON d DEFERRABLE INITIALLY DEFERRED FOR
 	}
 }
 
-// TestPreparedRetryCancelled: the context of a write ends as its cached
+// TestPreparedRetryCancelled: the context of a read ends as its cached
 // statement turns out stale; the call reports the cancellation and does
-// not prepare and run (and commit) the statement again.
+// not prepare and run the statement again.
 func TestPreparedRetryCancelled(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	if _, err := e.admin.Exec(ctx, fmt.Sprintf(`CREATE TABLE s (id int PRIMARY KEY, n int NOT NULL);
 INSERT INTO s VALUES (1, 0);
-GRANT SELECT, UPDATE ON s TO %s;`, e.role)); err != nil {
+GRANT SELECT ON s TO %s;`, e.role)); err != nil {
 		t.Fatal(err)
 	}
+	const sql = "SELECT * FROM s WHERE id = $1"
 	var (
-		mu       sync.Mutex
-		cancelOn func()
+		mu        sync.Mutex
+		cancelOn  func()
+		cancelled bool
+		again     bool
 	)
 	cfg := Config{MaxConns: 1}
 	cfg.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -530,16 +533,16 @@ GRANT SELECT, UPDATE ON s TO %s;`, e.role)); err != nil {
 			defer mu.Unlock()
 			if cancelOn != nil && bytes.Contains(b, []byte("cached plan must not change result type")) {
 				cancelOn()
+				cancelled = true
 			}
+		}, write: func(b []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			again = again || (cancelled && bytes.Contains(b, []byte(sql)))
 		}}, err
 	}
 	p := e.open(t, cfg)
-	const sql = "UPDATE s SET n = n + 1 WHERE id = $1 RETURNING *"
-	// Prepared by a read-only call (whose session is not reset), where the
-	// write itself is refused.
-	if _, err := p.Exec(ctx, ro, prepared(sql, "1"), &rows{}); codeOf(err) != mcperr.PermissionDeny {
-		t.Fatalf("write in a read-only call: %v", err)
-	}
+	execP(t, p, ro, sql, "1")
 	if _, err := e.admin.Exec(ctx, "ALTER TABLE s ADD COLUMN extra text"); err != nil {
 		t.Fatal(err)
 	}
@@ -548,26 +551,187 @@ GRANT SELECT, UPDATE ON s TO %s;`, e.role)); err != nil {
 	mu.Lock()
 	cancelOn = cancel
 	mu.Unlock()
-	_, err := p.Exec(cctx, rw, prepared(sql, "1"), &rows{})
+	_, err := p.Exec(cctx, ro, prepared(sql, "1"), &rows{})
 	mu.Lock()
-	cancelOn = nil
-	mu.Unlock()
+	defer mu.Unlock()
+	if !cancelled {
+		t.Fatal("the statement did not turn out stale: the test proves nothing")
+	}
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled during the retry: %v", err)
 	}
-	if got := exec1(t, p, "SELECT n FROM s WHERE id = 1"); got != "0" {
-		t.Errorf("the cancelled write ran: n = %s", got)
+	if again {
+		t.Error("the cancelled read prepared its statement again")
 	}
 }
 
-// hookConn shows a test the bytes its connection reads.
+// TestPreparedWriteUnprepared: a Prepared write is never bound to a
+// statement of the connection's cache, not even one a read prepared with
+// its text: it runs once, on the table's columns of the moment, in three
+// round trips, and the session is reset after it.
+func TestPreparedWriteUnprepared(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	if _, err := e.admin.Exec(ctx, fmt.Sprintf(`CREATE TABLE s (id int PRIMARY KEY, n int NOT NULL);
+INSERT INTO s VALUES (1, 0);
+GRANT SELECT, UPDATE ON s TO %s;`, e.role)); err != nil {
+		t.Fatal(err)
+	}
+	p, tc := e.counted(t)
+	const sql = "UPDATE s SET n = n + 1 WHERE id = $1 RETURNING *"
+	// Prepared by a read-only call (whose session is not reset), where the
+	// write itself is refused.
+	if _, err := p.Exec(ctx, ro, prepared(sql, "1"), &rows{}); codeOf(err) != mcperr.PermissionDeny {
+		t.Fatalf("write in a read-only call: %v", err)
+	}
+	if _, err := e.admin.Exec(ctx, "ALTER TABLE s ADD COLUMN extra text DEFAULT 'new'"); err != nil {
+		t.Fatal(err)
+	}
+	before := tc.count()
+	r, _ := execP(t, p, rw, sql, "1")
+	if got := tc.count() - before; got != 3 {
+		t.Errorf("the write took %d round trips, want 3", got)
+	}
+	if len(r.got) != 1 || r.got[0] != "1,1,new" {
+		t.Errorf("the write returned %v, want the new columns", r.got)
+	}
+	if got := exec1(t, p, "SELECT n FROM s WHERE id = 1"); got != "1" {
+		t.Errorf("n = %s, want the one write's 1", got)
+	}
+	if r, _ := execP(t, p, ro, "SELECT count(*) FROM pg_prepared_statements WHERE statement NOT LIKE '%pg_prepared%' AND name NOT IN ('pgcall_guard', 'pgcall_unlock')"); r.got[0] != "0" {
+		t.Errorf("after the write, %s statements are still prepared", r.got[0])
+	}
+}
+
+// hookConn shows a test the bytes its connection reads, and writes when
+// write is set.
 type hookConn struct {
 	net.Conn
-	read func([]byte)
+	read, write func([]byte)
 }
 
 func (c *hookConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	c.read(b[:n])
 	return n, err
+}
+
+func (c *hookConn) Write(b []byte) (int, error) {
+	if c.write != nil {
+		c.write(b)
+	}
+	return c.Conn.Write(b)
+}
+
+// TestPreparedStillLost: a Prepared statement still finds a statement
+// lost, or a result type changed, after its one retry, or the database's
+// own code raises the same errors: the SQL is the server's, so the error is
+// the database's (UPSTREAM, retryable), not the caller's input. The same
+// errors of an agent's SQL remain the agent's.
+func TestPreparedStillLost(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if _, err := e.admin.Exec(context.Background(), `CREATE FUNCTION lost() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN EXECUTE 'EXECUTE nowhere'; RETURN 1; END $$;
+CREATE FUNCTION replan() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  CREATE TEMP TABLE churn (a int);
+  EXECUTE 'PREPARE churn_q AS SELECT * FROM churn';
+  ALTER TABLE churn ADD COLUMN b int;
+  EXECUTE 'EXECUTE churn_q';
+  RETURN 1;
+END $$`); err != nil {
+		t.Fatal(err)
+	}
+	p, tc := e.counted(t)
+	upstream := func(what string, err error, state string) {
+		t.Helper()
+		me := mcperr.Wrap(err)
+		if me.Code != mcperr.Upstream || !me.Retryable() || !strings.Contains(me.Message, "[SQLSTATE "+state+"]") {
+			t.Errorf("%s: %v (retryable %v), want a retryable UPSTREAM_ERROR with SQLSTATE %s", what, err, me.Retryable(), state)
+		}
+	}
+	// Prepared on the first call, bound from the cache on the second,
+	// which fails, is prepared again and fails again.
+	for i, trips := range []int{2, 4} {
+		before := tc.count()
+		_, err := p.Exec(context.Background(), ro, prepared("SELECT lost()"), &rows{})
+		upstream(fmt.Sprintf("call %d", i), err, "26000")
+		if got := tc.count() - before; got != trips {
+			t.Errorf("call %d: %d round trips, want %d", i, got, trips)
+		}
+	}
+	_, err := p.Exec(context.Background(), rw, prepared("SELECT replan()"), &rows{})
+	upstream("result type changed", err, "0A000")
+	if !strings.Contains(err.Error(), "cached plan must not change result type") {
+		t.Errorf("result type changed: %v", err)
+	}
+	for _, sql := range []string{"SELECT lost()", "EXECUTE nowhere"} {
+		if _, err := p.Exec(context.Background(), ro, stmt(sql), &rows{}); codeOf(err) != mcperr.Validation {
+			t.Errorf("agent SQL %q: %v, want VALIDATION_ERROR", sql, err)
+		}
+	}
+	if r, _ := execP(t, p, ro, "SELECT $1::int", "3"); r.got[0] != "3" {
+		t.Errorf("after the errors: %v", r.got)
+	}
+}
+
+// TestPreparedFailedReadMeddled: the database's code in a Prepared read
+// deallocates the session's statements, or takes the name of one for a
+// statement of its own, then fails. The next call on the connection
+// prepares its statement again at once (two round trips, not a failed
+// Bind and a retry) and runs its own statement, not the one under its old
+// name; statements the session still holds stay prepared.
+func TestPreparedFailedReadMeddled(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if _, err := e.admin.Exec(context.Background(), `CREATE FUNCTION meddle(victim text) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  IF victim = '' THEN
+    EXECUTE 'DEALLOCATE ALL';
+  ELSE
+    EXECUTE format('DEALLOCATE %I', victim);
+    EXECUTE format('PREPARE %I(int) AS SELECT $1 + 1000', victim);
+  END IF;
+  RAISE EXCEPTION 'failed after changing the session''s statements';
+END $$`); err != nil {
+		t.Fatal(err)
+	}
+	p, tc := e.counted(t)
+	const own, other = "SELECT $1::int", "SELECT $1::int * 10"
+	for _, victim := range []string{"", "named"} {
+		execP(t, p, ro, own, "1")
+		execP(t, p, ro, other, "1")
+		arg := ""
+		if victim != "" {
+			r, _ := execP(t, p, ro, "SELECT name FROM pg_prepared_statements WHERE statement = $1", own)
+			arg = r.got[0]
+		}
+		_, err := p.Exec(context.Background(), ro, prepared("SELECT meddle($1)", arg), &rows{})
+		if err == nil || !strings.Contains(err.Error(), "failed after changing") {
+			t.Fatalf("victim %q: %v, want the function's error", arg, err)
+		}
+		before := tc.count()
+		if r, _ := execP(t, p, ro, own, "2"); r.got[0] != "2" {
+			t.Errorf("victim %q: the next call returned %v, want 2", arg, r.got)
+		}
+		if got := tc.count() - before; got != 2 {
+			t.Errorf("victim %q: the next call took %d round trips, want 2", arg, got)
+		}
+		// The other statement is lost with DEALLOCATE ALL, still there
+		// otherwise.
+		want := 2
+		if victim != "" {
+			want = 1
+		}
+		before = tc.count()
+		if r, _ := execP(t, p, ro, other, "2"); r.got[0] != "20" {
+			t.Errorf("victim %q: the other statement returned %v, want 20", arg, r.got)
+		}
+		if got := tc.count() - before; got != want {
+			t.Errorf("victim %q: the other statement took %d round trips, want %d", arg, got, want)
+		}
+		exec1(t, p, "SELECT 1") // agent SQL: the session reset, every record forgotten
+	}
 }

@@ -3,10 +3,11 @@
 // parameterised SQL and run under shared/pgcall's discipline — one pooled
 // connection and one transaction per call, READ ONLY for reads (and for
 // everything when the server is read-only), per-call timeouts, privileged
-// roles refused. The statements rendered from the query model are prepared
-// once per connection (pgcall's Prepared statements); a write, whose
-// triggers may change the session, and a function call (rpc), which may as
-// well, reset it after them. Rows are built as JSON by the database, in the
+// roles refused. The reads rendered from the query model are prepared once
+// per connection (pgcall's Prepared statements); a write, whose triggers
+// may change the session, and a function call (rpc), which may as well,
+// reset it after them (a rendered write runs unprepared: the reset would
+// drop it). Rows are built as JSON by the database, in the
 // same shape PostgREST gives.
 package postgres
 
@@ -183,9 +184,9 @@ func (r *receiver) Row(values [][]byte) error {
 // exec runs one statement. prepared is true for the statements the query
 // model renders (select, insert, update, delete: identifiers checked
 // against the catalog, values as parameters), which pgcall prepares once
-// per connection (and resets the session after a write); false for a
-// function call, which may change the session and so is followed by a
-// reset.
+// per connection when read-only (a write resets the session after it and
+// runs unprepared); false for a function call, which may change the
+// session and so is followed by a reset.
 func (d *DB) exec(ctx context.Context, mode pgcall.Mode, st query.Statement, prepared bool, check func([][]byte) error) ([][]byte, error) {
 	r := &receiver{check: check}
 	_, err := d.pool.Exec(ctx, d.opts(mode), pgcall.Statement{SQL: st.SQL, Params: params(st.Args), Field: "filters",

@@ -142,6 +142,22 @@ var agreeCases = []struct {
 		"filters": where(cond("metadata", "gte", `[1]`)), "orderBy": asc("metadata")}},
 	{"jsonb below an object", "supabase_query", map[string]any{"table": "iso_workflows", "select": "metadata",
 		"filters": where(cond("metadata", "lt", `{"b": 1}`), cond("metadata", "gte", `{}`)), "orderBy": asc("metadata")}},
+	// Paging: OFFSET is a bind parameter, so the pages of one shape share
+	// one statement; the count is of every matching row, the embedded
+	// parent comes with each row of the page.
+	{"first page with a count and an embedded parent", "supabase_query", map[string]any{"table": "quotes",
+		"select": "id,total_price_usd,iso_requests(id,passengers)", "limit": 2, "offset": 0, "count": true, "orderBy": desc("total_price_usd")}},
+	{"last page with a count and an embedded parent", "supabase_query", map[string]any{"table": "quotes",
+		"select": "id,total_price_usd,iso_requests(id,passengers)", "limit": 2, "offset": 2, "count": true, "orderBy": desc("total_price_usd")}},
+	{"page past the end with a count", "supabase_query", map[string]any{"table": "quotes",
+		"select": "id,total_price_usd,iso_requests(id,passengers)", "limit": 2, "offset": 5, "count": true, "orderBy": desc("total_price_usd")}},
+	{"filtered middle page with a count and an embedded parent", "supabase_query", map[string]any{"table": "quotes",
+		"select": "id,iso_requests(client_email)", "filters": where(eq("request_id", "req-123")), "limit": 1, "offset": 1,
+		"count": true, "orderBy": asc("id")}},
+	{"page of parents with embedded children", "supabase_query", map[string]any{"table": "iso_requests",
+		"select": "id,quotes(id)", "limit": 1, "offset": 0, "count": true, "orderBy": asc("id")}},
+	{"page past the parents with a count", "supabase_query", map[string]any{"table": "iso_requests",
+		"select": "id,quotes(id)", "limit": 1, "offset": 1, "count": true, "orderBy": asc("id")}},
 	{"upsert on a non-unique column", "supabase_insert", map[string]any{"table": "client_cache", "onConflict": "name",
 		"data": rowList(cells("email", "new@example.com", "name", "John Smith"))}},
 	{"upsert on the primary key", "supabase_insert", map[string]any{"table": "client_cache", "onConflict": "id", "select": "id,email",
