@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,10 +14,8 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
-	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
-	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 )
 
 const pkg = "github.com/mcp-fleet/mcp-fleet/servers/devtools/cmd/devtools-mcp"
@@ -430,8 +429,7 @@ func setup(t *testing.T, args []string, env map[string]string) ([]kit.Tool, erro
 		}
 		return env[k]
 	}
-	tools, cleanup, err := s.Setup(context.Background(), &kit.Env{Info: s.Info, Metrics: metrics.New("devtools"),
-		Getenv: getenv, Redactor: logging.NewRedactor()})
+	tools, cleanup, err := s.Setup(context.Background(), kit.NewEnv(s, getenv, io.Discard, "error", nil))
 	if cleanup != nil {
 		t.Cleanup(cleanup)
 	}

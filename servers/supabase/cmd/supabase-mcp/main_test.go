@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http/httptest"
 	"path/filepath"
@@ -17,10 +18,8 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/servers/supabase/internal/testenv"
 	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
-	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
-	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
 	"github.com/mcp-fleet/mcp-fleet/shared/pgtest"
 )
 
@@ -222,8 +221,8 @@ func TestSetupInProcess(t *testing.T) {
 				}
 				return tc.env[k]
 			}
-			e := &kit.Env{Info: s.Info, Metrics: metrics.New("supabase"), Getenv: getenv, Redactor: logging.NewRedactor(),
-				Health: kit.NewHealth(), ReadOnly: tc.ro}
+			e := kit.NewEnv(s, getenv, io.Discard, "error", nil)
+			e.ReadOnly = tc.ro
 			tools, cleanup, err := s.Setup(context.Background(), e)
 			if err != nil {
 				t.Fatal(err)
