@@ -269,12 +269,17 @@ type argWalk struct {
 	keys []keyRef
 }
 
-// keyRef is a member name, its quoted bytes b[from:to]; escaped when they
-// differ from the name decoded.
+// keyRef is a member name, its quoted bytes b[from:to]; when those differ
+// from the name (escapes, invalid UTF-8), the name decoded once.
 type keyRef struct {
 	from, to int
 	escaped  bool
+	decoded  string
 }
+
+// maxQuickEscapedKey bounds a member name with escapes in a walk over
+// arguments: it is decoded to be compared, so a longer one is left to Decode.
+const maxQuickEscapedKey = 256
 
 // maxQuickKeys bounds the members of one object in a walk over arguments:
 // names are compared pairwise, so a larger object is left to Decode, which
@@ -316,6 +321,11 @@ func (w *walker) value(sh *shape, i int) (int, error) {
 		if b[i] == 'n' {
 			return i, w.fail("a null")
 		}
+	}
+	if lead := leadType(b[i]); lead&(tObject|tArray) != 0 && !sh.mayBe(lead) {
+		// Refused before it is walked: a large object where a string
+		// belongs costs nothing.
+		return i, w.fail(fmt.Sprintf("%s is not allowed (want %s)", lead, sh.types))
 	}
 	if sh != nil && len(sh.anyOf) > 0 {
 		if err := w.anyOf(sh, i); err != nil {
@@ -405,6 +415,12 @@ func (w *walker) object(sh *shape, i int) (int, error) {
 			// A name with invalid UTF-8 decodes with U+FFFD in it, so it is
 			// compared decoded, as one with escapes is.
 			k := keyRef{from: i, to: kEnd, escaped: escaped || !utf8.Valid(b[i+1:kEnd-1])}
+			if k.escaped {
+				if kEnd-i > maxQuickEscapedKey {
+					return i, w.fail("a long member name with escapes")
+				}
+				k.decoded = jsonscan.Unquote(b[i:kEnd], escaped)
+			}
 			if err := w.newKey(first, k); err != nil {
 				return i, err
 			}
@@ -458,11 +474,16 @@ func (w *walker) newKey(first int, k keyRef) error {
 		return w.fail("too many members for a quick walk")
 	}
 	for _, o := range a.keys[first:] {
-		same := false
-		if !o.escaped && !k.escaped {
+		var same bool
+		switch {
+		case !o.escaped && !k.escaped:
 			same = bytes.Equal(w.b[o.from:o.to], w.b[k.from:k.to])
-		} else {
-			same = jsonscan.Unquote(w.b[o.from:o.to], o.escaped) == jsonscan.Unquote(w.b[k.from:k.to], k.escaped)
+		case o.escaped && k.escaped:
+			same = o.decoded == k.decoded
+		case o.escaped:
+			same = o.decoded == string(w.b[k.from+1:k.to-1])
+		default:
+			same = k.decoded == string(w.b[o.from+1:o.to-1])
 		}
 		if same {
 			return w.fail("a key named twice")
@@ -470,6 +491,31 @@ func (w *walker) newKey(first int, k keyRef) error {
 	}
 	a.keys = append(a.keys, k)
 	return nil
+}
+
+// leadType is the type of the value that starts with c, as far as that
+// byte tells: a number may be an integer.
+func leadType(c byte) typeSet {
+	switch {
+	case c == '{':
+		return tObject
+	case c == '[':
+		return tArray
+	case c == '"':
+		return tString
+	case c == 't' || c == 'f':
+		return tBoolean
+	case c == 'n':
+		return tNull
+	case c == '-' || (c >= '0' && c <= '9'):
+		return tNumber | tInteger
+	}
+	return 0
+}
+
+// mayBe reports whether a value of a type in lead may fit sh's types.
+func (sh *shape) mayBe(lead typeSet) bool {
+	return sh == nil || sh.types == 0 || lead == 0 || sh.types&lead != 0 || (lead&tInteger != 0 && sh.types&tNumber != 0)
 }
 
 // missing names the first required property an object lacks.
@@ -520,7 +566,11 @@ func (w *walker) array(sh *shape, i int) (int, error) {
 // anyOf checks the value at b[i] against each alternative until one fits.
 func (w *walker) anyOf(sh *shape, i int) error {
 	depth := len(w.path)
+	lead := leadType(w.b[i])
 	for _, alt := range sh.anyOf {
+		if !alt.mayBe(lead) {
+			continue // its type rules the value out without a walk
+		}
 		_, err := w.value(alt, i)
 		w.path = w.path[:depth]
 		if err == nil {

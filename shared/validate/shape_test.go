@@ -373,3 +373,41 @@ func FuzzAdmits(f *testing.F) {
 		assertAdmitsImpliesAccepted(t, schemas[int(which)%len(schemas)], doc)
 	})
 }
+
+// TestAdmitsRefusesHostileArgumentsEarly: arguments built to make a walk
+// expensive are refused where that shows, not after walking them — a
+// container where the schema (or every alternative of its anyOf) wants a
+// scalar is refused at its first byte, and a long member name with escapes
+// is left to Decode instead of being decoded and compared with every other.
+func TestAdmitsRefusesHostileArgumentsEarly(t *testing.T) {
+	s := mustCompile(t, `{"type":"object","properties":{"value":{"anyOf":[{"type":"string"},{"type":"number"},{"type":"null"}]},
+	  "name":{"type":"string"},"open":{"type":"object"}},"additionalProperties":false}`)
+	walk := func(doc string) error {
+		w := walker{b: []byte(doc), args: &argWalk{}}
+		_, err := w.value(s.shape, 0)
+		return err
+	}
+	// Not well-formed past the opening byte: an error about the type, not
+	// about the JSON, shows the walk stopped there.
+	for _, doc := range []string{`{"value":{"a":1,"b" 2`, `{"name":[1,2,`, `{"value":[{"x"`} {
+		if s.Admits([]byte(doc)) {
+			t.Errorf("admitted %s", doc)
+		}
+		if err := walk(doc); err == nil || !strings.Contains(err.Error(), "is not allowed") && !strings.Contains(err.Error(), "fits none") {
+			t.Errorf("%s: %v, want a refusal of its type", doc, err)
+		}
+	}
+	long := `"` + strings.Repeat(`\u0041`, maxQuickEscapedKey) + `"`
+	doc := `{"open":{` + long + `:1,"b":2}}`
+	if err := walk(doc); err == nil || !strings.Contains(err.Error(), "long member name") {
+		t.Errorf("a long escaped name: %v", err)
+	}
+	assertAdmitsImpliesAccepted(t, s, []byte(doc))
+	short := `{"open":{"\u0041b":1,"Ab":2}}`
+	if s.Admits([]byte(short)) {
+		t.Errorf("admitted %s, which names a key twice", short)
+	}
+	if ok := `{"open":{"\u0041b":1,"Ac":2},"value":"v"}`; !s.Admits([]byte(ok)) {
+		t.Errorf("did not admit %s", ok)
+	}
+}

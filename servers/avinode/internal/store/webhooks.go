@@ -76,9 +76,11 @@ func (in Incoming) withDefaults() Incoming {
 // its texts holds a NUL character (U+0000): PostgreSQL's text cannot hold
 // one, so the insert of a whole batch would fail for it (SQLite would store
 // it), and a raw payload is refused for the JSON escape \u0000 too, which
-// PostgreSQL's jsonb cannot hold, so that every stored payload reads as
-// jsonb. Nothing of the notification is stored; the notifications stored
-// with it are not affected.
+// PostgreSQL's jsonb cannot hold, so that a NUL never stands in the way of
+// reading a payload as jsonb. (The payload column is text: other escapes
+// jsonb refuses, such as an unpaired surrogate, are stored as sent.)
+// Nothing of the notification is stored; the notifications stored with it
+// are not affected.
 type RefusedError struct {
 	// ID is the notification's Avinode event id.
 	ID string

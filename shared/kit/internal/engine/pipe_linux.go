@@ -1,25 +1,33 @@
 package engine
 
 import (
+	"math"
+	"math/bits"
 	"os"
 
 	"golang.org/x/sys/unix"
 )
 
-// pipeSize is what a pipe to or from the client is grown to: a result of
-// many rows (70 KB and more) fits in one write, where Linux's default of
-// 64 KiB makes the server wait for the client to read the first part.
-const pipeSize = 1 << 20
-
-// growPipe grows f's pipe buffer when f is a pipe; anything else, or a
-// system that refuses (pipe-max-size), leaves it as it is.
-func growPipe(f any) {
+// growPipe grows the pipe f writes to so that a message of n bytes fits in
+// it, to the power of two at or above n and at most maxPipe, and returns
+// the size of message it need not be asked about again: the pipe's new
+// size, or math.MaxInt when f is not a pipe, cannot grow (pipe-max-size) or
+// is as large as it may be. Linux's default of 64 KiB makes a server that
+// writes a result of many rows (70 KB and more) wait for the client to read
+// the first part; growing only when such a result comes keeps the pipes of
+// servers that never write one — and the user's pipe budget — as they are.
+func growPipe(f any, n int) int {
 	file, ok := f.(*os.File)
 	if !ok {
-		return
+		return math.MaxInt
 	}
 	if fi, err := file.Stat(); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
-		return
+		return math.MaxInt
 	}
-	_, _ = unix.FcntlInt(file.Fd(), unix.F_SETPIPE_SZ, pipeSize)
+	size := min(1<<bits.Len(uint(n-1)), maxPipe)
+	got, err := unix.FcntlInt(file.Fd(), unix.F_SETPIPE_SZ, size)
+	if err != nil || got >= maxPipe || got < n {
+		return math.MaxInt
+	}
+	return got
 }

@@ -1,46 +1,62 @@
 package engine
 
 import (
+	"io"
+	"math"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
 )
 
-// TestGrowPipe: a pipe to the client holds a large result in one write;
-// a file that is not a pipe, and a writer that is not a file, are left alone.
-func TestGrowPipe(t *testing.T) {
+// TestPipeGrowsForLargeMessages: a pipe to the client keeps its size until
+// a message does not fit, then grows to the power of two that holds it, at
+// most maxPipe; a file that is not a pipe, and a writer that is not a file,
+// are not asked again.
+func TestPipeGrowsForLargeMessages(t *testing.T) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
 	defer w.Close()
-	before, err := unix.FcntlInt(w.Fd(), unix.F_GETPIPE_SZ, 0)
-	if err != nil {
-		t.Fatal(err)
+	go func() { _, _ = io.Copy(io.Discard, r); r.Close() }()
+	size := func() int {
+		t.Helper()
+		n, err := unix.FcntlInt(w.Fd(), unix.F_GETPIPE_SZ, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
 	}
-	growPipe(w)
-	got, err := unix.FcntlInt(w.Fd(), unix.F_GETPIPE_SZ, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := pipeSize
-	if b, err := os.ReadFile("/proc/sys/fs/pipe-max-size"); err == nil && os.Geteuid() != 0 {
-		if max, _ := strconv.Atoi(strings.TrimSpace(string(b))); max < pipeSize {
-			want = before // refused: an unprivileged process may not exceed the maximum
+	lw := &lineWriter{w: w, room: defaultPipe}
+	for _, c := range []struct{ msg, want int }{
+		{1000, defaultPipe},
+		{defaultPipe - 1, defaultPipe},
+		{100 << 10, 128 << 10},
+		{90 << 10, 128 << 10},
+		{300 << 10, 512 << 10},
+		{3 << 20, maxPipe},
+	} {
+		if err := lw.writeLine([]byte(strings.Repeat("x", c.msg))); err != nil {
+			t.Fatal(err)
+		}
+		if got := size(); got != c.want {
+			t.Errorf("after a message of %d bytes: pipe of %d, want %d", c.msg, got, c.want)
 		}
 	}
-	if got != want {
-		t.Errorf("pipe size %d after growPipe, want %d (was %d)", got, want, before)
+	if lw.room != math.MaxInt {
+		t.Errorf("at its largest the pipe is still to be grown (room %d)", lw.room)
 	}
 	f, err := os.Create(t.TempDir() + "/out")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	growPipe(f)                  // a regular file: no fcntl, no panic
-	growPipe(&strings.Builder{}) // not a file
+	if got := growPipe(f, 1<<20); got != math.MaxInt {
+		t.Errorf("a regular file: %d", got)
+	}
+	if got := growPipe(&strings.Builder{}, 1<<20); got != math.MaxInt {
+		t.Errorf("not a file: %d", got)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcp-fleet/mcp-fleet/shared/internal/jsonscan"
@@ -554,7 +555,13 @@ func rawNeedsRewrite(raw []byte, omit []string) bool {
 				if logging.IsSecretKey(k) || (depth == 1 && slices.Contains(omit, k)) {
 					return true
 				}
-			} else if len(body) > auditArgLimit || bytes.Contains(body, []byte("://")) && secretOrLong(jsonscan.Unquote(raw[i:end], escaped)) {
+			} else if escaped || !utf8.Valid(body) {
+				// Decoded, the string may be longer (U+FFFD for each invalid
+				// byte) or a URL its escapes hid ("https:\/\/…").
+				if secretOrLong(jsonscan.Unquote(raw[i:end], escaped)) {
+					return true
+				}
+			} else if len(body) > auditArgLimit || bytes.Contains(body, []byte("://")) && secretOrLong(string(body)) {
 				return true
 			}
 			i = end - 1

@@ -42,8 +42,7 @@ func (s *Server) ServeStdio(ctx context.Context, agent string, in io.Reader, out
 	ctx, cancelCause := context.WithCancelCause(context.WithoutCancel(ctx))
 	cancel := func() { cancelCause(context.Canceled) }
 	defer cancel()
-	growPipe(out)
-	w := &lineWriter{w: out}
+	w := &lineWriter{w: out, room: defaultPipe}
 	sess := s.newSession("stdio", agent, overStdio)
 	defer sess.close()
 	var wg sync.WaitGroup
@@ -329,12 +328,25 @@ type lineWriter struct {
 	mu  sync.Mutex
 	w   io.Writer
 	buf []byte
+	// room is the largest message w takes in one write as far as known: a
+	// pipe's size, grown (growPipe) when a larger message comes.
+	room int
 }
+
+// defaultPipe is a pipe's size on Linux until it is grown; maxPipe the
+// most it is grown to.
+const (
+	defaultPipe = 64 << 10
+	maxPipe     = 1 << 20
+)
 
 func (lw *lineWriter) writeLine(msg []byte) error {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
 	lw.buf = append(append(lw.buf[:0], msg...), '\n')
+	if len(lw.buf) > lw.room {
+		lw.room = growPipe(lw.w, len(lw.buf))
+	}
 	_, err := lw.w.Write(lw.buf)
 	if cap(lw.buf) > 1<<20 {
 		lw.buf = nil // do not keep a large message's buffer
