@@ -513,11 +513,7 @@ func TestPreparedRetryCancelled(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	if _, err := e.admin.Exec(ctx, fmt.Sprintf(`CREATE TABLE s (id int PRIMARY KEY, n int NOT NULL);
-INSERT INTO s VALUES (1, 0);
-GRANT SELECT ON s TO %s;`, e.role)); err != nil {
-		t.Fatal(err)
-	}
+	e.oneRowTable(t, "SELECT")
 	const sql = "SELECT * FROM s WHERE id = $1"
 	var (
 		mu        sync.Mutex
@@ -573,11 +569,7 @@ func TestPreparedWriteUnprepared(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	if _, err := e.admin.Exec(ctx, fmt.Sprintf(`CREATE TABLE s (id int PRIMARY KEY, n int NOT NULL);
-INSERT INTO s VALUES (1, 0);
-GRANT SELECT, UPDATE ON s TO %s;`, e.role)); err != nil {
-		t.Fatal(err)
-	}
+	e.oneRowTable(t, "SELECT, UPDATE")
 	p, tc := e.counted(t)
 	const sql = "UPDATE s SET n = n + 1 WHERE id = $1 RETURNING *"
 	// Prepared by a read-only call (whose session is not reset), where the
@@ -733,5 +725,16 @@ END $$`); err != nil {
 			t.Errorf("victim %q: the other statement took %d round trips, want %d", arg, got, want)
 		}
 		exec1(t, p, "SELECT 1") // agent SQL: the session reset, every record forgotten
+	}
+}
+
+// oneRowTable creates the table s with one row, which the role may use as
+// grants says.
+func (e *env) oneRowTable(t *testing.T, grants string) {
+	t.Helper()
+	if _, err := e.admin.Exec(context.Background(), fmt.Sprintf(`CREATE TABLE s (id int PRIMARY KEY, n int NOT NULL);
+INSERT INTO s VALUES (1, 0);
+GRANT %s ON s TO %s;`, grants, e.role)); err != nil {
+		t.Fatal(err)
 	}
 }
