@@ -429,10 +429,11 @@ func (w *walker) object(sh *shape, i int) (int, error) {
 		if sh != nil {
 			var p prop
 			var ok bool
-			if escaped {
-				p, ok = sh.props[jsonscan.Unquote(b[i:kEnd], true)]
+			if name := b[i+1 : kEnd-1]; escaped || !utf8.Valid(name) {
+				// Looked up as decoded: invalid UTF-8 reads as U+FFFD.
+				p, ok = sh.props[jsonscan.Unquote(b[i:kEnd], escaped)]
 			} else {
-				p, ok = sh.props[string(b[i+1:kEnd-1])]
+				p, ok = sh.props[string(name)]
 			}
 			switch {
 			case ok:

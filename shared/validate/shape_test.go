@@ -407,6 +407,15 @@ func TestAdmitsRefusesHostileArgumentsEarly(t *testing.T) {
 	if s.Admits([]byte(short)) {
 		t.Errorf("admitted %s, which names a key twice", short)
 	}
+	// A member name with invalid UTF-8 is the property whose name holds
+	// U+FFFD, as Decode reads it, and its value is checked by that schema.
+	odd := mustCompile(t, `{"type":"object","properties":{"\ufffd":{"type":"string"}}}`)
+	for _, doc := range []string{"{\"\xff\":1}", "{\"\xff\":\"s\"}"} {
+		assertAdmitsImpliesAccepted(t, odd, []byte(doc))
+	}
+	if !odd.Admits([]byte("{\"\xff\":\"s\"}")) {
+		t.Error("did not admit a string for the property named U+FFFD")
+	}
 	if ok := `{"open":{"\u0041b":1,"Ac":2},"value":"v"}`; !s.Admits([]byte(ok)) {
 		t.Errorf("did not admit %s", ok)
 	}

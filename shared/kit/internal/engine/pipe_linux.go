@@ -9,7 +9,8 @@ import (
 )
 
 // growPipe grows the pipe f writes to so that a message of n bytes fits in
-// it, to the power of two at or above n and at most maxPipe, and returns
+// it, to the power of two at or above n and at most maxPipe (never
+// shrinking it), and returns
 // the size of message it need not be asked about again: the pipe's new
 // size, or math.MaxInt when f is not a pipe, cannot grow (pipe-max-size) or
 // is as large as it may be. Linux's default of 64 KiB makes a server that
@@ -24,10 +25,20 @@ func growPipe(f any, n int) int {
 	if fi, err := file.Stat(); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 		return math.MaxInt
 	}
-	size := min(1<<bits.Len(uint(n-1)), maxPipe)
-	got, err := unix.FcntlInt(file.Fd(), unix.F_SETPIPE_SZ, size)
-	if err != nil || got >= maxPipe || got < n {
+	// Never smaller than it is: the client, or a system with large pages,
+	// may have made it larger than a message needs.
+	cur, err := unix.FcntlInt(file.Fd(), unix.F_GETPIPE_SZ, 0)
+	if err != nil {
 		return math.MaxInt
 	}
-	return got
+	size := max(min(1<<bits.Len(uint(n-1)), maxPipe), cur)
+	if size > cur {
+		if cur, err = unix.FcntlInt(file.Fd(), unix.F_SETPIPE_SZ, size); err != nil {
+			return math.MaxInt
+		}
+	}
+	if cur >= maxPipe || cur < n {
+		return math.MaxInt
+	}
+	return cur
 }

@@ -48,6 +48,22 @@ func TestPipeGrowsForLargeMessages(t *testing.T) {
 	if lw.room != math.MaxInt {
 		t.Errorf("at its largest the pipe is still to be grown (room %d)", lw.room)
 	}
+	// A pipe larger than a message needs is left as it is.
+	r2, w2, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	defer w2.Close()
+	if _, err := unix.FcntlInt(w2.Fd(), unix.F_SETPIPE_SZ, maxPipe); err != nil {
+		t.Fatal(err)
+	}
+	if got := growPipe(w2, 100<<10); got != math.MaxInt {
+		t.Errorf("a pipe of %d for a message of 100 KiB: room %d", maxPipe, got)
+	}
+	if n, _ := unix.FcntlInt(w2.Fd(), unix.F_GETPIPE_SZ, 0); n != maxPipe {
+		t.Errorf("a pipe of %d shrunk to %d", maxPipe, n)
+	}
 	f, err := os.Create(t.TempDir() + "/out")
 	if err != nil {
 		t.Fatal(err)
