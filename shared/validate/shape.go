@@ -41,6 +41,8 @@ type shape struct {
 	pattern            *regexp.Regexp
 	enum               []string // nil: any value
 	anyOf              []*shape
+	// free: nothing but its types constrains a value (see skip).
+	free bool
 }
 
 type prop struct {
@@ -79,7 +81,9 @@ func unbounded() *shape { return &shape{minLen: -1, maxLen: -1, minItems: -1, ma
 func compileShape(raw json.RawMessage) *shape {
 	switch string(raw) {
 	case "true", "{}":
-		return unbounded()
+		sh := unbounded()
+		sh.free = true
+		return sh
 	}
 	var kw map[string]json.RawMessage
 	if json.Unmarshal(raw, &kw) != nil {
@@ -217,6 +221,9 @@ func compileShape(raw json.RawMessage) *shape {
 			sh.props[name] = p
 		}
 	}
+	sh.free = sh.props == nil && !sh.closed && sh.extra == nil && sh.items == nil && sh.min == nil && sh.max == nil &&
+		sh.minLen < 0 && sh.maxLen < 0 && sh.minItems < 0 && sh.maxItems < 0 && sh.pattern == nil && sh.enum == nil &&
+		sh.anyOf == nil
 	return sh
 }
 
@@ -322,7 +329,17 @@ func (w *walker) value(sh *shape, i int) (int, error) {
 			return i, w.fail("a null")
 		}
 	}
-	if lead := leadType(b[i]); lead&(tObject|tArray) != 0 && !sh.mayBe(lead) {
+	lead := leadType(b[i])
+	if w.args == nil && (sh == nil || sh.free) && (lead&tNumber == 0 || sh == nil || sh.types == 0 || sh.types&tNumber != 0) && sh.mayBe(lead) {
+		// Nothing inside the value is constrained, and its first byte
+		// decides its type: it need only be well-formed, which a lean pass
+		// decides (a result's rows, each an object of any members). A
+		// value that is not is walked again below, for the error's place.
+		if end, ok := skip(b, i); ok {
+			return end, nil
+		}
+	}
+	if lead&(tObject|tArray) != 0 && !sh.mayBe(lead) {
 		// Refused before it is walked: a large object where a string
 		// belongs costs nothing.
 		return i, w.fail(fmt.Sprintf("%s is not allowed (want %s)", lead, sh.types))
@@ -492,6 +509,67 @@ func (w *walker) newKey(first int, k keyRef) error {
 	}
 	a.keys = append(a.keys, k)
 	return nil
+}
+
+// skip passes over the well-formed JSON value at b[i] and returns the
+// offset after it; ok is false when it is not well-formed.
+func skip(b []byte, i int) (end int, ok bool) {
+	if i >= len(b) {
+		return i, false
+	}
+	switch c := b[i]; {
+	case c == '"':
+		end, _, err := jsonscan.String(b, i)
+		return end, err == nil
+	case c == '{':
+		if i = jsonscan.SkipSpace(b, i+1); i < len(b) && b[i] == '}' {
+			return i + 1, true
+		}
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return i, false
+			}
+			kEnd, _, err := jsonscan.String(b, i)
+			if err != nil {
+				return i, false
+			}
+			if i = jsonscan.SkipSpace(b, kEnd); i >= len(b) || b[i] != ':' {
+				return i, false
+			}
+			if i, ok = skip(b, jsonscan.SkipSpace(b, i+1)); !ok {
+				return i, false
+			}
+			if i = jsonscan.SkipSpace(b, i); i < len(b) && b[i] == ',' {
+				i = jsonscan.SkipSpace(b, i+1)
+				continue
+			}
+			return i + 1, i < len(b) && b[i] == '}'
+		}
+	case c == '[':
+		if i = jsonscan.SkipSpace(b, i+1); i < len(b) && b[i] == ']' {
+			return i + 1, true
+		}
+		for {
+			if i, ok = skip(b, i); !ok {
+				return i, false
+			}
+			if i = jsonscan.SkipSpace(b, i); i < len(b) && b[i] == ',' {
+				i = jsonscan.SkipSpace(b, i+1)
+				continue
+			}
+			return i + 1, i < len(b) && b[i] == ']'
+		}
+	case c == 't' && jsonscan.HasLiteral(b, i, "true"):
+		return i + 4, true
+	case c == 'f' && jsonscan.HasLiteral(b, i, "false"):
+		return i + 5, true
+	case c == 'n' && jsonscan.HasLiteral(b, i, "null"):
+		return i + 4, true
+	case c == '-' || (c >= '0' && c <= '9'):
+		end, err := jsonscan.Number(b, i)
+		return end, err == nil
+	}
+	return i, false
 }
 
 // leadType is the type of the value that starts with c, as far as that
