@@ -23,12 +23,29 @@ func TestPipeGrowsForLargeMessages(t *testing.T) {
 	go func() { _, _ = io.Copy(io.Discard, r); r.Close() }()
 	size := func() int {
 		t.Helper()
-		n, err := unix.FcntlInt(w.Fd(), unix.F_GETPIPE_SZ, 0)
+		rc, err := w.SyscallConn()
 		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := rc.Control(func(fd uintptr) { n, err = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0) }); err != nil || n == 0 {
 			t.Fatal(err)
 		}
 		return n
 	}
+	nonblock := func(f *os.File) bool {
+		t.Helper()
+		rc, err := f.SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var flags int
+		if err := rc.Control(func(fd uintptr) { flags, err = unix.FcntlInt(fd, unix.F_GETFL, 0) }); err != nil {
+			t.Fatal(err)
+		}
+		return flags&unix.O_NONBLOCK != 0
+	}
+	wasNonblock := nonblock(w)
 	lw := &lineWriter{w: w, room: defaultPipe}
 	for _, c := range []struct{ msg, want int }{
 		{1000, defaultPipe},
@@ -44,6 +61,9 @@ func TestPipeGrowsForLargeMessages(t *testing.T) {
 		if got := size(); got != c.want {
 			t.Errorf("after a message of %d bytes: pipe of %d, want %d", c.msg, got, c.want)
 		}
+	}
+	if nonblock(w) != wasNonblock {
+		t.Errorf("growing the pipe changed its mode: non-blocking %v, was %v", nonblock(w), wasNonblock)
 	}
 	if lw.room != math.MaxInt {
 		t.Errorf("at its largest the pipe is still to be grown (room %d)", lw.room)
