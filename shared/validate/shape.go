@@ -332,10 +332,11 @@ func (w *walker) value(sh *shape, i int) (int, error) {
 	lead := leadType(b[i])
 	if w.args == nil && (sh == nil || sh.free) && (lead&tNumber == 0 || sh == nil || sh.types == 0 || sh.types&tNumber != 0) && sh.mayBe(lead) {
 		// Nothing inside the value is constrained, and its first byte
-		// decides its type: it need only be well-formed, which a lean pass
-		// decides (a result's rows, each an object of any members). A
-		// value that is not is walked again below, for the error's place.
-		if end, ok := skip(b, i); ok {
+		// decides its type: it need only be well-formed, which
+		// jsonscan.SkipValue decides without a path or property lookups (a
+		// result's rows, each an object of any members). A value that is
+		// not is walked again below, for the error's place.
+		if end, err := jsonscan.SkipValue(b, i); err == nil {
 			return end, nil
 		}
 	}
@@ -428,17 +429,19 @@ func (w *walker) object(sh *shape, i int) (int, error) {
 		if err != nil {
 			return kEnd, w.fail(err.Error())
 		}
-		if w.args != nil {
-			// A name with invalid UTF-8 decodes with U+FFFD in it, so it is
-			// compared decoded, as one with escapes is.
-			k := keyRef{from: i, to: kEnd, escaped: escaped || !utf8.Valid(b[i+1:kEnd-1])}
-			if k.escaped {
-				if kEnd-i > maxQuickEscapedKey {
-					return i, w.fail("a long member name with escapes")
-				}
-				k.decoded = jsonscan.Unquote(b[i:kEnd], escaped)
+		// A name with escapes or invalid UTF-8 (which decodes as U+FFFD)
+		// differs from its bytes: it is compared and looked up decoded.
+		name := b[i+1 : kEnd-1]
+		odd := escaped || !utf8.Valid(name)
+		var decoded string
+		if odd {
+			if w.args != nil && kEnd-i > maxQuickEscapedKey {
+				return i, w.fail("a long member name with escapes")
 			}
-			if err := w.newKey(first, k); err != nil {
+			decoded = jsonscan.Unquote(b[i:kEnd], escaped)
+		}
+		if w.args != nil {
+			if err := w.newKey(first, keyRef{from: i, to: kEnd, escaped: odd, decoded: decoded}); err != nil {
 				return i, err
 			}
 		}
@@ -446,9 +449,8 @@ func (w *walker) object(sh *shape, i int) (int, error) {
 		if sh != nil {
 			var p prop
 			var ok bool
-			if name := b[i+1 : kEnd-1]; escaped || !utf8.Valid(name) {
-				// Looked up as decoded: invalid UTF-8 reads as U+FFFD.
-				p, ok = sh.props[jsonscan.Unquote(b[i:kEnd], escaped)]
+			if odd {
+				p, ok = sh.props[decoded]
 			} else {
 				p, ok = sh.props[string(name)]
 			}
@@ -509,67 +511,6 @@ func (w *walker) newKey(first int, k keyRef) error {
 	}
 	a.keys = append(a.keys, k)
 	return nil
-}
-
-// skip passes over the well-formed JSON value at b[i] and returns the
-// offset after it; ok is false when it is not well-formed.
-func skip(b []byte, i int) (end int, ok bool) {
-	if i >= len(b) {
-		return i, false
-	}
-	switch c := b[i]; {
-	case c == '"':
-		end, _, err := jsonscan.String(b, i)
-		return end, err == nil
-	case c == '{':
-		if i = jsonscan.SkipSpace(b, i+1); i < len(b) && b[i] == '}' {
-			return i + 1, true
-		}
-		for {
-			if i >= len(b) || b[i] != '"' {
-				return i, false
-			}
-			kEnd, _, err := jsonscan.String(b, i)
-			if err != nil {
-				return i, false
-			}
-			if i = jsonscan.SkipSpace(b, kEnd); i >= len(b) || b[i] != ':' {
-				return i, false
-			}
-			if i, ok = skip(b, jsonscan.SkipSpace(b, i+1)); !ok {
-				return i, false
-			}
-			if i = jsonscan.SkipSpace(b, i); i < len(b) && b[i] == ',' {
-				i = jsonscan.SkipSpace(b, i+1)
-				continue
-			}
-			return i + 1, i < len(b) && b[i] == '}'
-		}
-	case c == '[':
-		if i = jsonscan.SkipSpace(b, i+1); i < len(b) && b[i] == ']' {
-			return i + 1, true
-		}
-		for {
-			if i, ok = skip(b, i); !ok {
-				return i, false
-			}
-			if i = jsonscan.SkipSpace(b, i); i < len(b) && b[i] == ',' {
-				i = jsonscan.SkipSpace(b, i+1)
-				continue
-			}
-			return i + 1, i < len(b) && b[i] == ']'
-		}
-	case c == 't' && jsonscan.HasLiteral(b, i, "true"):
-		return i + 4, true
-	case c == 'f' && jsonscan.HasLiteral(b, i, "false"):
-		return i + 5, true
-	case c == 'n' && jsonscan.HasLiteral(b, i, "null"):
-		return i + 4, true
-	case c == '-' || (c >= '0' && c <= '9'):
-		end, err := jsonscan.Number(b, i)
-		return end, err == nil
-	}
-	return i, false
 }
 
 // leadType is the type of the value that starts with c, as far as that

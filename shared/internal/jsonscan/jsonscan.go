@@ -250,3 +250,106 @@ func hex4(h []byte) rune {
 	}
 	return r
 }
+
+// SkipValue returns the offset just past the JSON value starting at b[i]
+// (after leading space), checking its grammar. Containers are tracked on an
+// explicit stack, one byte per level.
+func SkipValue(b []byte, i int) (int, error) {
+	var stack []byte // '{' or '['
+	i = SkipSpace(b, i)
+	for {
+		if i >= len(b) {
+			return i, fail(i, "unexpected end of input")
+		}
+		// A value.
+		switch c := b[i]; {
+		case c == '{' || c == '[':
+			j := SkipSpace(b, i+1)
+			if j < len(b) && (b[j] == '}' && c == '{' || b[j] == ']' && c == '[') {
+				i = j + 1
+				break
+			}
+			stack = append(stack, c)
+			i = j
+			if c == '{' {
+				var err error
+				if i, err = skipKey(b, i); err != nil {
+					return i, err
+				}
+			}
+			continue
+		case c == '"':
+			j, _, err := String(b, i)
+			if err != nil {
+				return j, err
+			}
+			i = j
+		case c == '-' || (c >= '0' && c <= '9'):
+			j, err := Number(b, i)
+			if err != nil {
+				return j, err
+			}
+			i = j
+		case c == 't':
+			if !HasLiteral(b, i, "true") {
+				return i, fail(i, "invalid literal")
+			}
+			i += 4
+		case c == 'f':
+			if !HasLiteral(b, i, "false") {
+				return i, fail(i, "invalid literal")
+			}
+			i += 5
+		case c == 'n':
+			if !HasLiteral(b, i, "null") {
+				return i, fail(i, "invalid literal")
+			}
+			i += 4
+		default:
+			return i, fail(i, fmt.Sprintf("unexpected character %q", c))
+		}
+		// After a value: close containers or move to the next member.
+		for {
+			if len(stack) == 0 {
+				return i, nil
+			}
+			i = SkipSpace(b, i)
+			if i >= len(b) {
+				return i, fail(i, "unexpected end of input")
+			}
+			top := stack[len(stack)-1]
+			if b[i] == ',' {
+				i = SkipSpace(b, i+1)
+				if top == '{' {
+					var err error
+					if i, err = skipKey(b, i); err != nil {
+						return i, err
+					}
+				}
+				break
+			}
+			if (top == '{' && b[i] == '}') || (top == '[' && b[i] == ']') {
+				stack = stack[:len(stack)-1]
+				i++
+				continue
+			}
+			return i, fail(i, "expected , or end of container")
+		}
+	}
+}
+
+// skipKey reads `"key" :` and returns the offset of the value.
+func skipKey(b []byte, i int) (int, error) {
+	if i >= len(b) || b[i] != '"' {
+		return i, fail(i, "expected an object key")
+	}
+	j, _, err := String(b, i)
+	if err != nil {
+		return j, err
+	}
+	j = SkipSpace(b, j)
+	if j >= len(b) || b[j] != ':' {
+		return j, fail(j, "expected :")
+	}
+	return SkipSpace(b, j+1), nil
+}

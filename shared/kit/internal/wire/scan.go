@@ -26,19 +26,11 @@ func syntaxErr(off int, what string) error {
 
 func skipSpace(b []byte, i int) int { return jsonscan.SkipSpace(b, i) }
 
-func hasLiteral(b []byte, i int, lit string) bool { return jsonscan.HasLiteral(b, i, lit) }
-
 // scanString checks the string starting at b[i] (a quote) and returns the
 // offset past it and whether it holds escapes.
 func scanString(b []byte, i int) (int, bool, error) {
 	end, esc, err := jsonscan.String(b, i)
 	return end, esc, asSyntax(err)
-}
-
-// scanNumber checks the number starting at b[i].
-func scanNumber(b []byte, i int) (int, error) {
-	end, err := jsonscan.Number(b, i)
-	return end, asSyntax(err)
 }
 
 func asSyntax(err error) error {
@@ -49,106 +41,10 @@ func asSyntax(err error) error {
 }
 
 // skipValue returns the offset just past the JSON value starting at b[i]
-// (after leading space), checking its grammar. Containers are tracked on an
-// explicit stack, one byte per level.
+// (after leading space), checking its grammar (jsonscan.SkipValue).
 func skipValue(b []byte, i int) (int, error) {
-	var stack []byte // '{' or '['
-	i = skipSpace(b, i)
-	for {
-		if i >= len(b) {
-			return i, syntaxErr(i, "unexpected end of input")
-		}
-		// A value.
-		switch c := b[i]; {
-		case c == '{' || c == '[':
-			j := skipSpace(b, i+1)
-			if j < len(b) && (b[j] == '}' && c == '{' || b[j] == ']' && c == '[') {
-				i = j + 1
-				break
-			}
-			stack = append(stack, c)
-			i = j
-			if c == '{' {
-				var err error
-				if i, err = skipKey(b, i); err != nil {
-					return i, err
-				}
-			}
-			continue
-		case c == '"':
-			j, _, err := scanString(b, i)
-			if err != nil {
-				return j, err
-			}
-			i = j
-		case c == '-' || (c >= '0' && c <= '9'):
-			j, err := scanNumber(b, i)
-			if err != nil {
-				return j, err
-			}
-			i = j
-		case c == 't':
-			if !hasLiteral(b, i, "true") {
-				return i, syntaxErr(i, "invalid literal")
-			}
-			i += 4
-		case c == 'f':
-			if !hasLiteral(b, i, "false") {
-				return i, syntaxErr(i, "invalid literal")
-			}
-			i += 5
-		case c == 'n':
-			if !hasLiteral(b, i, "null") {
-				return i, syntaxErr(i, "invalid literal")
-			}
-			i += 4
-		default:
-			return i, syntaxErr(i, fmt.Sprintf("unexpected character %q", c))
-		}
-		// After a value: close containers or move to the next member.
-		for {
-			if len(stack) == 0 {
-				return i, nil
-			}
-			i = skipSpace(b, i)
-			if i >= len(b) {
-				return i, syntaxErr(i, "unexpected end of input")
-			}
-			top := stack[len(stack)-1]
-			if b[i] == ',' {
-				i = skipSpace(b, i+1)
-				if top == '{' {
-					var err error
-					if i, err = skipKey(b, i); err != nil {
-						return i, err
-					}
-				}
-				break
-			}
-			if (top == '{' && b[i] == '}') || (top == '[' && b[i] == ']') {
-				stack = stack[:len(stack)-1]
-				i++
-				continue
-			}
-			return i, syntaxErr(i, "expected , or end of container")
-		}
-	}
-}
-
-// skipKey reads `"key" :` and returns the offset of the value.
-func skipKey(b []byte, i int) (int, error) {
-	if i >= len(b) || b[i] != '"' {
-		return i, syntaxErr(i, "expected an object key")
-	}
-	j, _, err := scanString(b, i)
-	if err != nil {
-		return j, err
-	}
-	j = skipSpace(b, j)
-	if j >= len(b) || b[j] != ':' {
-		return j, syntaxErr(j, "expected :")
-	}
-	return skipSpace(b, j+1), nil
+	end, err := jsonscan.SkipValue(b, i)
+	return end, asSyntax(err)
 }
 
 // Members calls fn for each member of the JSON object obj, in order, with
