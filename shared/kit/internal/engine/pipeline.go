@@ -467,23 +467,19 @@ func (s *Server) audit(log *zerolog.Logger, omit []string, raw []byte, args any,
 		return
 	}
 	small := len(raw) <= 4*auditArgLimit
-	if admitted {
-		if small && !rawNeedsRewrite(raw, omit) {
-			ev = compactArgs(ev, raw)
-		} else {
-			// Rare: decoded here, after the answer has gone out.
+	var rewrite bool
+	switch {
+	case admitted:
+		// Well-formed and checked: decoded only to be rewritten (rare),
+		// here, after the answer has gone out.
+		if rewrite = !small || rawNeedsRewrite(raw, omit); rewrite {
 			args, _ = validate.Decode(raw)
 		}
+	case args != nil:
+		rewrite = !small || needsRewrite(args, omit)
 	}
 	switch {
-	case admitted && args == nil:
-	case args == nil:
-		if len(raw) > 0 {
-			ev = ev.Int("args_bytes", len(raw))
-		}
-	case small && !needsRewrite(args, omit):
-		ev = compactArgs(ev, raw)
-	default:
+	case rewrite && args != nil:
 		// Secret-named keys, long strings, omitted arguments and large
 		// documents are rewritten; secret values anywhere are masked by the
 		// log writer.
@@ -499,6 +495,10 @@ func (s *Server) audit(log *zerolog.Logger, omit []string, raw []byte, args any,
 		if b, err := json.Marshal(v); err == nil {
 			ev = ev.RawJSON("args", b)
 		}
+	case !rewrite && (admitted || args != nil):
+		ev = compactArgs(ev, raw)
+	case len(raw) > 0:
+		ev = ev.Int("args_bytes", len(raw))
 	}
 	outcome := "ok"
 	if failure != nil {
@@ -516,8 +516,6 @@ func omittedNote(v any) string {
 	return "[omitted: " + strconv.Itoa(len(b)) + " bytes of JSON]"
 }
 
-// needsRewrite reports whether decoded arguments hold a secret-named key, an
-// omitted argument, or a string too long for a log line.
 // compactArgs logs well-formed arguments as sent: without white space they
 // are compact already, as most clients send them.
 func compactArgs(ev *zerolog.Event, raw []byte) *zerolog.Event {
@@ -570,6 +568,8 @@ func rawNeedsRewrite(raw []byte, omit []string) bool {
 	return false
 }
 
+// needsRewrite reports whether decoded arguments hold a secret-named key, an
+// omitted argument, or a string too long for a log line.
 func needsRewrite(v any, omit []string) bool {
 	if m, ok := v.(map[string]any); ok {
 		for _, k := range omit {
