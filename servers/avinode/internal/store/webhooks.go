@@ -231,12 +231,14 @@ func (s *Store) ReceiveWebhookEvents(ctx context.Context, ins []Incoming) ([]Rec
 	out := make([]Received, len(ins))
 	err := s.Update(ctx, func(tx *Tx) error {
 		for i, in := range ins {
-			if r := in.refusal(); r != nil {
-				out[i] = Received{Refused: r}
+			var err error
+			out[i], err = tx.receive(ctx, in)
+			var refused *RefusedError
+			if errors.As(err, &refused) {
+				out[i] = Received{Refused: refused} // refused before anything was sent
 				continue
 			}
-			var err error
-			if out[i], err = tx.receive(ctx, in); err != nil {
+			if err != nil {
 				return err
 			}
 		}
