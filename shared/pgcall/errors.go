@@ -56,7 +56,7 @@ func (p *Pool) classify(parent, ctx context.Context, err error, o Options, field
 	var pe *pgconn.PgError
 	var u unsettled
 	if errors.As(err, &u) && errors.As(err, &pe) {
-		return mcperr.New(mcperr.Upstream, "the database changed or dropped a statement this server prepared while the call ran "+
+		return mcperr.New(mcperr.Upstream, "a prepared statement was dropped or its result type changed while the call ran "+
 			"(PostgreSQL: %s [SQLSTATE %s]); retrying may succeed", pe.Message, pe.Code).WithCause(err).WithRetryable(true)
 	}
 	if errors.As(err, &pe) {

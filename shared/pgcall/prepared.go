@@ -182,9 +182,9 @@ const unlockName = "pgcall_unlock"
 // sendBegin queues a Prepared read's opening, pipelined with its statement
 // so that it costs no round trip of its own: the Parse of the guard when it
 // is needed and of the unlock, if the connection may lack them (first: no
-// error before them can make the server skip them), BEGIN in the call's
-// mode (through the extended protocol, so that an error skips everything
-// up to the Sync), and the guard when needed. It returns the statements
+// error before them can make the server skip them), BEGIN READ ONLY (only
+// reads are prepared; through the extended protocol, so that an error skips
+// everything up to the Sync), and the guard when needed. It returns the statements
 // queued, each answering CommandComplete.
 func (c *call) sendBegin(fe *pgproto3.Frontend) int {
 	guard := c.o.Timeout != c.p.cfg.DefaultTimeout
