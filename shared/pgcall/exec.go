@@ -72,7 +72,9 @@ type Receiver interface {
 	// Describe is called once the statement is parsed, before it runs. It
 	// returns the format (pgtype.TextFormatCode or BinaryFormatCode) of each
 	// result field, or an error, which stops the call before the statement
-	// runs (a wrong number of parameters, say).
+	// runs (a wrong number of parameters, say). It is called once more, with
+	// the new description and before any row, when a Prepared statement the
+	// connection had cached turns out stale and is prepared again.
 	Describe(Description) (formats []int16, err error)
 	// Row receives one row's values, in the formats Describe chose; nil is
 	// NULL. The slices are only valid during the call. After an error, Row
@@ -421,6 +423,9 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 	var (
 		stmtErr, rowErr error
 		inLookup        bool
+		// sent counts the rows r has had: a statement that fails after
+		// some is not run again.
+		sent int
 		// lateErr is an error after the statement's end: of the type
 		// lookup, the ROLLBACK or the unlock.
 		lateErr  bool
@@ -453,6 +458,7 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 				}
 			case rowErr == nil:
 				rowErr = r.Row(msg.Values)
+				sent++
 			}
 		case *pgproto3.CommandComplete:
 			if skip > 0 {
@@ -488,10 +494,12 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 			out.TypeNames[i] = names[f.DataTypeOID]
 		}
 	}
-	if ps != nil && c.staleRetry && (staleResult(stmtErr) || lostStatements(stmtErr)) {
+	if ps != nil && c.staleRetry && sent == 0 && (staleResult(stmtErr) || lostStatements(stmtErr)) {
 		return nil, c.recoverStale(stmtErr)
 	}
-	if ps != nil && stmtErr == nil && ps.typeNames == nil {
+	if ps != nil && stmtErr == nil && !lateErr && ps.typeNames == nil {
+		// Only names the lookup gave: a lookup that failed (a role that may
+		// not read pg_type) would leave every later call without them.
 		ps.typeNames = slices.Clone(out.TypeNames)
 	}
 	switch {

@@ -738,3 +738,79 @@ GRANT %s ON s TO %s;`, grants, e.role)); err != nil {
 		t.Fatal(err)
 	}
 }
+
+// TestPreparedTypeNamesOnlyFromALookup: a Prepared read whose type-name
+// lookup fails (a role that may not read pg_type) still answers, without
+// the names, and the statement's record keeps none: once the catalog is
+// readable again the next call looks them up.
+func TestPreparedTypeNamesOnlyFromALookup(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	p := e.open(t, Config{MaxConns: 1})
+	exec1(t, p, "SELECT 1") // connected and checked before the catalog is closed
+	const sql = "SELECT 'ok'::mood, $1::int"
+	if _, err := e.admin.Exec(context.Background(), "REVOKE SELECT ON pg_catalog.pg_type FROM PUBLIC"); err != nil {
+		t.Fatal(err)
+	}
+	_, out := execP(t, p, ro, sql, "1")
+	if out.TypeNames[0] != "" {
+		t.Fatalf("type names %q without the catalog", out.TypeNames)
+	}
+	if _, err := e.admin.Exec(context.Background(), "GRANT SELECT ON pg_catalog.pg_type TO PUBLIC"); err != nil {
+		t.Fatal(err)
+	}
+	if _, out = execP(t, p, ro, sql, "2"); out.TypeNames[0] != "mood" {
+		t.Errorf("type names %q once the catalog is readable, want mood first", out.TypeNames)
+	}
+}
+
+// TestPreparedNotRunAgainAfterRows: a cached statement that fails with a
+// lost statement's error after some rows reached the receiver (the
+// database's code raised it mid-result) is not run again into the same
+// receiver: the call fails, and no row comes twice.
+func TestPreparedNotRunAgainAfterRows(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	if _, err := e.admin.Exec(ctx, fmt.Sprintf(`CREATE TABLE ctl (armed bool NOT NULL);
+INSERT INTO ctl VALUES (false);
+GRANT SELECT ON ctl TO %s;
+CREATE FUNCTION boom(i int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  IF i = 3 AND (SELECT armed FROM ctl) THEN RAISE EXCEPTION 'gone' USING ERRCODE = '26000'; END IF;
+  RETURN i;
+END $$;`, e.role)); err != nil {
+		t.Fatal(err)
+	}
+	var disarm sync.Once
+	cfg := Config{MaxConns: 1}
+	cfg.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		return &hookConn{Conn: c, read: func(b []byte) {
+			if bytes.Contains(b, []byte("C26000")) {
+				// As a retry would find it: the condition gone.
+				disarm.Do(func() {
+					if _, err := e.admin.Exec(context.Background(), "UPDATE ctl SET armed = false"); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+		}}, err
+	}
+	p := e.open(t, cfg)
+	const sql = "SELECT boom(id) FROM t WHERE id <= $1 ORDER BY id"
+	if r, _ := execP(t, p, ro, sql, "5"); len(r.got) != 5 {
+		t.Fatalf("rows %v, want 5", r.got)
+	}
+	if _, err := e.admin.Exec(ctx, "UPDATE ctl SET armed = true"); err != nil {
+		t.Fatal(err)
+	}
+	r := &rows{}
+	_, err := p.Exec(ctx, ro, prepared(sql, "5"), r)
+	if err == nil || codeOf(err) != mcperr.Upstream {
+		t.Errorf("a statement that failed after %d rows: %v, want UPSTREAM_ERROR", len(r.got), err)
+	}
+	if strings.Join(r.got, ",") != "1,2" {
+		t.Errorf("rows %v, want 1,2 once", r.got)
+	}
+}
