@@ -255,7 +255,10 @@ func hex4(h []byte) rune {
 // (after leading space), checking its grammar. Containers are tracked on an
 // explicit stack, one byte per level.
 func SkipValue(b []byte, i int) (int, error) {
-	var stack []byte // '{' or '['
+	// One byte per open container, '{' or '['; the array keeps the
+	// usual depths off the heap, with the race detector too.
+	var open [32]byte
+	stack := open[:0]
 	i = SkipSpace(b, i)
 	for {
 		if i >= len(b) {
