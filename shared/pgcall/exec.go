@@ -357,22 +357,6 @@ func (c *call) rollback() {
 	c.p.reset(c.ctx, c.pc, "ROLLBACK", "DISCARD ALL")
 }
 
-// discard ends a Prepared read whose unlock did not answer as pgcall's
-// does (unlockCheckSQL): the statement succeeded, but the session holds a
-// statement the database's code prepared, or the unlock was the code's.
-// Every statement of the session is deallocated and every record of them
-// dropped, and the advisory locks released again, in the background; the
-// next call prepares its statement anew.
-func (c *call) discard() {
-	if c.released {
-		return
-	}
-	c.released = true
-	forgetPrepared(c.pg)
-	broken := !c.stopWatch() || c.drift
-	c.p.release(c.ctx, c.pc, []string{unlockAllSQL, "DEALLOCATE ALL"}, 0, broken, nil)
-}
-
 // unlockAllSQL releases the session-level advisory locks, which outlive
 // ROLLBACK: a view's function may take one in a read-only call.
 const unlockAllSQL = "SELECT pg_catalog.pg_advisory_unlock_all()"
@@ -442,13 +426,6 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 		// sent counts the rows r has had: a statement that fails after
 		// some is not run again.
 		sent int
-		// after counts the CommandCompletes past the statement's: the
-		// type-name lookup's (when sent), the ROLLBACK's, the unlock's.
-		after      int
-		lookupSent = len(unknown) > 0
-		// unlockClean: a Prepared read's unlock answered as pgcall's does,
-		// with no statement of the database's code in the session.
-		unlockClean bool
 		// lateErr is an error after the statement's end: of the type
 		// lookup, the ROLLBACK or the unlock.
 		lateErr  bool
@@ -473,8 +450,6 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 		case *pgproto3.DataRow:
 			switch {
 			case skip > 0: // the guard's
-			case inLookup && !(lookupSent && after == 0):
-				unlockClean = ps != nil && len(msg.Values) == 2 && string(msg.Values[1]) == "f"
 			case inLookup:
 				if len(msg.Values) == 2 {
 					if oid, err := strconv.ParseUint(string(msg.Values[0]), 10, 32); err == nil {
@@ -490,9 +465,7 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 				skip--
 				break
 			}
-			if inLookup {
-				after++
-			} else {
+			if !inLookup {
 				out.Tag = string(msg.CommandTag)
 			}
 			inLookup = true
@@ -535,8 +508,6 @@ func (c *call) execute(r Receiver, d Description, formats []int16, ps *preparedS
 		// the database's code): both again in the background, where the
 		// records of the session's statements are checked.
 		c.rollback()
-	case ps != nil && !unlockClean:
-		c.discard()
 	case c.o.Mode == ReadOnly:
 		c.release(pending, false)
 	default:

@@ -179,16 +179,6 @@ const guardSQL = "SELECT pg_catalog.set_config('statement_timeout', $1, true), "
 // parsing and planning.
 const unlockName = "pgcall_unlock"
 
-// unlockCheckSQL is the unlock as a Prepared read runs it, after its
-// ROLLBACK: it also says whether the session holds a statement prepared
-// with SQL PREPARE, which pgcall never does — the database's code did,
-// perhaps under the name of one of the connection's statements after
-// deallocating it. A read that gets any other answer (code that replaced
-// the unlock gives its own) has its session's statements all dropped
-// (discard).
-const unlockCheckSQL = "SELECT pg_catalog.pg_advisory_unlock_all(), " +
-	"EXISTS (SELECT 1 FROM pg_catalog.pg_prepared_statements WHERE from_sql)"
-
 // sendBegin queues a Prepared read's opening, pipelined with its statement
 // so that it costs no round trip of its own: the Parse of the guard when it
 // is needed and of the unlock, if the connection may lack them (first: no
@@ -206,7 +196,7 @@ func (c *call) sendBegin(fe *pgproto3.Frontend) int {
 	c.unlockSent = !c.sc.unlock
 	if c.unlockSent {
 		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: unlockName})
-		fe.Send(&pgproto3.Parse{Name: unlockName, Query: unlockCheckSQL})
+		fe.Send(&pgproto3.Parse{Name: unlockName, Query: unlockAllSQL})
 	}
 	fe.Send(&pgproto3.Parse{Query: c.o.Mode.begin()})
 	fe.Send(&pgproto3.Bind{})
