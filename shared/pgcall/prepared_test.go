@@ -521,23 +521,18 @@ func TestPreparedRetryCancelled(t *testing.T) {
 		cancelled bool
 		again     bool
 	)
-	cfg := Config{MaxConns: 1}
-	cfg.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		return &hookConn{Conn: c, read: func(b []byte) {
-			mu.Lock()
-			defer mu.Unlock()
-			if cancelOn != nil && bytes.Contains(b, []byte("cached plan must not change result type")) {
-				cancelOn()
-				cancelled = true
-			}
-		}, write: func(b []byte) {
-			mu.Lock()
-			defer mu.Unlock()
-			again = again || (cancelled && bytes.Contains(b, []byte(sql)))
-		}}, err
-	}
-	p := e.open(t, cfg)
+	p := e.hooked(t, func(b []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		if cancelOn != nil && bytes.Contains(b, []byte("cached plan must not change result type")) {
+			cancelOn()
+			cancelled = true
+		}
+	}, func(b []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		again = again || (cancelled && bytes.Contains(b, []byte(sql)))
+	})
 	execP(t, p, ro, sql, "1")
 	if _, err := e.admin.Exec(ctx, "ALTER TABLE s ADD COLUMN extra text"); err != nil {
 		t.Fatal(err)
@@ -601,6 +596,18 @@ func TestPreparedWriteUnprepared(t *testing.T) {
 type hookConn struct {
 	net.Conn
 	read, write func([]byte)
+}
+
+// hooked opens a pool of one connection whose reads and writes pass
+// through read and write (write may be nil) as they happen.
+func (e *env) hooked(t *testing.T, read, write func([]byte)) *Pool {
+	t.Helper()
+	cfg := Config{MaxConns: 1}
+	cfg.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		return &hookConn{Conn: c, read: read, write: write}, err
+	}
+	return e.open(t, cfg)
 }
 
 func (c *hookConn) Read(b []byte) (int, error) {
@@ -783,21 +790,16 @@ END $$;`, e.role)); err != nil {
 		t.Fatal(err)
 	}
 	var disarm sync.Once
-	cfg := Config{MaxConns: 1}
-	cfg.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		return &hookConn{Conn: c, read: func(b []byte) {
-			if bytes.Contains(b, []byte("C26000")) {
-				// As a retry would find it: the condition gone.
-				disarm.Do(func() {
-					if _, err := e.admin.Exec(context.Background(), "UPDATE ctl SET armed = false"); err != nil {
-						t.Error(err)
-					}
-				})
-			}
-		}}, err
-	}
-	p := e.open(t, cfg)
+	p := e.hooked(t, func(b []byte) {
+		if bytes.Contains(b, []byte("C26000")) {
+			// As a retry would find it: the condition gone.
+			disarm.Do(func() {
+				if _, err := e.admin.Exec(context.Background(), "UPDATE ctl SET armed = false"); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}, nil)
 	const sql = "SELECT boom(id) FROM t WHERE id <= $1 ORDER BY id"
 	if r, _ := execP(t, p, ro, sql, "5"); len(r.got) != 5 {
 		t.Fatalf("rows %v, want 5", r.got)
