@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -144,17 +145,20 @@ func newProcessor(t *testing.T, st *store.Store, r webhooks.Resolver, tune func(
 	return p
 }
 
-// runProcessor runs p until the test ends.
-func runProcessor(t *testing.T, p *webhooks.Processor) {
+// runProcessor runs p until the test ends or stop is called; stop returns
+// once Run has (and with it every worker it started).
+func runProcessor(t *testing.T, p *webhooks.Processor) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	t.Cleanup(func() {
+	stop = sync.OnceFunc(func() {
 		cancel()
 		if err := <-done; err != context.Canceled {
 			t.Errorf("Run = %v", err)
 		}
 	})
+	t.Cleanup(stop)
+	return stop
 }
 
 // waitEvent polls the store until the event of Avinode id reaches status.

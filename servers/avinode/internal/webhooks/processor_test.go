@@ -34,8 +34,9 @@ func TestRetriesThenSucceeds(t *testing.T) {
 			t.Fatalf("delivery: %d", status)
 		}
 		reg := metrics.New("avinode")
-		runProcessor(t, newProcessor(t, st, l.backend, func(c *webhooks.ProcessorConfig) { c.Metrics = reg }))
+		stop := runProcessor(t, newProcessor(t, st, l.backend, func(c *webhooks.ProcessorConfig) { c.Metrics = reg }))
 		ev := waitEvent(t, st, notice, store.EventCompleted)
+		stop() // the counters move after the store: Run returns once its workers have
 		if ev.RetryCount != 3 || ev.EventType != webhooks.TypeQuoteReceived || ev.QuoteID != quote || ev.TripID != l.tripID ||
 			!strings.Contains(ev.Error, "UPSTREAM_ERROR") || ev.DurationMS == nil {
 			t.Errorf("event = %+v", ev)
