@@ -316,7 +316,7 @@ func TestBadDefinitions(t *testing.T) {
 }
 
 func TestFailuresKeepServerAlive(t *testing.T) {
-	var logs lockedBuffer
+	var logs mcptest.Buffer
 	log := logging.New(&logs, "info", logging.NewRedactor("hunter2-secret"), "test")
 	s := newServer(t, kit.Options{Logger: &log, Redactor: logging.NewRedactor("hunter2-secret")})
 	c := mcptest.NewInProcess(t, s, "")
@@ -393,7 +393,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestAuditLog(t *testing.T) {
-	var logs lockedBuffer
+	var logs mcptest.Buffer
 	red := logging.NewRedactor()
 	log := logging.New(&logs, "info", red, "test")
 	s := newServer(t, kit.Options{Logger: &log, Redactor: red, Policy: mustPolicy(t)})
@@ -493,7 +493,7 @@ func TestConcurrentCalls(t *testing.T) {
 // as their size only, and arguments naming a key twice are refused before
 // they reach the handler or the log.
 func TestAuditOmitAndDuplicateKeys(t *testing.T) {
-	var logs lockedBuffer
+	var logs mcptest.Buffer
 	log := logging.New(&logs, "info", nil, "test")
 	tools := testTools(nil)
 	tools[0].AuditOmit = []string{"text"}

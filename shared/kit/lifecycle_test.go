@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 )
 
 // service is a spec whose setup registers a worker, a listener with the
@@ -115,7 +116,7 @@ func TestWorkersAndListenersStopTogether(t *testing.T) {
 
 func TestDeadWorkerTakesTheProcessDown(t *testing.T) {
 	sv := newService()
-	var logs lockedBuffer
+	var logs mcptest.Buffer
 	inR, inW := io.Pipe()
 	defer inW.Close()
 	done := make(chan error, 1)
@@ -266,7 +267,7 @@ func TestSecretFlagsAreRedacted(t *testing.T) {
 			return nil, nil, errors.New("stop here")
 		}}
 	vars := map[string]string{"SECRETIVE_KEY": "sk-live-0123456789abcdef", "SECRETIVE_DB": "postgres://app:hunter2-pass-word@db/x"}
-	var logs lockedBuffer
+	var logs mcptest.Buffer
 	err := kit.RunArgs(context.Background(), spec, nil, func(k string) string { return vars[k] }, strings.NewReader(""), io.Discard, &logs)
 	if err == nil || !strings.Contains(logs.String(), "careless") {
 		t.Fatalf("err %v, logs:\n%s", err, logs.String())

@@ -22,6 +22,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/cli"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
+	"github.com/mcp-fleet/mcp-fleet/shared/mcptest"
 )
 
 const demoPolicy = `
@@ -313,30 +314,6 @@ func TestMainRefusesBadConfiguration(t *testing.T) {
 	})
 }
 
-// lockedBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *lockedBuffer) Reset() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.Reset()
-}
-
 // stdioProc is Main serving stdio on pipes.
 type stdioProc struct {
 	t      *testing.T
@@ -344,7 +321,7 @@ type stdioProc struct {
 	outW   *io.PipeWriter
 	lines  chan string
 	seen   []string // every stdout line read so far
-	stderr *lockedBuffer
+	stderr *mcptest.Buffer
 	done   chan int
 }
 
@@ -352,7 +329,7 @@ func startStdio(t *testing.T, spec kit.Spec, args []string, env map[string]strin
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	p := &stdioProc{t: t, in: inW, outW: outW, lines: make(chan string, 64), stderr: &lockedBuffer{}, done: make(chan int, 1)}
+	p := &stdioProc{t: t, in: inW, outW: outW, lines: make(chan string, 64), stderr: &mcptest.Buffer{}, done: make(chan int, 1)}
 	go func() { p.done <- kit.Main(spec, args, envFrom(env), inR, outW, p.stderr) }()
 	go func() {
 		sc := bufio.NewScanner(outR)
@@ -680,9 +657,9 @@ func TestMainStdioAgent(t *testing.T) {
 // runHTTP starts the server in HTTP mode through RunArgs and returns its
 // base URL (read from the start-up log line), a stop func returning run's
 // error, and stderr.
-func runHTTP(t *testing.T, d *demo, args []string, env map[string]string) (string, func() error, *lockedBuffer) {
+func runHTTP(t *testing.T, d *demo, args []string, env map[string]string) (string, func() error, *mcptest.Buffer) {
 	t.Helper()
-	stderr := &lockedBuffer{}
+	stderr := &mcptest.Buffer{}
 	var stdout bytes.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -842,7 +819,7 @@ func TestOneShapeForBadValues(t *testing.T) {
 // TestTerminalGetsAGuide: on a terminal, stdio mode says on stderr how to
 // connect a client; stdout stays protocol-only.
 func TestTerminalGetsAGuide(t *testing.T) {
-	var stdout, stderr lockedBuffer
+	var stdout, stderr mcptest.Buffer
 	code := kit.MainIO((&demo{}).spec(), nil, kit.IO{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
 		Getenv: func(string) string { return "" }, StdinIsTerminal: true})
 	if code != 0 || stdout.String() != "" || !strings.Contains(stderr.String(), "waiting for an MCP client") ||

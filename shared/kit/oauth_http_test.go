@@ -33,7 +33,7 @@ type oauthFixture struct {
 	as   *oauthtest.Server
 	s    *kit.Server
 	base string
-	logs *lockedBuffer
+	logs *mcptest.Buffer
 }
 
 func newOAuthFixture(t *testing.T, policy *acl.Policy, mod func(*oauth.Config), o kit.HTTPOptions) *oauthFixture {
@@ -50,7 +50,7 @@ func newOAuthFixture(t *testing.T, policy *acl.Policy, mod func(*oauth.Config), 
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &mcptest.Buffer{}
 	red := logging.NewRedactor()
 	log := logging.New(logs, "debug", red, "test")
 	s := newServer(t, kit.Options{Policy: policy, Logger: &log, Redactor: red})

@@ -297,6 +297,14 @@ func (s *Buffer) String() string {
 	return s.buf.String()
 }
 
+// Reset forgets everything written so far, for a test that looks at what
+// is written from a point on.
+func (s *Buffer) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf.Reset()
+}
+
 // checkoutKey names the checkout the test runs in: a hash of the directory
 // holding go.work above the working directory (or of the working directory).
 func checkoutKey() string {
