@@ -6,7 +6,8 @@
 // access tokens on the HTTP transport), upstream (HTTP clients for upstream
 // APIs), retry, untrusted (fencing outside content), logging, metrics,
 // ratelimit, datadir, suggest ("did you mean"), state, atomicfile
-// (crash-safe file replacement), buildinfo (the version and commit a binary
+// (crash-safe file replacement), textcut (text cut to a byte bound on a
+// character boundary), buildinfo (the version and commit a binary
 // is linked with), googleauth (Google sign-in and service
 // account keys), and the test helpers mcptest, pgtest, retry/retrytest,
 // googleauth/googleauthtest and oauth/oauthtest.

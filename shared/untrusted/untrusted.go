@@ -9,6 +9,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strings"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/textcut"
 )
 
 // Notice is the line placed before fenced content. It is short on purpose:
@@ -66,14 +68,7 @@ func cleanSource(s string) string {
 		}
 		return r
 	}, s)
-	if len(s) > max {
-		cut := max
-		for cut > 0 && s[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
+	return textcut.Ellipsis(s, max)
 }
 
 // Tag returns the fence tag of a fenced text, or "" when text is not one.

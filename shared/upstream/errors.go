@@ -19,6 +19,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/retry"
+	"github.com/mcp-fleet/mcp-fleet/shared/textcut"
 )
 
 // maxDetail bounds a caller's Detail: a message is for a model to act on,
@@ -111,14 +112,7 @@ func cleanDetail(s string) string {
 		return r
 	}, s)
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > maxDetail {
-		cut := maxDetail
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
+	return textcut.Ellipsis(s, maxDetail)
 }
 
 func statusLine(code int) string {

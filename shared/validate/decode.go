@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/internal/jsonscan"
+	"github.com/mcp-fleet/mcp-fleet/shared/textcut"
 )
 
 // Limits bound what decoding one set of arguments may cost. The work of a
@@ -202,13 +202,4 @@ func (d *decoder) scanErr(err error) error {
 	return err
 }
 
-func truncate(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	cut := 64
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func truncate(s string) string { return textcut.Ellipsis(s, 64) }

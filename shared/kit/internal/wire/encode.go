@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/internal/jsonscan"
+	"github.com/mcp-fleet/mcp-fleet/shared/textcut"
 )
 
 // AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
@@ -156,9 +157,5 @@ func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…(" + strconv.Itoa(len(s)) + " bytes)"
+	return textcut.Prefix(s, n) + "…(" + strconv.Itoa(len(s)) + " bytes)"
 }
