@@ -2,7 +2,8 @@ package airports
 
 import (
 	"bytes"
-	"unicode/utf8"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/textcut"
 )
 
 // Ranks of a search match, best first (see Search).
@@ -21,13 +22,7 @@ func (t *table) search(query string, limit int) []Airport {
 		limit = DefaultLimit
 	}
 	limit = min(limit, MaxLimit)
-	if len(query) > MaxQueryLen {
-		cut := MaxQueryLen
-		for cut > 0 && !utf8.RuneStart(query[cut]) { // do not cut a character in two
-			cut--
-		}
-		query = query[:cut]
-	}
+	query = textcut.Prefix(query, MaxQueryLen)
 	q := fold(query)
 	if q == "" {
 		return nil

@@ -33,6 +33,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/retry"
+	"github.com/mcp-fleet/mcp-fleet/shared/textcut"
 	"github.com/mcp-fleet/mcp-fleet/shared/upstream"
 	"github.com/mcp-fleet/mcp-fleet/shared/urlrule"
 )
@@ -382,14 +383,7 @@ func describe(problems []Problem) string {
 // clean drops control characters and cuts at 200 bytes.
 func clean(s string) string {
 	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsControl(r) || unicode.IsSpace(r) }), " ")
-	if len(s) > 200 {
-		cut := 200
-		for cut > 0 && s[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
+	return textcut.Ellipsis(s, 200)
 }
 
 // escape is url.PathEscape for ids in paths.

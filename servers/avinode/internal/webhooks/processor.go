@@ -21,6 +21,7 @@ import (
 	"github.com/mcp-fleet/mcp-fleet/shared/kit"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 	"github.com/mcp-fleet/mcp-fleet/shared/metrics"
+	"github.com/mcp-fleet/mcp-fleet/shared/textcut"
 )
 
 // Resolver fetches what a pointer names and stores it where the tools read
@@ -368,14 +369,7 @@ func reason(err error) string {
 	if e, ok := errors.AsType[*mcperr.Error](err); ok {
 		msg = string(e.Code) + ": " + e.Message
 	}
-	if len(msg) > 1000 {
-		cut := 1000
-		for cut > 0 && msg[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		msg = msg[:cut] + "…"
-	}
-	return msg
+	return textcut.Ellipsis(msg, 1000)
 }
 
 // Event types an event is found to be.

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/textcut"
 )
 
 // Error is the only error type the FS methods return. It carries its
@@ -192,11 +193,7 @@ func quote(p string) string {
 		return "the root directory"
 	}
 	if len(p) > maxQuoted {
-		cut := maxQuoted
-		for cut > 0 && p[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		return strconv.Quote(p[:cut]) + "…"
+		return strconv.Quote(textcut.Prefix(p, maxQuoted)) + "…"
 	}
 	return strconv.Quote(p)
 }

@@ -27,9 +27,9 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
+	"github.com/mcp-fleet/mcp-fleet/shared/textcut"
 )
 
 // MaxHeaderLen bounds one header value (RFC 5322 allows lines of 998
@@ -405,11 +405,7 @@ func SafeFilename(name string) string {
 		if len(ext) > 20 {
 			ext = ""
 		}
-		cut := 200 - len(ext)
-		for cut > 0 && !utf8.RuneStart(name[cut]) {
-			cut--
-		}
-		name = name[:cut] + ext
+		name = textcut.Prefix(name, 200-len(ext)) + ext
 	}
 	return name
 }
