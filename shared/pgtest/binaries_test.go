@@ -23,16 +23,35 @@ func fakeProgs(t *testing.T, dir string, mode os.FileMode, names ...string) stri
 	return dir
 }
 
-func TestFindServerBins(t *testing.T) {
+// installs is a temporary root holding fake PostgreSQL installations laid
+// out as Debian's (lib/postgresql/VERSION/bin), and the glob that finds them.
+type installs struct {
+	t               *testing.T
+	root, lib, glob string
+}
+
+func fakeInstalls(t *testing.T) *installs {
 	root := t.TempDir()
 	lib := filepath.Join(root, "lib", "postgresql")
-	glob := filepath.Join(lib, "*", "bin")
+	return &installs{t: t, root: root, lib: lib, glob: filepath.Join(lib, "*", "bin")}
+}
+
+// add installs version with the named programs and returns its bin directory.
+func (in *installs) add(version string, names ...string) string {
+	in.t.Helper()
+	return fakeProgs(in.t, filepath.Join(in.lib, version, "bin"), 0o755, names...)
+}
+
+func TestFindServerBins(t *testing.T) {
+	in := fakeInstalls(t)
+	root, glob := in.root, in.glob
 	// Installed versions; 16's initdb is missing, so 15 is the best usable one.
-	for _, v := range []string{"9.6", "13", "15"} {
-		fakeProgs(t, filepath.Join(lib, v, "bin"), 0o755, "initdb", "pg_ctl", "postgres", "psql")
+	for _, v := range []string{"9.6", "13"} {
+		in.add(v, "initdb", "pg_ctl", "postgres", "psql")
 	}
-	fakeProgs(t, filepath.Join(lib, "16", "bin"), 0o755, "pg_ctl", "psql")
-	fakeProgs(t, filepath.Join(lib, "notaversion", "bin"), 0o755, "initdb", "pg_ctl")
+	v15 := in.add("15", "initdb", "pg_ctl", "postgres", "psql")
+	in.add("16", "pg_ctl", "psql")
+	in.add("notaversion", "initdb", "pg_ctl")
 
 	onlyInitdb := fakeProgs(t, filepath.Join(root, "onlyinitdb"), 0o755, "initdb")
 	notExec := fakeProgs(t, filepath.Join(root, "notexec"), 0o644, "initdb", "pg_ctl")
@@ -51,9 +70,9 @@ func TestFindServerBins(t *testing.T) {
 	}{
 		{"PATH first", path(onlyInitdb, local, local2), glob, local},
 		{"PATH order", path(local2, local), glob, local2},
-		{"empty PATH: highest version", "", glob, filepath.Join(lib, "15", "bin")},
+		{"empty PATH: highest version", "", glob, v15},
 		{"incomplete, non-executable, directories and relative entries skipped",
-			path(onlyInitdb, notExec, asDirs, "", ".", "local"), glob, filepath.Join(lib, "15", "bin")},
+			path(onlyInitdb, notExec, asDirs, "", ".", "local"), glob, v15},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,11 +101,10 @@ func TestFindServerBins(t *testing.T) {
 }
 
 func TestFindPsql(t *testing.T) {
-	root := t.TempDir()
-	lib := filepath.Join(root, "lib", "postgresql")
-	glob := filepath.Join(lib, "*", "bin")
-	v15 := fakeProgs(t, filepath.Join(lib, "15", "bin"), 0o755, "initdb", "pg_ctl", "psql")
-	v14 := fakeProgs(t, filepath.Join(lib, "14", "bin"), 0o755, "psql")
+	in := fakeInstalls(t)
+	root, glob := in.root, in.glob
+	v15 := in.add("15", "initdb", "pg_ctl", "psql")
+	v14 := in.add("14", "psql")
 	usrBin := fakeProgs(t, filepath.Join(root, "usr", "bin"), 0o755, "psql")
 	// A PATH directory of symlinks, like /usr/local/bin here.
 	links := filepath.Join(root, "local", "bin")
@@ -137,11 +155,10 @@ func TestFindPsql(t *testing.T) {
 }
 
 func TestFindProgram(t *testing.T) {
-	root := t.TempDir()
-	lib := filepath.Join(root, "lib", "postgresql")
-	glob := filepath.Join(lib, "*", "bin")
-	v15 := fakeProgs(t, filepath.Join(lib, "15", "bin"), 0o755, "initdb", "pg_ctl", "pgbench")
-	v16 := fakeProgs(t, filepath.Join(lib, "16", "bin"), 0o755, "pgbench")
+	in := fakeInstalls(t)
+	root, glob := in.root, in.glob
+	v15 := in.add("15", "initdb", "pg_ctl", "pgbench")
+	v16 := in.add("16", "pgbench")
 	usrBin := fakeProgs(t, filepath.Join(root, "usr", "bin"), 0o755, "pgbench")
 	server := serverBins{initdb: filepath.Join(v15, "initdb"), pgctl: filepath.Join(v15, "pg_ctl")}
 	if got, ok := findProgram("pgbench", usrBin, glob, server); !ok || got != filepath.Join(v15, "pgbench") {
