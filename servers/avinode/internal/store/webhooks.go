@@ -290,45 +290,38 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 	}
 	slices.SortFunc(events, func(a, b *event) int { return strings.Compare(a.ID, b.ID) })
 	n := len(events)
-	// The columns go as array literals, {"a","b"}, built here in one
-	// buffer: pgx sends a string parameter as it is (text), where it would
-	// encode a []string element by element, each boxed in an interface.
-	size := 0
+	// The batch goes as one parameter, a JSON array of one object per
+	// event, built here in one buffer (pgx sends a string parameter as it
+	// is). PostgreSQL spent a quarter more of its CPU on a statement given
+	// the same rows as fourteen array literals, one per column.
+	size := 2
 	for _, e := range events {
 		size += len(e.newID) + len(e.ID) + 2*len(e.Type) + len(e.Href) + len(e.TripRef) + len(e.Source) + len(e.SourceIP) +
-			len(e.Raw) + len(e.Raw)/4 + len(e.at) + len(e.lastAt) + 60
+			len(e.Raw) + len(e.Raw)/4 + len(e.at) + len(e.lastAt) + 220
 	}
-	lit := arrayLiterals{b: make([]byte, 0, size+64), ends: make([]int, 0, 14)}
-	text := func(f func(e *event) string) {
-		for _, e := range events {
-			lit.text(f(e))
+	b := make([]byte, 0, size)
+	b = append(b, '[')
+	for i, e := range events {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		lit.end()
+		b = appendJSONString(append(b, `{"id":`...), e.newID)
+		b = appendJSONString(append(b, `,"event_id":`...), e.ID)
+		b = appendJSONString(append(b, `,"event_type":`...), ProvisionalType(e.Type))
+		b = appendJSONString(append(b, `,"resource_type":`...), e.Type)
+		b = appendJSONString(append(b, `,"href":`...), e.Href)
+		b = appendJSONString(append(b, `,"trip_ref":`...), e.TripRef)
+		b = appendJSONString(append(b, `,"source":`...), e.Source)
+		b = appendJSONString(append(b, `,"source_ip":`...), e.SourceIP)
+		b = strconv.AppendInt(append(b, `,"verified":`...), int64(e.verifiedFlag()), 10)
+		b = appendJSONString(append(b, `,"raw":`...), e.Raw)
+		b = strconv.AppendInt(append(b, `,"deliveries":`...), int64(e.deliveries), 10)
+		b = appendJSONString(append(b, `,"at":`...), e.at)
+		b = appendJSONString(append(b, `,"last_at":`...), e.lastAt)
+		b = strconv.AppendInt(append(b, `,"max_retries":`...), int64(e.MaxRetries), 10)
+		b = append(b, '}')
 	}
-	number := func(f func(e *event) int) {
-		for _, e := range events {
-			lit.int(f(e))
-		}
-		lit.end()
-	}
-	text(func(e *event) string { return e.newID })
-	text(func(e *event) string { return e.ID })
-	text(func(e *event) string { return ProvisionalType(e.Type) })
-	text(func(e *event) string { return e.Type })
-	text(func(e *event) string { return e.Href })
-	text(func(e *event) string { return e.TripRef })
-	text(func(e *event) string { return e.Source })
-	text(func(e *event) string { return e.SourceIP })
-	number(func(e *event) int { return e.verifiedFlag() })
-	for _, e := range events {
-		lit.bytes(e.Raw)
-	}
-	lit.end()
-	number(func(e *event) int { return e.deliveries })
-	text(func(e *event) string { return e.at })
-	text(func(e *event) string { return e.lastAt })
-	number(func(e *event) int { return e.MaxRetries })
-	cols := lit.literals()
+	batch := string(append(b, ']'))
 	type stored struct {
 		id         string
 		deliveries int
@@ -341,15 +334,14 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 				last_received_at, max_retries, next_retry_at, updated_at)
 			SELECT id, event_id, event_type, resource_type, href, trip_ref, source, source_ip, verified, raw, 'pending', deliveries,
 				at, last_at, max_retries, at, at
-			FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-				$9::int[], $10::text[], $11::int[], $12::text[], $13::text[], $14::int[])
-				AS n(id, event_id, event_type, resource_type, href, trip_ref, source, source_ip, verified, raw, deliveries, at,
-					last_at, max_retries)
+			FROM json_to_recordset($1::json) AS n(id text, event_id text, event_type text, resource_type text, href text,
+				trip_ref text, source text, source_ip text, verified int, raw text, deliveries int, at text, last_at text,
+				max_retries int)
 			ORDER BY event_id
 			ON CONFLICT (avinode_event_id) DO UPDATE SET deliveries = avinode_webhook_events.deliveries + excluded.deliveries,
 				last_received_at = greatest(avinode_webhook_events.last_received_at, excluded.last_received_at)
 			RETURNING avinode_event_id, id, deliveries`,
-			cols...)
+			&batch) // a pointer goes into the interface as it is; the string would be copied
 		if err != nil {
 			return err
 		}
@@ -386,65 +378,34 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 	return out, nil
 }
 
-// arrayLiterals builds PostgreSQL array literals of texts or integers one
-// after another in one buffer: every text element quoted, its quotes and
-// backslashes escaped.
-type arrayLiterals struct {
-	b     []byte
-	start int   // where the literal being built begins
-	ends  []int // where each finished one ends
-}
-
-// next opens the literal or separates the next element.
-func (a *arrayLiterals) next() []byte {
-	if len(a.b) == a.start {
-		return append(a.b, '{')
-	}
-	return append(a.b, ',')
-}
-
-func (a *arrayLiterals) text(s string) { a.b = appendElement(a.next(), s) }
-
-// bytes is text for a text held in bytes.
-func (a *arrayLiterals) bytes(s []byte) { a.b = appendElement(a.next(), s) }
-
-func (a *arrayLiterals) int(n int) { a.b = strconv.AppendInt(a.next(), int64(n), 10) }
-
-// end finishes the literal being built ({} when it has no element).
-func (a *arrayLiterals) end() {
-	if len(a.b) == a.start {
-		a.b = append(a.b, '{')
-	}
-	a.b = append(a.b, '}')
-	a.ends = append(a.ends, len(a.b))
-	a.start = len(a.b)
-}
-
-// literals returns the finished literals, in order, sharing one string, as
-// the statement's arguments (each a *string).
-func (a *arrayLiterals) literals() []any {
-	all := string(a.b)
-	out := make([]string, len(a.ends))
-	args := make([]any, len(a.ends))
-	from := 0
-	for i, to := range a.ends {
-		out[i], from = all[from:to], to
-		// A pointer goes into an interface as it is; a string would be
-		// copied to the heap, once for each of the 14 parameters.
-		args[i] = &out[i]
-	}
-	return args
-}
-
-func appendElement[S ~string | ~[]byte](b []byte, s S) []byte {
+// appendJSONString appends s as a JSON string. s is UTF-8 (the receiver
+// refuses a body that is not, and the rest is the server's own): only
+// quotes, backslashes and control characters are escaped.
+func appendJSONString[S ~string | ~[]byte](b []byte, s S) []byte {
+	const hex = "0123456789abcdef"
 	b = append(b, '"')
+	start := 0
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '"' || c == '\\' {
-			b = append(b, '\\')
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
 		}
-		b = append(b, s[i])
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		}
+		start = i + 1
 	}
-	return append(b, '"')
+	return append(append(b, s[start:]...), '"')
 }
 
 // ReceiveWebhookEvent stores one notification in its own transaction and

@@ -529,18 +529,20 @@ func TestReceiveBatch(t *testing.T) {
 
 // TestReceiveBatchKeepsEveryByte: what a batch stores is each delivery's
 // bytes exactly, whatever they hold of what array literals and JSON quote
-// (quotes, backslashes, braces, commas, NULL, white space, non-ASCII).
+// (quotes, backslashes, braces, commas, NULL, white space, control
+// characters a pointer's escapes decode to, non-ASCII), and a body with
+// white space between its tokens.
 func TestReceiveBatchKeepsEveryByte(t *testing.T) {
 	forEach(t, func(t *testing.T, s *store.Store, _ *changeLog) {
 		ctx := context.Background()
-		odd := []string{`NULL`, ``, `a"b`, `c\d`, `{e,f}`, ` g `, "h\"i\\j", `é中😀`, `\"`, "tab\there"}
+		odd := []string{`NULL`, ``, `a"b`, `c\d`, `{e,f}`, ` g `, "h\"i\\j", `é中😀`, `\"`, "tab\there", "ctl\x01\x1f\x7f", "line\nbreak\r\n", `\u0041`}
 		var ins []store.Incoming
 		for i, v := range odd {
 			in := pointer(fmt.Sprintf("asellermsg-7%02d", i))
 			in.TripRef = v
 			in.Href = "https://sandbox.avinode.com/api/tripmsgs/x?q=" + v
 			in.SourceIP = v
-			in.Raw, _ = json.Marshal(map[string]any{"id": in.ID, "note": v, "nested": map[string]string{"k": v}})
+			in.Raw, _ = json.MarshalIndent(map[string]any{"id": in.ID, "note": v, "nested": map[string]string{"k": v}}, "", "\t")
 			ins = append(ins, in)
 		}
 		got, err := s.ReceiveWebhookEvents(ctx, ins)
