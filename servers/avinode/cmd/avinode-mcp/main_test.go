@@ -148,8 +148,13 @@ func TestStdioAvinode(t *testing.T) {
 	if b.Data.Field != "trip_id" {
 		t.Errorf("unknown trip: %+v", b)
 	}
-	// Secrets never reach the log, even at debug level.
+	// Secrets never reach the log, even at debug level. Log lines reach
+	// stderr a little after the answers they go with.
 	logs := c.Stderr()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs, "upstream request") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		logs = c.Stderr()
+	}
 	for _, secret := range []string{apiToken, authToken} {
 		if strings.Contains(logs, secret) {
 			t.Errorf("a secret reached stderr:\n%s", logs)

@@ -239,7 +239,13 @@ func TestWebhookService(t *testing.T) {
 		if code, _ := get("/metrics", "wrong"); code != http.StatusUnauthorized {
 			t.Errorf("/metrics without the token: %d", code)
 		}
-		code, metrics := get("/metrics", "metrics-token-0123456789")
+		// The processor counts an event after the store has it completed.
+		var code int
+		var metrics string
+		mcptest.WaitFor(t, "the processed counter", func() bool {
+			code, metrics = get("/metrics", "metrics-token-0123456789")
+			return strings.Contains(metrics, "mcp_avinode_webhook_processed_total")
+		})
 		for _, want := range []string{"mcp_avinode_webhook_received_total", "mcp_avinode_webhook_processed_total",
 			"mcp_avinode_webhook_refused_auth_total", `avinode_webhook_events{status="completed"} 1`, "avinode_webhook_ack_seconds_bucket"} {
 			if code != 200 || !strings.Contains(metrics, want) {
@@ -354,6 +360,9 @@ func TestThreeWorkersOnePostgres(t *testing.T) {
 		}
 	}
 	for _, w := range workers {
+		// A worker logs a completion after the store has it: stopped, it
+		// has written (and the test read) every line it will.
+		w.stop(t)
 		for _, line := range strings.Split(w.logs.String(), "\n") {
 			if strings.Contains(line, `"webhook event processed"`) {
 				owners[fmt.Sprint(w.cmd.Process.Pid)]++
@@ -421,7 +430,7 @@ func TestOtherProcessHearsNewQuote(t *testing.T) {
 		deadline := time.Now().Add(20 * time.Second)
 		for {
 			mcptest.Structured(t, c.Call("list_webhook_events", map[string]any{"trip_id": l.tripID}), &events)
-			if len(events.Events) > 0 || time.Now().After(deadline) {
+			if len(events.Events) > 0 && events.Events[0].Status == "completed" || time.Now().After(deadline) {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -430,7 +439,13 @@ func TestOtherProcessHearsNewQuote(t *testing.T) {
 			events.Events[0].QuoteID != quote {
 			t.Errorf("list_webhook_events = %+v", events)
 		}
-		d := l.fake.Deliveries()
+		// The fake marks its post delivered once it has read the answer,
+		// which the receiver wrote before the event was processed.
+		var d []fakeavinode.Delivery
+		mcptest.WaitFor(t, "the fake to see its post answered", func() bool {
+			d = l.fake.Deliveries()
+			return len(d) == 1 && d[0].Delivered
+		})
 		if len(d) != 1 || !d[0].Delivered || d[0].EventType != "TripRequestSellerResponse" {
 			t.Errorf("deliveries = %+v", d)
 		}

@@ -25,6 +25,10 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 var departure = time.Now().Add(72 * time.Hour).UTC().Truncate(time.Millisecond)
 
 // updates collects notifications/resources/updated by URI.
+// acked is where updates counts the server's acknowledgements of listen
+// streams.
+const acked = "(acknowledged)"
+
 type updates struct {
 	mu   sync.Mutex
 	uris map[string]int
@@ -73,12 +77,17 @@ func TestOtherProcessChanges(t *testing.T) {
 		c := mcptest.NewInProcess(t, srv, "")
 		u := &updates{uris: map[string]int{}}
 		c.Raw().OnNotification(func(msg mcp.JSONRPCNotification) {
-			if msg.Method == "notifications/resources/updated" {
-				uri, _ := msg.Params.AdditionalFields["uri"].(string)
-				u.mu.Lock()
-				u.uris[uri]++
-				u.mu.Unlock()
+			uri := acked
+			switch msg.Method {
+			case "notifications/resources/updated":
+				uri, _ = msg.Params.AdditionalFields["uri"].(string)
+			case "notifications/subscriptions/acknowledged":
+			default:
+				return
 			}
+			u.mu.Lock()
+			u.uris[uri]++
+			u.mu.Unlock()
 		})
 
 		// Two trips, created by the writer; the client subscribes to the
@@ -93,16 +102,22 @@ func TestOtherProcessChanges(t *testing.T) {
 			trips = append(trips, trip)
 		}
 		quotesURI, tripURI := market.QuotesURI(trips[0].ID), market.TripURI(trips[1].ID)
-		// One listen stream for both (a client keeps one at a time).
+		// One listen stream for both (a client keeps one at a time). The
+		// server acknowledges a stream once every watch it asked for is in
+		// place: a change made before then may be the watch's baseline.
 		listen := func(uris ...string) func() {
+			before := u.count(acked)
 			stop, err := c.Raw().ListenAsync(ctx, mcp.SubscriptionFilter{ResourceSubscriptions: uris}, func(error) {})
 			if err != nil {
 				t.Fatal(err)
 			}
+			u.wait(t, acked, before+1)
 			return stop
 		}
 		stop := listen(quotesURI, tripURI)
-		mcptest.WaitFor(t, "both subscriptions", func() bool { return n.Subscribed(quotesURI) && n.Subscribed(tripURI) })
+		if !n.Subscribed(quotesURI) || !n.Subscribed(tripURI) {
+			t.Fatal("acknowledged, but not subscribed to both")
+		}
 
 		// The other process stores a quote for the first trip.
 		rfqs, _ := writer.TripRFQs(ctx, trips[0].ID)
@@ -144,7 +159,6 @@ func TestOtherProcessChanges(t *testing.T) {
 		stop()
 		mcptest.WaitFor(t, "both subscriptions to end", func() bool { return !n.Subscribed(quotesURI) && !n.Subscribed(tripURI) })
 		defer listen(tripURI)()
-		mcptest.WaitFor(t, "the trip subscription", func() bool { return n.Subscribed(tripURI) })
 		before := u.count(quotesURI)
 		for i := range 3 {
 			r.Quotes[0].Total = store.Money(80 - i)

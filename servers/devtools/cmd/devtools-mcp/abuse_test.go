@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -149,12 +150,16 @@ func TestConcurrentLargeBodiesHTTP(t *testing.T) {
 	base, _ := procMem(t, pid)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"file_write","arguments":{"path":"big.txt","overwrite":true,"content":"` +
 		strings.Repeat("x", 15<<20) + `"}}}`
+	// Each body stops after its first MiB until the pings are done: a ping
+	// that had to wait for the bodies would never be answered (the client's
+	// timeout fails the test), so the order is the assertion, not a time.
+	held := make(chan struct{})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	statuses := map[int]int{}
 	for i := 0; i < 40; i++ {
 		wg.Go(func() {
-			resp, _, err := d.post(body)
+			resp, _, err := d.postFrom(io.MultiReader(strings.NewReader(body[:1<<20]), gate(held), strings.NewReader(body[1<<20:])), int64(len(body)))
 			if err != nil {
 				// Refused before its body was read, the request's connection
 				// is closed once the answer is written; a client still
@@ -183,6 +188,7 @@ func TestConcurrentLargeBodiesHTTP(t *testing.T) {
 			t.Fatalf("ping: %v %s", err, raw)
 		}
 	})
+	close(held)
 	wg.Wait()
 	_, peak := procMem(t, pid)
 	t.Logf("HTTP: 40 × 15 MiB bodies: statuses %v (-1: closed unread); peak %d MiB (start %d); ping p50 %v max %v", statuses, peak, base, pings[len(pings)/2], pings[len(pings)-1])
@@ -192,9 +198,6 @@ func TestConcurrentLargeBodiesHTTP(t *testing.T) {
 	if statuses[http.StatusServiceUnavailable]+statuses[-1] == 0 || statuses[http.StatusOK] == 0 {
 		t.Fatalf("want some bodies served and the rest refused as busy: %v", statuses)
 	}
-	if pings[len(pings)-1] > time.Second {
-		t.Fatalf("a ping waited %v behind the bodies", pings[len(pings)-1])
-	}
 	if rss := waitMem(t, pid, base+16); rss > base+16 {
 		t.Fatalf("memory not given back: %d MiB resident, %d MiB at start", rss, base)
 	}
@@ -203,6 +206,14 @@ func TestConcurrentLargeBodiesHTTP(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 || len(raw) > 2048 || !bytes.Contains(raw, []byte("VALIDATION_ERROR")) {
 		t.Fatalf("keys over HTTP: %v %d bytes %.300s", err, len(raw), raw)
 	}
+}
+
+// gate is a reader that blocks until open is closed, then ends.
+type gate <-chan struct{}
+
+func (g gate) Read([]byte) (int, error) {
+	<-g
+	return 0, io.EOF
 }
 
 // timePings sends n pings through ping, pause apart, while a load is in
@@ -221,17 +232,26 @@ func timePings(n int, pause time.Duration, ping func(i int)) []time.Duration {
 
 // TestSlowCallBurst: a thousand slow calls at once are not a thousand
 // calls at once: past the session's slots they wait briefly and are refused
-// as retryable, and a ping never waits behind them.
+// as retryable, and a ping never waits behind them — the slow page is held
+// until the pings are answered (and for 3 s at least, which outlasts the
+// calls' wait for a slot), so a ping queued behind the calls would never be.
 func TestSlowCallBurst(t *testing.T) {
+	var held chan struct{}
+	var burst time.Time
+	release := func() {
+		time.Sleep(time.Until(burst.Add(3 * time.Second)))
+		close(held)
+	}
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
-		case <-time.After(3 * time.Second):
+		case <-held:
 		case <-r.Context().Done():
 		}
 		_, _ = w.Write([]byte("late"))
 	}))
 	defer slow.Close()
 	for _, transport := range []string{"stdio", "http"} {
+		held = make(chan struct{})
 		t.Run(transport, func(t *testing.T) {
 			args := []string{"--root", tempRoot(t), "--web-allow-cidrs", "127.0.0.0/8"}
 			call := func(i int) string {
@@ -243,6 +263,7 @@ func TestSlowCallBurst(t *testing.T) {
 			if transport == "stdio" {
 				p := startRawStdio(t, args...)
 				pid = p.cmd.Process.Pid
+				burst = time.Now()
 				for i := 0; i < 1000; i++ {
 					p.send(t, call(i))
 				}
@@ -250,6 +271,7 @@ func TestSlowCallBurst(t *testing.T) {
 					p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":"ping-%d","method":"ping"}`, i))
 					p.recvID(t, fmt.Sprintf("ping-%d", i))
 				})
+				release()
 				for got := 0; got < 1000; {
 					line := p.next(t)
 					var m map[string]any
@@ -273,13 +295,14 @@ func TestSlowCallBurst(t *testing.T) {
 				pid = proc.cmd.Process.Pid
 				// The burst gets a connection per call; pings their own client,
 				// so they measure the server, not the client's pool.
-				burst := newDriver(proc.base, benchToken, 1000)
-				burst.sid = d.sid
+				callers := newDriver(proc.base, benchToken, 1000)
+				callers.sid = d.sid
 				var wg sync.WaitGroup
 				var mu sync.Mutex
+				burst = time.Now()
 				for i := 0; i < 1000; i++ {
 					wg.Go(func() {
-						_, raw, err := burst.post(call(i))
+						_, raw, err := callers.post(call(i))
 						mu.Lock()
 						defer mu.Unlock()
 						switch {
@@ -300,6 +323,7 @@ func TestSlowCallBurst(t *testing.T) {
 						t.Fatalf("ping: %v %s", err, raw)
 					}
 				})
+				release()
 				wg.Wait()
 			}
 			_, peak := procMem(t, pid)
@@ -310,9 +334,6 @@ func TestSlowCallBurst(t *testing.T) {
 			}
 			if ok > 64 {
 				t.Fatalf("%d slow calls ran: the caps did not hold", ok)
-			}
-			if pings[len(pings)-1] > time.Second {
-				t.Fatalf("a ping waited %v behind slow calls", pings[len(pings)-1])
 			}
 			if peak > memLimitMiB {
 				t.Fatalf("peak %d MiB", peak)

@@ -115,7 +115,13 @@ func newDriver(base, token string, conns int) *httpDriver {
 }
 
 func (d *httpDriver) post(body string) (*http.Response, []byte, error) {
-	req, _ := http.NewRequest(http.MethodPost, d.base, strings.NewReader(body))
+	return d.postFrom(strings.NewReader(body), int64(len(body)))
+}
+
+// postFrom posts the n bytes body reads, declared with their length.
+func (d *httpDriver) postFrom(body io.Reader, n int64) (*http.Response, []byte, error) {
+	req, _ := http.NewRequest(http.MethodPost, d.base, body)
+	req.ContentLength = n
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if d.token != "" {

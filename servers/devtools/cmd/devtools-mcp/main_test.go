@@ -122,7 +122,11 @@ func TestStdioEndToEnd(t *testing.T) {
 		}
 		return nil
 	}
-	mcptest.WaitFor(t, "the audit lines on stderr", func() bool { return auditOf("system_info", "ok") != nil })
+	// Audit lines are written after the answers, so not necessarily in the
+	// calls' order.
+	mcptest.WaitFor(t, "the audit lines on stderr", func() bool {
+		return auditOf("system_info", "ok") != nil && auditOf("file_write", "ok") != nil && auditOf("file_write", "error") != nil
+	})
 	w := auditOf("file_write", "ok")
 	if w == nil {
 		t.Fatalf("no audit line for file_write in stderr:\n%s", c.Stderr())
