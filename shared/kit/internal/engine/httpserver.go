@@ -295,8 +295,11 @@ func ServeListener(ctx context.Context, raw net.Listener, h http.Handler, grace 
 	// Stop accepting, end streams, then close the connections that never
 	// carried a request: net/http's Shutdown counts such a connection as busy
 	// until it is 5 s old, and clients keep spare ones open. Requests in
-	// flight still finish.
+	// flight still finish. Serve reports each connection it accepted (as
+	// new) before it accepts again, so once it has returned, every one is
+	// tracked: one accepted just as the listener closed is closed too.
 	_ = ln.Close()
+	<-errc
 	if beforeShutdown != nil {
 		beforeShutdown(sctx)
 	}
