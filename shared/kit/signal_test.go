@@ -81,7 +81,11 @@ func TestSignalStopsWorkerAndListener(t *testing.T) {
 	go func() {
 		done <- post(t, base, httpToken, sid, rpcCall(3, "tools/call", `{"name":"sleep","arguments":{"ms":600}}`))
 	}()
-	time.Sleep(150 * time.Millisecond)
+	for l := range logs {
+		if strings.Contains(l, `"message":"sleeping"`) {
+			break
+		}
+	}
 	start := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

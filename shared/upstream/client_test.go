@@ -131,7 +131,7 @@ func TestUnsafeRequestsNotResentAfterAnswer(t *testing.T) {
 func TestPOSTTimeoutNotResent(t *testing.T) {
 	up := retrytest.NewUpstream(t, retrytest.Reply{Hang: true}, retrytest.Reply{Hang: true})
 	cfg := testConfig(newFakeClock())
-	cfg.AttemptTimeout = 100 * time.Millisecond
+	cfg.AttemptTimeout = 500 * time.Millisecond // room for the request to reach the upstream under load
 	c := newTestClient(t, cfg)
 	req, _ := NewJSONRequest(context.Background(), http.MethodPost, up.URL+"/bookings", map[string]int{"n": 1})
 	err := c.DoJSON(req, nil)
@@ -154,7 +154,7 @@ func TestGETAttemptTimeoutRetried(t *testing.T) {
 	clock := newFakeClock()
 	up := retrytest.NewUpstream(t, retrytest.Reply{Hang: true})
 	cfg := testConfig(clock)
-	cfg.AttemptTimeout = 100 * time.Millisecond
+	cfg.AttemptTimeout = 500 * time.Millisecond // room for the request to reach the upstream under load
 	c := newTestClient(t, cfg)
 	resp, err := do(t, c, context.Background(), http.MethodGet, up.URL, nil)
 	if err != nil || resp.StatusCode != 200 {
@@ -450,7 +450,7 @@ func TestContextDeadline(t *testing.T) {
 	t.Run("caller deadline ends a hung request", func(t *testing.T) {
 		up := retrytest.NewUpstream(t, retrytest.Reply{Hang: true}, retrytest.Reply{Hang: true})
 		c := newTestClient(t, testConfig(newFakeClock()))
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond) // room to reach the upstream under load
 		defer cancel()
 		_, err := do(t, c, ctx, http.MethodGet, up.URL, nil)
 		mustMCP(t, "avinode", err, mcperr.Timeout, true)

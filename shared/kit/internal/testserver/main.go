@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strconv"
@@ -114,6 +115,8 @@ func spec() kit.Spec {
 						if err := json.Unmarshal(c.Args, &a); err != nil {
 							return nil, err
 						}
+						// A test that signals the process mid-call waits for this line.
+						fmt.Fprintln(os.Stderr, `{"level":"info","message":"sleeping"}`)
 						select {
 						case <-time.After(time.Duration(a.MS) * time.Millisecond):
 							return map[string]any{"slept_ms": a.MS}, nil
