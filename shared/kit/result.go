@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"unicode/utf8"
+
+	"github.com/mcp-fleet/mcp-fleet/shared/textcut"
 
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 )
@@ -57,10 +58,7 @@ func Clip(s string, limit int) (string, bool) {
 	for i := 0; i < len(s); i++ {
 		n += byteCost(s[i])
 		if n > limit {
-			for i > 0 && !utf8.RuneStart(s[i]) {
-				i--
-			}
-			return s[:i], true
+			return textcut.Prefix(s, i), true
 		}
 	}
 	return s, false

@@ -81,9 +81,17 @@ func TestSignalStopsWorkerAndListener(t *testing.T) {
 	go func() {
 		done <- post(t, base, httpToken, sid, rpcCall(3, "tools/call", `{"name":"sleep","arguments":{"ms":600}}`))
 	}()
-	for l := range logs {
-		if strings.Contains(l, `"message":"sleeping"`) {
-			break
+	for sleeping := false; !sleeping; {
+		select {
+		case l, ok := <-logs:
+			if !ok {
+				t.Fatal("the server exited before the call was in flight")
+			}
+			sleeping = strings.Contains(l, `"message":"sleeping"`)
+		case r := <-done:
+			t.Fatalf("the call ended before it slept: %d %s", r.Status, r.Body)
+		case <-time.After(10 * time.Second):
+			t.Fatal("the call never reached the server")
 		}
 	}
 	start := time.Now()

@@ -64,7 +64,7 @@ func TestUpstreamHangAndReset(t *testing.T) {
 	u := retrytest.NewUpstream(t, retrytest.Reply{Hang: true}, retrytest.Reply{Reset: true})
 	// The client gives up once the hanging reply has the request: the next
 	// request is the second reply's, however slowly the first arrived.
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a guard: cancelled long before
 	defer cancel()
 	go func() {
 		for u.Hits() < 1 {

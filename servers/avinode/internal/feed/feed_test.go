@@ -24,11 +24,12 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 var departure = time.Now().Add(72 * time.Hour).UTC().Truncate(time.Millisecond)
 
-// updates collects notifications/resources/updated by URI.
 // acked is where updates counts the server's acknowledgements of listen
 // streams.
 const acked = "(acknowledged)"
 
+// updates collects notifications/resources/updated by URI, and the
+// acknowledgements of listen streams under acked.
 type updates struct {
 	mu   sync.Mutex
 	uris map[string]int

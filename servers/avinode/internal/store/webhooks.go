@@ -378,9 +378,11 @@ func (s *Store) receivePostgres(ctx context.Context, ins []Incoming) ([]Received
 	return out, nil
 }
 
-// appendJSONString appends s as a JSON string. s is UTF-8 (the receiver
-// refuses a body that is not, and the rest is the server's own): only
-// quotes, backslashes and control characters are escaped.
+// appendJSONString appends s as a JSON string: only quotes, backslashes and
+// control characters are escaped. Bytes that are not UTF-8 are passed on,
+// and PostgreSQL refuses the batch, as it refused them in a text parameter;
+// the receiver, the one caller, refuses a body that is not UTF-8, and the
+// pointer's fields decoded from it are UTF-8.
 func appendJSONString[S ~string | ~[]byte](b []byte, s S) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')

@@ -183,13 +183,21 @@ func TestConcurrentLargeBodiesHTTP(t *testing.T) {
 		})
 	}
 	// Pings get through while the bodies are in flight.
-	pings := timePings(20, 5*time.Millisecond, func(i int) {
-		if resp, raw, err := d.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 100+i)); err != nil || resp.StatusCode != 200 {
+	ping := func(i int) {
+		if resp, raw, err := d.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 100+i)); err != nil || resp.StatusCode != 200 ||
+			!bytes.Contains(raw, []byte(`"result"`)) || bytes.Contains(raw, []byte(`"error"`)) {
 			t.Fatalf("ping: %v %s", err, raw)
 		}
-	})
+	}
+	pings := timePings(20, 5*time.Millisecond, ping)
+	// And while the rest of the bodies stream in: answered, if slower (a
+	// bound for a server stalled by the reading, far above a loaded run's).
 	close(held)
+	streaming := timePings(10, 5*time.Millisecond, ping)
 	wg.Wait()
+	if worst := streaming[len(streaming)-1]; worst > 5*time.Second {
+		t.Fatalf("a ping waited %v while the bodies streamed", worst)
+	}
 	_, peak := procMem(t, pid)
 	t.Logf("HTTP: 40 × 15 MiB bodies: statuses %v (-1: closed unread); peak %d MiB (start %d); ping p50 %v max %v", statuses, peak, base, pings[len(pings)/2], pings[len(pings)-1])
 	if peak > memLimitMiB {
@@ -267,10 +275,14 @@ func TestSlowCallBurst(t *testing.T) {
 				for i := 0; i < 1000; i++ {
 					p.send(t, call(i))
 				}
+				p.by = time.Now().Add(30 * time.Second) // a ping queued behind the calls would wait for ever
 				pings = timePings(20, 20*time.Millisecond, func(i int) {
 					p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":"ping-%d","method":"ping"}`, i))
-					p.recvID(t, fmt.Sprintf("ping-%d", i))
+					if m := p.recvID(t, fmt.Sprintf("ping-%d", i)); m["error"] != nil || m["result"] == nil {
+						t.Fatalf("ping: %v", m)
+					}
 				})
+				p.by = time.Time{}
 				release()
 				for got := 0; got < 1000; {
 					line := p.next(t)
@@ -319,7 +331,8 @@ func TestSlowCallBurst(t *testing.T) {
 				}
 				time.Sleep(100 * time.Millisecond)
 				pings = timePings(20, 20*time.Millisecond, func(i int) {
-					if resp, raw, err := d.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":"p%d","method":"ping"}`, i)); err != nil || resp.StatusCode != 200 {
+					if resp, raw, err := d.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":"p%d","method":"ping"}`, i)); err != nil || resp.StatusCode != 200 ||
+						!bytes.Contains(raw, []byte(`"result"`)) || bytes.Contains(raw, []byte(`"error"`)) {
 						t.Fatalf("ping: %v %s", err, raw)
 					}
 				})

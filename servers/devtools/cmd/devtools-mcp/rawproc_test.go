@@ -26,6 +26,9 @@ type rawProc struct {
 	// stash keeps responses read while waiting for another id.
 	stash [][]byte
 	done  bool // finish has waited for the process
+	// by, when set, is when recvID gives up, however many other lines
+	// keep coming.
+	by time.Time
 }
 
 // startRaw starts the binary in dir ("" for the test's own) with env added
@@ -108,6 +111,9 @@ func (p *rawProc) recvID(t *testing.T, id string) map[string]any {
 	var keep [][]byte
 	defer func() { p.stash = append(keep, p.stash...) }()
 	for {
+		if !p.by.IsZero() && time.Now().After(p.by) {
+			t.Fatalf("no response to %s by the deadline", id)
+		}
 		line := p.next(t)
 		var m map[string]any
 		if err := json.Unmarshal(line, &m); err != nil {

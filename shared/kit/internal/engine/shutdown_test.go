@@ -8,13 +8,19 @@ import (
 	"time"
 )
 
-// lateListener hands over the connection it accepted only once hold is
-// closed: the window between net/http's accept and its tracking of the
-// connection, made wide.
+// lateListener hands over the connection it accepted only 100 ms after it
+// is closed: the window between net/http's accept and its tracking of the
+// connection, made wide, and always after the listener closed.
 type lateListener struct {
 	net.Listener
 	accepted chan struct{}
 	hold     chan struct{}
+}
+
+func (l *lateListener) Close() error {
+	err := l.Listener.Close()
+	time.AfterFunc(100*time.Millisecond, func() { close(l.hold) })
+	return err
 }
 
 func (l *lateListener) Accept() (net.Conn, error) {
@@ -48,7 +54,6 @@ func TestShutdownClosesConnectionAcceptedAtTheEnd(t *testing.T) {
 	<-ln.accepted
 	start := time.Now()
 	cancel()
-	time.AfterFunc(100*time.Millisecond, func() { close(ln.hold) }) // after the listener closed
 	select {
 	case err := <-errc:
 		if err != nil {
