@@ -7,8 +7,8 @@
 // APIs), retry, untrusted (fencing outside content), logging, metrics,
 // ratelimit, datadir, suggest ("did you mean"), state, atomicfile
 // (crash-safe file replacement), textcut (text cut to a byte bound on a
-// character boundary), buildinfo (the version and commit a binary
-// is linked with), googleauth (Google sign-in and service
-// account keys), and the test helpers mcptest, pgtest, retry/retrytest,
-// googleauth/googleauthtest and oauth/oauthtest.
+// character boundary), jsontext (text written as a JSON string), buildinfo
+// (the version and commit a binary is linked with), googleauth (Google
+// sign-in and service account keys), and the test helpers mcptest, pgtest,
+// retry/retrytest, googleauth/googleauthtest and oauth/oauthtest.
 package shared

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/jsontext"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/budget"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
@@ -54,7 +55,7 @@ func (c *Call) Progress(ctx context.Context, progress, total float64, message st
 	}
 	if message != "" {
 		p = append(p, `,"message":`...)
-		p = wire.AppendString(p, message)
+		p = jsontext.AppendString(p, message)
 	}
 	_ = c.req.reply(wire.AppendNotification(nil, "notifications/progress", append(p, '}')))
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-fleet/mcp-fleet/shared/jsontext"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 )
 
@@ -373,14 +374,14 @@ func (s *Server) initialize(r *request) reply {
 	se.mu.Unlock()
 	se.initialized.Store(true)
 	out := []byte(`{"protocolVersion":`)
-	out = wire.AppendString(out, version)
+	out = jsontext.AppendString(out, version)
 	out = append(out, `,"capabilities":`...)
 	out = append(out, s.capabilities()...)
 	out = append(out, `,"serverInfo":`...)
 	out = append(out, s.serverInfo...)
 	if text := s.instructionsFor(r.sess.agent); text != "" {
 		out = append(out, `,"instructions":`...)
-		out = wire.AppendString(out, text)
+		out = jsontext.AppendString(out, text)
 	}
 	return s.ok(r, append(out, '}'), false)
 }
@@ -394,7 +395,7 @@ func (s *Server) discover(r *request) reply {
 	out = append(out, s.serverInfo...)
 	if text := s.instructionsFor(r.sess.agent); text != "" {
 		out = append(out, `,"instructions":`...)
-		out = wire.AppendString(out, text)
+		out = jsontext.AppendString(out, text)
 	}
 	return s.ok(r, append(out, '}'), true)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/jsontext"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
 )
@@ -124,15 +125,15 @@ func (s *Server) inputRequired(r *request, c *Call, need *needInput) reply {
 		return s.fail(r, wire.CodeInternalError, "the answers given so far are too large to carry", nil)
 	}
 	out := []byte(`{"inputRequests":{`)
-	out = wire.AppendString(out, need.key)
+	out = jsontext.AppendString(out, need.key)
 	out = append(out, `:{"method":`...)
-	out = wire.AppendString(out, need.method)
+	out = jsontext.AppendString(out, need.method)
 	if need.params != nil {
 		out = append(out, `,"params":`...)
 		out = append(out, need.params...)
 	}
 	out = append(out, `}},"requestState":`...)
-	out = wire.AppendString(out, state)
+	out = jsontext.AppendString(out, state)
 	out = append(out, '}')
 	return reply{body: wire.AppendResult(nil, r.id, s.decorate(out, "input_required", false, nil)), status: 200}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/jsontext"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 )
 
@@ -130,7 +131,7 @@ func (o *outbox) takeLocked() []byte {
 		if len(o.uris) == 0 {
 			o.uris = nil // let a burst's backing array go
 		}
-		params := wire.AppendString([]byte(`{"uri":`), uri)
+		params := jsontext.AppendString([]byte(`{"uri":`), uri)
 		params = o.appendMeta(params)
 		return wire.AppendNotification(nil, "notifications/resources/updated", append(params, '}'))
 	case o.listChg:

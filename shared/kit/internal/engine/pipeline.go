@@ -16,6 +16,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcp-fleet/mcp-fleet/shared/internal/jsonscan"
+	"github.com/mcp-fleet/mcp-fleet/shared/jsontext"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/budget"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
@@ -388,7 +389,7 @@ func textResult(head []byte, text string, structured []byte) []byte {
 func partsResult(head, structured []byte, before, text, after string) []byte {
 	const open, closeText, member = `{"content":[{"type":"text","text":`, "}]", `,"structuredContent":`
 	hasStructured := len(structured) > 0 && structured[0] == '{'
-	n := len(head) + len(open) + wire.StringLen(before) + wire.StringLen(text) + wire.StringLen(after) - 4 + len(closeText) + 2
+	n := len(head) + len(open) + jsontext.StringLen(before) + jsontext.StringLen(text) + jsontext.StringLen(after) - 4 + len(closeText) + 2
 	if hasStructured {
 		n += len(member) + len(structured)
 	}
@@ -402,7 +403,7 @@ func partsResult(head, structured []byte, before, text, after string) []byte {
 	}
 	out = append(out, head...)
 	out = append(out, open...)
-	out = wire.AppendStrings(out, before, text, after)
+	out = jsontext.AppendStrings(out, before, text, after)
 	out = append(out, closeText...)
 	if hasStructured {
 		out = append(out, member...)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/jsontext"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/argorder"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 )
@@ -22,7 +23,7 @@ func (s *Server) descriptionsPromptDescription() string {
 
 func (s *Server) listPrompts(r *request) reply {
 	out := []byte(`{"prompts":[{"name":"` + DescriptionsPrompt + `","description":`)
-	out = wire.AppendString(out, s.descriptionsPromptDescription())
+	out = jsontext.AppendString(out, s.descriptionsPromptDescription())
 	return s.ok(r, append(out, "}]}"...), true)
 }
 
@@ -31,9 +32,9 @@ func (s *Server) getPrompt(r *request) reply {
 		return s.fail(r, wire.CodeInvalidParams, "unknown prompt "+strconv.Quote(wire.Truncate(r.p.Name, 64)), nil)
 	}
 	out := []byte(`{"description":`)
-	out = wire.AppendString(out, fmt.Sprintf("Tool guide for %s", s.info.Name))
+	out = jsontext.AppendString(out, fmt.Sprintf("Tool guide for %s", s.info.Name))
 	out = append(out, `,"messages":[{"role":"user","content":{"type":"text","text":`...)
-	out = wire.AppendString(out, s.Describe(r.sess.agent))
+	out = jsontext.AppendString(out, s.Describe(r.sess.agent))
 	return s.ok(r, append(out, "}}]}"...), false)
 }
 

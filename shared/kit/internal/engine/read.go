@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcp-fleet/mcp-fleet/shared/jsontext"
 	"github.com/mcp-fleet/mcp-fleet/shared/kit/internal/wire"
 	"github.com/mcp-fleet/mcp-fleet/shared/logging"
 	"github.com/mcp-fleet/mcp-fleet/shared/mcperr"
@@ -86,7 +87,7 @@ func (s *Server) listTemplates(r *request) reply {
 // notFound answers for a resource that does not exist or that the caller
 // may not read: the two are indistinguishable on purpose.
 func (s *Server) notFound(r *request) reply {
-	data := wire.AppendString([]byte(`{"uri":`), wire.Truncate(r.p.URI, 1024))
+	data := jsontext.AppendString([]byte(`{"uri":`), wire.Truncate(r.p.URI, 1024))
 	data = append(data, '}')
 	code := wire.CodeResourceNotFound
 	if r.meta.modern {
